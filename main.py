@@ -35,6 +35,14 @@ def build_parser() -> argparse.ArgumentParser:
     _shape_args(ins)
     ins.add_argument("--json", action="store_true", help="print the full graph as JSON")
 
+    pl = sub.add_parser("plan", help="plan fusion groups with one strategy and write the plan as JSON")
+    pl.add_argument("model")
+    pl.add_argument("--strategy", default="dp", choices=["none", "tvm", "greedy", "dp", "hybrid"])
+    pl.add_argument("--hardware", default="t4", help="cost-model profile: t4, a100, h200, rpi4b, host")
+    _shape_args(pl)
+    pl.add_argument("--out", help="write the plan JSON here")
+    pl.add_argument("--explain", action="store_true", help="list why each edge between groups was not fused")
+
     gui = sub.add_parser("gui", help="open the app")
     gui.add_argument("model", nargs="?", default=DEFAULT_MODEL)
     _shape_args(gui)
@@ -73,6 +81,20 @@ def cmd_inspect(a) -> int:
     return 0
 
 
+def cmd_plan(a) -> int:
+    from engine import hardware, loader, onnx_input, report
+    from engine.planner import make_plan, plan_json
+
+    g = loader.load(a.model, onnx_input.parse_shape_args(a.input_shape))
+    hw = hardware.get(a.hardware)
+    p = make_plan(g, a.strategy, hw)
+    print(report.plan_summary(g, p, hw, explain=a.explain))
+    if a.out:
+        plan_json.save(a.out, p, g, hw)
+        print(f"wrote {a.out}")
+    return 0
+
+
 def cmd_gui(model: str, shapes: list[str]) -> int:
     if sys.platform.startswith("linux") and not (os.environ.get("DISPLAY") or os.environ.get("WAYLAND_DISPLAY")
                                                  or os.environ.get("QT_QPA_PLATFORM")):
@@ -94,7 +116,7 @@ def main(argv: list[str] | None = None) -> int:
     try:
         if a.command == "gui":
             return cmd_gui(a.model, a.input_shape)
-        return {"zoo": cmd_zoo, "inspect": cmd_inspect}[a.command](a)
+        return {"zoo": cmd_zoo, "inspect": cmd_inspect, "plan": cmd_plan}[a.command](a)
     except FuseLensError as e:
         print(f"error: {e}", file=sys.stderr)
         return 2

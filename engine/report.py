@@ -28,3 +28,24 @@ def graph_summary(g) -> str:
     lines += ["", "most FLOPs:", table([[n.id, n.op, "x".join(map(str, n.shape)), human(n.flops), n.onnx_name or ""]
                                         for n in top], ["id", "op", "shape", "FLOPs", "onnx node"])]
     return "\n".join(lines)
+
+
+def plan_summary(g, p, hw, explain: bool = False, top: int = 8) -> str:
+    from collections import Counter
+
+    lines = [f"{p.strategy}: {p.kernels} kernels for {len(g)} ops of {g.name}   "
+             f"estimated {p.estimated_us / 1000:.3f} ms on {hw.title} (cost model estimate)   "
+             f"planned in {p.planning_ms:.1f} ms"]
+    order = sorted(range(len(p.groups)), key=lambda i: -p.group_us[i])[:top]
+    rows = []
+    for gi in order:
+        ops = [g.by_id[m].op for m in p.groups[gi] if g.by_id[m].kind == "call_tir"]
+        rows.append([gi, len(p.groups[gi]), f"{p.group_us[gi]:.1f}", "+".join(ops)[:70]])
+    lines += ["", f"most expensive groups (estimated):", table(rows, ["group", "ops", "est. us", "operators"])]
+    reasons = Counter(e["reason"] for e in p.explanations)
+    lines += ["", "edges between groups: " + (", ".join(f"{k} {v}" for k, v in reasons.most_common()) or "none")]
+    if explain:
+        for e in p.explanations:
+            a, b = g.by_id[e["src"]], g.by_id[e["dst"]]
+            lines.append(f"  {e['src']} {a.op} -> {e['dst']} {b.op}: [{e['reason']}] {e['detail']}")
+    return "\n".join(lines)

@@ -1,0 +1,67 @@
+"""Build a Relax module for a target and run it; reference outputs from ONNX Runtime.
+
+Targets: "cpu" (LLVM for this host), "cuda" / "cuda:N" (build works without a GPU; running needs one).
+"""
+from __future__ import annotations
+
+import os
+
+import numpy as np
+
+from .errors import TargetError
+
+
+def tvm_target(name: str = "cpu"):
+    import tvm
+
+    kind, _, arch = name.partition(":")
+    if kind == "cpu" or kind == "llvm":
+        cores = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else (os.cpu_count() or 1)
+        return tvm.target.Target({"kind": "llvm", "num-cores": cores})
+    if kind == "cuda":
+        arch = arch if arch.startswith("sm_") else "sm_75"
+        return tvm.target.Target({"kind": "cuda", "arch": arch}, host={"kind": "llvm"})
+    raise TargetError(f"unknown target {name!r}; use cpu, cuda, cuda:sm_XX")
+
+
+def build(mod, target: str = "cpu"):
+    from tvm import relax
+
+    return relax.build(mod, target=tvm_target(target))
+
+
+def run(exe, inputs: list[np.ndarray], device: str = "cpu") -> list[np.ndarray]:
+    import tvm
+    from tvm import relax
+
+    dev = tvm.cpu() if device == "cpu" else tvm.cuda(int(device.partition(":")[2] or 0))
+    if not dev.exist:
+        raise TargetError(f"device {device} is not there")
+    vm = relax.VirtualMachine(exe, dev)
+    out = vm["main"](*[tvm.runtime.tensor(x, dev) for x in inputs])
+    return _flatten(out)
+
+
+def _flatten(out) -> list[np.ndarray]:
+    if hasattr(out, "numpy"):
+        return [out.numpy()]
+    res = []
+    for o in out:
+        res += _flatten(o)
+    return res
+
+
+def random_inputs(graph, seed: int = 0) -> list[np.ndarray]:
+    rng = np.random.default_rng(seed)
+    return [rng.standard_normal(s).astype("float32") for s in graph.input_shapes.values()]
+
+
+def onnxruntime_outputs(graph, inputs: list[np.ndarray], threads: int | None = None) -> list[np.ndarray]:
+    import onnxruntime as ort
+
+    so = ort.SessionOptions()
+    if threads:
+        so.intra_op_num_threads = threads
+    sess = ort.InferenceSession(str(graph.source), so, providers=["CPUExecutionProvider"])
+    names = [i.name for i in sess.get_inputs()]
+    return sess.run(None, dict(zip(names, inputs)))

@@ -1,0 +1,62 @@
+"""Fusion planners behind one call: make_plan(graph, strategy, hw) -> Plan.
+
+Strategies: none (baseline), tvm (Relax FuseOps, read back), greedy (our FuseOps), dp (cost-model
+DP), hybrid (DP on the critical path, greedy elsewhere). Each lives in its own module.
+"""
+from __future__ import annotations
+
+import time
+
+from ..errors import PlanError
+from .plan import STRATEGIES, Plan
+
+
+def make_plan(graph, strategy: str, hw) -> Plan:
+    """Plan `graph` for hardware profile `hw`, with cost estimates, explanations and planning time."""
+    from . import explain
+    from .cost import CostModel
+
+    t0 = time.perf_counter()
+    extra = {}
+    if strategy == "none":
+        from . import none as mod
+        p, cm = mod.plan(graph, hw), None
+    elif strategy == "tvm":
+        from . import tvm_fuse as mod
+        p, cm = mod.plan(graph, hw), None
+    elif strategy == "greedy":
+        from . import greedy as mod
+        p, cm = mod.plan(graph, hw), None
+    elif strategy == "dp":
+        from . import dp
+        from .order import chain_order
+        p, cm = dp.plan(graph, hw)
+        extra = {"order": chain_order(graph), "max_len": p.notes["max_len"]}
+    elif strategy == "hybrid":
+        from . import hybrid
+        p, cm, order, forced = hybrid.plan(graph, hw)
+        extra = {"order": order, "max_len": p.notes["max_len"], "forced": forced}
+    else:
+        raise PlanError(f"unknown strategy {strategy!r}; choose from {', '.join(STRATEGIES)}")
+    p.planning_ms = (time.perf_counter() - t0) * 1000
+    cm = cm or CostModel(graph, hw)
+    p.hardware = hw.name
+    p.estimated_us, p.group_us = cm.plan_cost(p.groups)
+    if not p.explanations:
+        if strategy == "tvm":
+            p.explanations = _borrow_greedy_explanations(graph, hw, p)
+        if not p.explanations:
+            p.explanations = explain.explain(graph, p.groups, cm, strategy, **extra)
+    return p
+
+
+def _borrow_greedy_explanations(graph, hw, p: Plan) -> list[dict]:
+    """TVM's FuseOps gives no reasons; our greedy replays its rules, so when both agree, use greedy's."""
+    from . import greedy
+
+    g = greedy.plan(graph, hw)
+    same = {frozenset(x) for x in g.groups} == {frozenset(x) for x in p.groups}
+    return g.explanations if same else []
+
+
+__all__ = ["STRATEGIES", "Plan", "make_plan"]

@@ -1,0 +1,137 @@
+"""The fusion cost model: a roofline per group plus launch overhead, on a hardware profile.
+
+A group (one kernel) costs
+
+    launch_us + max(flops / (peak_flops * compute_efficiency),
+                    boundary_bytes / (bandwidth * bandwidth_efficiency))
+
+where boundary_bytes are the bytes that cross the group's boundary: values read from other groups,
+graph inputs and weights, and values written that are used outside the group (or are graph
+outputs). Values produced and consumed inside the group are free: an elementwise, broadcast or
+injective consumer recomputes them per element in registers. An anchor (OutEWiseFusable) or a
+reduction that reads a value produced inside its own group needs that value staged on chip:
+`staged_bytes / units` must fit `onchip_bytes` (shared memory per SM, L2 per core). That is the
+hardware limit the planners check. Staging is not free: staged bytes count at STAGE_COST (a tenth)
+of a DRAM byte, so between two equal plans the one with epilogue fusion wins. Tuples and tuple-get-items move no data and launch nothing.
+
+Everything is per node and additive, so planners can evaluate segments incrementally; the
+calibration knobs are the profile's efficiencies and launch_us.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from ..hardware import Hardware
+from ..opgraph import DTYPE_BYTES
+
+GLUE = {"tuple", "tuple_get_item"}
+STAGE_COST = 0.1
+STAGING = {"OutEWiseFusable", "CommReduce"}
+
+
+def value_bytes(node) -> int:
+    shapes = node.shape if node.shape and isinstance(node.shape[0], list) else [node.shape]
+    total = 0
+    for s in shapes:
+        n = 1
+        for d in s:
+            n *= d
+        total += n
+    return total * DTYPE_BYTES.get(node.dtype, 4)
+
+
+@dataclass
+class GroupEstimate:
+    us: float
+    compute_us: float
+    memory_us: float
+    flops: int
+    bytes_in: int
+    bytes_out: int
+    staged_bytes: int
+    legal: bool = True
+    why: str = ""            # the broken rule or limit, when not legal
+    limit: str = ""          # "rule" | "hardware"
+
+
+class CostModel:
+    def __init__(self, graph, hw: Hardware):
+        self.graph, self.hw = graph, hw
+        nodes = graph.nodes
+        self.index = {n.id: i for i, n in enumerate(nodes)}
+        self.ids = [n.id for n in nodes]
+        self.flops = [n.flops for n in nodes]
+        self.vbytes = [value_bytes(n) for n in nodes]
+        self.inputs = [[self.index[i] for i in dict.fromkeys(n.inputs)] for n in nodes]
+        self.consumers = [[self.index[c] for c in graph.consumers[n.id]] for n in nodes]
+        outs = set(graph.outputs)
+        self.is_output = [n.id in outs for n in nodes]
+        self.glue = [n.kind in GLUE for n in nodes]
+        self.pattern = [n.pattern for n in nodes]
+        # bytes read from graph inputs and weights (everything read that is not another node's value)
+        self.ext_bytes = []
+        for n in nodes:
+            from_nodes = sum(self.vbytes[self.index[i]] for i in n.inputs) if not self.glue[self.index[n.id]] else 0
+            self.ext_bytes.append(max(0, n.bytes_read - from_nodes))
+        self.tuple_valued = [n.kind == "tuple" or bool(n.shape and isinstance(n.shape[0], list)) for n in nodes]
+        self.compute_rate = hw.peak_flops * hw.compute_efficiency / 1e6   # FLOP per us
+        self.byte_rate = hw.bandwidth * hw.bandwidth_efficiency / 1e6     # bytes per us
+        self.onchip_total = hw.onchip_bytes * hw.units
+        self.node_us = [self.group([i]).us for i in range(len(nodes))]
+
+    # -- one formula, used by every planner ---------------------------------------------------
+    def time_us(self, flops: float, boundary: float, has_kernel: bool) -> tuple[float, float, float]:
+        c, m = flops / self.compute_rate, boundary / self.byte_rate
+        return (self.hw.launch_us if has_kernel else 0.0) + max(c, m), c, m
+
+    def group(self, members) -> GroupEstimate:
+        """Estimate one group given as node indices (or ids)."""
+        idx = [self.index[m] if isinstance(m, str) else m for m in members]
+        inside = set(idx)
+        flops = bytes_in = bytes_out = staged = 0
+        read: set[int] = set()
+        anchors = 0
+        legal, why, limit = True, "", ""
+        for i in idx:
+            flops += self.flops[i]
+            bytes_in += self.ext_bytes[i]
+            for p in self.inputs[i]:
+                if p not in inside:
+                    read.add(p)
+                elif self.pattern[i] in STAGING:
+                    staged += self.vbytes[p]
+            escapes = self.is_output[i] or any(c not in inside for c in self.consumers[i])
+            if escapes:
+                bytes_out += 0 if self.glue[i] else self.vbytes[i]
+            if len(idx) > 1:
+                bad = self._rule(i, inside, escapes)
+                if bad and legal:
+                    legal, why, limit = False, bad, "rule"
+            anchors += self.pattern[i] == "OutEWiseFusable"
+        bytes_in += sum(self.vbytes[p] for p in read)
+        if legal and anchors > 1:
+            legal, why, limit = False, f"{anchors} anchors (OutEWiseFusable) in one group; the backend schedules one", "rule"
+        if legal and staged > self.onchip_total:
+            legal, why, limit = False, (f"needs {staged / self.hw.units / 1024:.0f} KB on chip per unit, "
+                                        f"{self.hw.title} has {self.hw.onchip_bytes / 1024:.0f} KB"), "hardware"
+        has_kernel = not all(self.glue[i] for i in idx)
+        spill = STAGE_COST * staged if staged <= self.onchip_total else 2 * staged  # too big: spills to DRAM
+        us, c, m = self.time_us(flops, bytes_in + bytes_out + spill, has_kernel)
+        return GroupEstimate(us, c, m, flops, bytes_in, bytes_out, staged, legal, why, limit)
+
+    def _rule(self, i: int, inside: set, escapes: bool) -> str:
+        """Why node i cannot sit in a multi-op group, or ''."""
+        n = self.graph.nodes[i]
+        if self.pattern[i] == "Opaque" and not self.glue[i]:
+            return f"{n.op} is Opaque"
+        if self.pattern[i] == "CommReduce":
+            for c in self.consumers[i]:
+                if c in inside and self.pattern[c] not in ("ElemWise", "Broadcast"):
+                    return f"reduction {n.op} ends a group (only an elementwise epilogue may follow)"
+        if self.tuple_valued[i] and escapes:
+            return f"{n.op} yields a tuple that is used outside the group"
+        return ""
+
+    def plan_cost(self, groups) -> tuple[float, list[float]]:
+        per = [self.group(g).us for g in groups]
+        return sum(per), per
