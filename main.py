@@ -43,6 +43,27 @@ def build_parser() -> argparse.ArgumentParser:
     pl.add_argument("--out", help="write the plan JSON here")
     pl.add_argument("--explain", action="store_true", help="list why each edge between groups was not fused")
 
+    be = sub.add_parser("bench", help="build, check and time strategies side by side")
+    be.add_argument("model")
+    be.add_argument("--strategies", default="none,tvm,greedy,dp,hybrid")
+    be.add_argument("--target", default="cpu", help="cpu, cuda, cuda:N, rpc://HOST:PORT, rpc://HOST:PORT/KEY")
+    be.add_argument("--hardware", default=None, help="cost-model profile (default: host for cpu, t4 otherwise)")
+    be.add_argument("--repeat", type=int, default=10)
+    be.add_argument("--json", dest="json_out", help="write the results here")
+    be.add_argument("--force", action="store_true", help="re-measure even when a cached result exists")
+    be.add_argument("--unscheduled", action="store_true", help="build without schedule rules")
+    _shape_args(be)
+
+    ta = sub.add_parser("table", help="reproduce the published four-model table")
+    ta.add_argument("--models", default="vgg16,mobilenetv2,efficientnet_b0,yolov4_tiny")
+    ta.add_argument("--target", default="cpu")
+    ta.add_argument("--hardware", default=None)
+    ta.add_argument("--repeat", type=int, default=10)
+    ta.add_argument("--out", default="results", help="folder for table.md, table.csv, table.json, table.png")
+    ta.add_argument("--force", action="store_true")
+
+    sub.add_parser("devices", help="list the devices a benchmark can run on")
+
     gui = sub.add_parser("gui", help="open the app")
     gui.add_argument("model", nargs="?", default=DEFAULT_MODEL)
     _shape_args(gui)
@@ -95,6 +116,66 @@ def cmd_plan(a) -> int:
     return 0
 
 
+def _progress(stage: str, frac: float) -> None:
+    if sys.stderr.isatty():
+        print(f"\r  [{frac * 100:5.1f}%] {stage:<60}", end="", file=sys.stderr, flush=True)
+
+
+def cmd_bench(a) -> int:
+    from engine import compare, onnx_input, report
+
+    hw = a.hardware or ("host" if a.target == "cpu" else "t4")
+    b = compare.bench_model(a.model, onnx_input.parse_shape_args(a.input_shape), a.strategies.split(","), hw,
+                            a.target, a.repeat, a.force, _progress, scheduled=not a.unscheduled)
+    if sys.stderr.isatty():
+        print(file=sys.stderr)
+    print(report.bench_table(b))
+    if a.json_out:
+        with open(a.json_out, "w") as f:
+            json.dump(compare.bench_json(b), f, indent=1)
+        print(f"wrote {a.json_out}")
+    return 0 if all(r.error is None and r.correct for r in b["results"].values()) else 1
+
+
+def cmd_table(a) -> int:
+    from pathlib import Path
+
+    from engine import compare, report
+
+    rows, raw = [], []
+    hw = a.hardware or ("host" if a.target == "cpu" else "t4")
+    for m in a.models.split(","):
+        print(f"{m} ...", file=sys.stderr)
+        b = compare.bench_model(f"zoo:{m}", None, ["none", "greedy", "dp", "hybrid"], hw, a.target, a.repeat,
+                                a.force, _progress)
+        rows.append(compare.table_row(b))
+        raw.append(compare.bench_json(b))
+    out = Path(a.out)
+    out.mkdir(parents=True, exist_ok=True)
+    md = report.published_table_md(rows, a.target)
+    (out / "table.md").write_text(md)
+    (out / "table.csv").write_text(report.rows_csv(rows))
+    (out / "table.json").write_text(json.dumps({"rows": rows, "runs": raw, "machine": report.machine()}, indent=1))
+    try:
+        from gui.chart_export import bar_chart_png
+
+        bar_chart_png(rows, out / "table.png")
+    except Exception as e:  # the chart is a bonus; the table stands without it
+        print(f"(no PNG chart: {e})", file=sys.stderr)
+    print(md)
+    print(f"wrote {out}/table.md, table.csv, table.json, table.png")
+    return 0
+
+
+def cmd_devices(a) -> int:
+    from engine import targets
+
+    for d in targets.devices():
+        flag = "" if d.get("reachable", True) is not False else "  (unreachable)"
+        print(f"{d['name']:<32} {d['kind']:<5} {d['description']}{flag}")
+    return 0
+
+
 def cmd_gui(model: str, shapes: list[str]) -> int:
     if sys.platform.startswith("linux") and not (os.environ.get("DISPLAY") or os.environ.get("WAYLAND_DISPLAY")
                                                  or os.environ.get("QT_QPA_PLATFORM")):
@@ -116,12 +197,16 @@ def main(argv: list[str] | None = None) -> int:
     try:
         if a.command == "gui":
             return cmd_gui(a.model, a.input_shape)
-        return {"zoo": cmd_zoo, "inspect": cmd_inspect, "plan": cmd_plan}[a.command](a)
+        return {"zoo": cmd_zoo, "inspect": cmd_inspect, "plan": cmd_plan, "bench": cmd_bench, "table": cmd_table,
+                "devices": cmd_devices}[a.command](a)
     except FuseLensError as e:
         print(f"error: {e}", file=sys.stderr)
         return 2
     except KeyboardInterrupt:
         return 130
+    except BrokenPipeError:  # `main.py ... | head`
+        sys.stderr.close()
+        return 0
 
 
 if __name__ == "__main__":

@@ -49,3 +49,80 @@ def plan_summary(g, p, hw, explain: bool = False, top: int = 8) -> str:
             a, b = g.by_id[e["src"]], g.by_id[e["dst"]]
             lines.append(f"  {e['src']} {a.op} -> {e['dst']} {b.op}: [{e['reason']}] {e['detail']}")
     return "\n".join(lines)
+
+
+def machine() -> str:
+    import os
+    import platform
+
+    from .hardware import cpu_facts
+
+    f = cpu_facts()
+    return f"{f['model']}, {f['cores']} cores, {platform.system()} {platform.release()}, python {platform.python_version()}"
+
+
+def _ms(v):
+    return f"{v:.2f}" if isinstance(v, (int, float)) else "-"
+
+
+def bench_table(b: dict) -> str:
+    res = b["results"]
+    base = res.get("none")
+    base_ms = base.latency_ms.get("median") if base and base.error is None else None
+    rows = []
+    for s, r in res.items():
+        if r.error:
+            rows.append([s, "error", "", "", "", "", "", "", "", r.error[:70]])
+            continue
+        lat = r.latency_ms
+        rows.append([s, _ms(lat["median"]), _ms(lat["min"]), _ms(lat["max"]),
+                     f"{base_ms / lat['median']:.2f}x" if base_ms else "-", f"{r.planning_ms:.1f}", f"{r.build_s:.1f}",
+                     r.kernels, "yes" if r.correct else "NO", "cached" if r.cached else ""])
+    head = [f"{b['model']} ({b['ops']} ops)", "median ms", "min", "max", "vs none", "plan ms", "build s", "kernels",
+            "correct", ""]
+    rows = [r + [""] * (len(head) - len(r)) for r in rows]
+    text = table(rows, head)
+    if b.get("ort"):
+        o = b["ort"]
+        best = min((r.latency_ms["median"] for r in res.values() if r.error is None), default=None)
+        text += (f"\nONNX Runtime ({o['threads']} threads): median {o['median']:.2f} ms"
+                 + (f"; best TVM plan / ONNX Runtime = {best / o['median']:.2f}x" if best else ""))
+    return text + f"\nmeasured on {machine()}"
+
+
+def published_table_md(rows: list[dict], target: str) -> str:
+    import time
+
+    def x(v):
+        return f"{v:.2f}x" if isinstance(v, (int, float)) else "-"
+
+    def pct(v):
+        return f"{v * 100:+.0f}%" if isinstance(v, (int, float)) else "-"
+
+    lines = [f"Measured {time.strftime('%Y-%m-%d')} on {machine()}, target `{target}` "
+             "(TVM medians; published figures are NVIDIA T4).", "",
+             "| model | ops | baseline ms | greedy ms | DP ms | DP/baseline | DP/greedy | hybrid ms | hybrid keeps "
+             "| DP compile | hybrid compile | ONNX Runtime ms | published T4 baseline / greedy / DP ms | published DP/greedy |",
+             "|---|---|---|---|---|---|---|---|---|---|---|---|---|---|"]
+    for r in rows:
+        pub = (f"{r['published_baseline_ms']} / {r['published_greedy_ms']} / {r['published_dp_ms']}"
+               if "published_dp_ms" in r else "-")
+        keep = f"{r['hybrid_gain_share'] * 100:.0f}%" if isinstance(r.get("hybrid_gain_share"), float) else "-"
+        lines.append(f"| {r['model']} | {r['ops']} | {_ms(r['baseline_ms'])} | {_ms(r['greedy_ms'])} | {_ms(r['dp_ms'])} "
+                     f"| {x(r['dp_vs_baseline'])} | {x(r['dp_vs_greedy'])} | {_ms(r['hybrid_ms'])} | {keep} "
+                     f"| {pct(r['dp_compile_overhead'])} | {pct(r['hybrid_compile_overhead'])} "
+                     f"| {_ms(r['onnxruntime_ms'])} | {pub} | {x(r.get('published_dp_vs_greedy'))} |")
+    return "\n".join(lines) + "\n"
+
+
+def rows_csv(rows: list[dict]) -> str:
+    import csv
+    import io
+
+    keys = list(dict.fromkeys(k for r in rows for k in r if k != "errors"))
+    buf = io.StringIO()
+    w = csv.DictWriter(buf, fieldnames=keys, extrasaction="ignore")
+    w.writeheader()
+    for r in rows:
+        w.writerow(r)
+    return buf.getvalue()

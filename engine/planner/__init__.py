@@ -8,7 +8,7 @@ from __future__ import annotations
 import time
 
 from ..errors import PlanError
-from .plan import STRATEGIES, Plan
+from .plan import STRATEGIES, Plan, count_kernels
 
 
 def make_plan(graph, strategy: str, hw) -> Plan:
@@ -41,6 +41,7 @@ def make_plan(graph, strategy: str, hw) -> Plan:
     p.planning_ms = (time.perf_counter() - t0) * 1000
     cm = cm or CostModel(graph, hw)
     p.hardware = hw.name
+    p.kernel_count = count_kernels(graph, p.groups)
     p.estimated_us, p.group_us = cm.plan_cost(p.groups)
     if not p.explanations:
         if strategy == "tvm":

@@ -16,6 +16,12 @@ from ..errors import PlanError
 from .validate import check_convex_acyclic, check_partition, check_tuple_outputs
 
 
+def kernel_groups(graph, groups) -> list[int]:
+    """Indices of the groups that launch a kernel, in the order the built module calls them."""
+    order = check_convex_acyclic(graph, groups)
+    return [gi for gi in order if any(graph.by_id[m].kind == "call_tir" for m in groups[gi])]
+
+
 def apply(graph, groups: list[list[str]]):
     """The prepared module of `graph` with `groups` fused (FuseTIR done)."""
     check_partition(graph, groups)

@@ -77,12 +77,18 @@ class CostModel:
         self.compute_rate = hw.peak_flops * hw.compute_efficiency / 1e6   # FLOP per us
         self.byte_rate = hw.bandwidth * hw.bandwidth_efficiency / 1e6     # bytes per us
         self.onchip_total = hw.onchip_bytes * hw.units
-        self.node_us = [self.group([i]).us for i in range(len(nodes))]
+        self.node_us = [self._single_us(i) for i in range(len(nodes))]
 
     # -- one formula, used by every planner ---------------------------------------------------
     def time_us(self, flops: float, boundary: float, has_kernel: bool) -> tuple[float, float, float]:
         c, m = flops / self.compute_rate, boundary / self.byte_rate
         return (self.hw.launch_us if has_kernel else 0.0) + max(c, m), c, m
+
+    def _single_us(self, i: int) -> float:
+        """group([i]).us, without the general bookkeeping (the planners ask for every node)."""
+        out = self.vbytes[i] if (self.is_output[i] or self.consumers[i]) and not self.glue[i] else 0
+        boundary = self.ext_bytes[i] + sum(self.vbytes[p] for p in self.inputs[i]) + out
+        return self.time_us(self.flops[i], boundary, not self.glue[i])[0]
 
     def group(self, members) -> GroupEstimate:
         """Estimate one group given as node indices (or ids)."""

@@ -22,10 +22,11 @@ class Plan:
     explanations: list[dict] = field(default_factory=list)
     planning_ms: float = 0.0
     notes: dict = field(default_factory=dict)
+    kernel_count: int = 0                   # groups holding at least one call_tir (set by make_plan)
 
     @property
     def kernels(self) -> int:
-        return len(self.groups)
+        return self.kernel_count or len(self.groups)
 
     def group_of(self) -> dict[str, int]:
         return {n: gi for gi, g in enumerate(self.groups) for n in g}
@@ -40,3 +41,8 @@ def cross_edges(graph, groups) -> list[tuple[str, str]]:
             if where[i] != where[n.id]:
                 out.append((i, n.id))
     return out
+
+
+def count_kernels(graph, groups) -> int:
+    """Groups that become a kernel: those holding at least one call_tir (tuples alone launch nothing)."""
+    return sum(any(graph.by_id[m].kind == "call_tir" for m in g) for g in groups)

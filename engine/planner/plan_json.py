@@ -13,7 +13,7 @@ import json
 from pathlib import Path
 
 from ..errors import PlanError
-from .plan import Plan
+from .plan import Plan, count_kernels
 from .validate import check_convex_acyclic, check_partition, check_tuple_outputs
 
 SCHEMA = "fuselens-plan/1"
@@ -87,4 +87,4 @@ def from_dict(d: dict, graph, src: str = "plan") -> Plan:
                 hardware=(d.get("hardware") or {}).get("name", ""), estimated_us=float(d.get("estimated_us") or 0),
                 group_us=[float(g.get("estimated_us") or 0) for g in d["groups"]],
                 explanations=list(d.get("explanations") or []), planning_ms=float(d.get("planning_ms") or 0),
-                notes=dict(d.get("notes") or {}))
+                notes=dict(d.get("notes") or {}), kernel_count=count_kernels(graph, groups))

@@ -1,0 +1,295 @@
+"""Benchmark one plan on one target: build, check against the unfused build, time it.
+
+The build and the run happen in a worker process (spawned), so a TVM crash, a time limit or a
+Cancel ends the worker, not the caller. The worker reports progress (stage, fraction) through a
+queue. Results are cached by (model hash, plan hash, target, schedule version).
+"""
+from __future__ import annotations
+
+import hashlib
+import json
+import multiprocessing as mp
+import queue as _queue
+import statistics
+import time
+from dataclasses import asdict, dataclass, field
+
+from .cache_dir import cache_dir
+from .errors import FuseLensError
+
+RUNNER_VERSION = 1
+
+
+@dataclass
+class BenchResult:
+    model: str
+    strategy: str
+    target: str
+    latency_ms: dict = field(default_factory=dict)   # median, min, max
+    planning_ms: float = 0.0
+    build_s: float = 0.0
+    kernels: int = 0
+    correct: bool | None = None
+    max_abs_err: float | None = None
+    kernel_us: list = field(default_factory=list)    # aligned with plan.groups; None where nothing launches
+    repeat: int = 0
+    scheduled: bool = True
+    schedule_report: dict = field(default_factory=dict)
+    error: str | None = None
+    cached: bool = False
+    when: str = ""
+
+    def to_dict(self) -> dict:
+        return asdict(self)
+
+    @classmethod
+    def from_dict(cls, d: dict) -> "BenchResult":
+        return cls(**{k: d[k] for k in cls.__dataclass_fields__ if k in d})
+
+
+class Cancelled(FuseLensError):
+    pass
+
+
+def schedule_version() -> int:
+    try:
+        from . import schedules
+
+        return int(getattr(schedules, "SCHEDULE_VERSION", 0))
+    except ImportError:
+        return 0
+
+
+def plan_hash(groups) -> str:
+    canon = sorted(sorted(g) for g in groups)
+    return hashlib.sha256(json.dumps(canon).encode()).hexdigest()[:24]
+
+
+def _key(model_sha: str, groups, target: str, scheduled: bool, repeat: int) -> str:
+    raw = f"{model_sha}|{plan_hash(groups)}|{target}|s{schedule_version() if scheduled else 'none'}|r{RUNNER_VERSION}"
+    return hashlib.sha256(raw.encode()).hexdigest()[:32]
+
+
+def cached_result(graph, plan, target: str, scheduled: bool = True) -> BenchResult | None:
+    f = cache_dir("results") / f"{_key(graph.sha256, plan.groups, target, scheduled, 0)}.json"
+    try:
+        r = BenchResult.from_dict(json.loads(f.read_text()))
+    except (OSError, ValueError, TypeError):
+        return None
+    r.cached, r.strategy, r.planning_ms = True, plan.strategy, plan.planning_ms
+    return r
+
+
+def benchmark(spec: str, input_shapes: dict | None, plan, target: str = "cpu", repeat: int = 10,
+              progress=None, cancel=None, force: bool = False, timeout_s: float = 900,
+              scheduled: bool = True) -> BenchResult:
+    """Build `plan` of model `spec` for `target`, check it, time it. Never raises for a failed
+    build or run: the result carries `error`. Raises Cancelled when `cancel` is set."""
+    from . import loader, targets
+
+    graph = loader.load(spec, input_shapes)
+    t = targets.parse(target)
+    f = cache_dir("results") / f"{_key(graph.sha256, plan.groups, t.spec, scheduled, 0)}.json"
+    if not force:
+        r = cached_result(graph, plan, t.spec, scheduled)
+        if r is not None and r.repeat >= repeat and r.error is None:
+            if progress:
+                progress("cached", 1.0)
+            return r
+    targets.check(t)
+    ctx = mp.get_context("spawn")
+    q = ctx.Queue()
+    job = {"spec": spec, "shapes": input_shapes, "groups": plan.groups, "target": t.spec, "repeat": repeat,
+           "scheduled": scheduled}
+    proc = ctx.Process(target=_worker, args=(q, job), daemon=True)
+    proc.start()
+    t0, payload = time.monotonic(), None
+    try:
+        while payload is None:
+            if cancel is not None and cancel.is_set():
+                raise Cancelled("benchmark cancelled")
+            if time.monotonic() - t0 > timeout_s:
+                payload = {"error": f"timed out after {timeout_s:.0f} s"}
+                break
+            try:
+                kind, *rest = q.get(timeout=0.1)
+            except _queue.Empty:
+                if not proc.is_alive():
+                    try:  # the last message may still be in the pipe
+                        kind, *rest = q.get(timeout=0.5)
+                    except _queue.Empty:
+                        payload = {"error": f"the worker process died (exit code {proc.exitcode}); "
+                                            "TVM may have crashed building or running this plan"}
+                        break
+                else:
+                    continue
+            if kind == "progress" and progress:
+                progress(rest[0], rest[1])
+            elif kind == "done":
+                payload = rest[0]
+    finally:
+        if proc.is_alive():
+            proc.terminate()
+            proc.join(2)
+            if proc.is_alive():
+                proc.kill()
+    r = BenchResult(model=graph.name, strategy=plan.strategy, target=t.spec, planning_ms=plan.planning_ms,
+                    repeat=repeat, scheduled=scheduled, when=time.strftime("%Y-%m-%d %H:%M:%S"))
+    for k, v in payload.items():
+        setattr(r, k, v)
+    if r.error is None:
+        f.write_text(json.dumps(r.to_dict()))
+    if progress:
+        progress("done", 1.0)
+    return r
+
+
+# ---- the worker process ---------------------------------------------------------------------
+
+def _worker(q, job):
+    def say(stage, frac):
+        q.put(("progress", stage, frac))
+
+    try:
+        q.put(("done", _run_job(job, say)))
+    except Exception as e:  # noqa: BLE001 - reported to the caller as the result's error
+        msg = str(e).strip().splitlines()
+        q.put(("done", {"error": f"{type(e).__name__}: {msg[-1] if msg else ''}"[:400]}))
+
+
+def _build(graph, groups, t, scheduled):
+    from . import build
+    from .planner.apply import apply
+
+    mod = apply(graph, groups)
+    report = {}
+    if scheduled:
+        try:
+            from . import schedules
+        except ImportError:
+            schedules = None
+        if schedules is not None:
+            mod, report = schedules.schedule(mod, t.build_for)
+    elif t.is_gpu:
+        import tvm
+        from tvm.s_tir import dlight as dl
+
+        with build.tvm_target(t.build_for):
+            mod = dl.ApplyDefaultSchedule(dl.gpu.Fallback())(mod)
+    return build.build(mod, t.build_for), report
+
+
+def _session(t):
+    """(device, load executable) for the target."""
+    import tvm
+
+    from . import targets
+
+    if t.kind == "cpu":
+        return tvm.cpu(), lambda exe: exe, None
+    if t.kind == "cuda":
+        return tvm.cuda(t.index), lambda exe: exe, None
+    remote = targets.session(t)
+
+    def load(exe):
+        import os
+        import tempfile
+
+        d = tempfile.mkdtemp()
+        path = os.path.join(d, "plan.so")
+        exe.export_library(path)
+        remote.upload(path)
+        return remote.load_module("plan.so")
+
+    return (remote.cuda() if t.is_gpu else remote.cpu()), load, remote
+
+
+def _run_job(job, say):
+    import numpy as np
+    import tvm
+    from tvm import relax
+
+    from . import build, loader, targets
+    from .planner.apply import kernel_groups
+
+    t = targets.parse(job["target"])
+    if t.kind == "cuda" and t.build_for == "cuda":
+        t = targets.Target(t.spec, "cuda", t.index, build_for="cuda:" + targets.cuda_arch(t.index))
+    say("loading model", 0.05)
+    graph = loader.load(job["spec"], job["shapes"])
+    graph.mod
+    dev, load, _remote = _session(t)
+    x = build.random_inputs(graph, seed=0)
+
+    def run(exe):
+        vm = relax.VirtualMachine(load(exe), dev)
+        args = [tvm.runtime.tensor(a, dev) for a in x]
+        return vm, args, build._flatten(vm["main"](*args))
+
+    ref_file = cache_dir("results") / f"ref-{graph.sha256[:24]}-{t.spec.replace('/', '_').replace(':', '_')}.npz"
+    if ref_file.exists():
+        ref = list(np.load(ref_file).values())
+    else:
+        say("building the unfused reference", 0.15)
+        exe, _ = _build(graph, [[n.id] for n in graph.nodes], t, False if not t.is_gpu else True)
+        say("running the unfused reference", 0.3)
+        ref = run(exe)[2]
+        np.savez(ref_file, *ref)
+    say("building the plan", 0.4)
+    tb = time.perf_counter()
+    exe, report = _build(graph, job["groups"], t, job["scheduled"])
+    build_s = time.perf_counter() - tb
+    say("checking outputs", 0.65)
+    vm, args, out = run(exe)
+    err = max(float(np.abs(a - b).max()) for a, b in zip(out, ref))
+    scale = max(float(np.abs(b).max()) for b in ref)
+    correct = all(a.shape == b.shape for a, b in zip(out, ref)) and err <= 1e-4 * scale + 1e-5
+    say("timing", 0.7)
+    timer = vm.time_evaluator("main", dev, number=1, repeat=job["repeat"], min_repeat_ms=0)
+    res = [s * 1000 for s in timer(*args).results]
+    say("profiling kernels", 0.9)
+    kernel_us = _profile_kernels(vm, args, graph, job["groups"], kernel_groups) if t.kind != "rpc" else []
+    return {"latency_ms": {"median": statistics.median(res), "min": min(res), "max": max(res)},
+            "build_s": build_s, "kernels": len(kernel_groups(graph, job["groups"])), "correct": correct,
+            "max_abs_err": err, "kernel_us": kernel_us, "schedule_report": _jsonable(report)}
+
+
+def _profile_kernels(vm, args, graph, groups, kernel_groups, runs: int = 3):
+    """Time every kernel call with the VM's instrument hook; the k-th call is the k-th kernel group."""
+    import tvm
+
+    order = kernel_groups(graph, groups)
+    samples: list[list[float]] = []
+    state = {"t": 0.0, "calls": []}
+
+    def instrument(func, name, before, ret, *a):
+        if str(name).startswith("vm.builtin") or str(name).startswith("__"):
+            return 0
+        if before:
+            state["t"] = time.perf_counter()
+        else:
+            state["calls"].append((time.perf_counter() - state["t"]) * 1e6)
+        return 0
+
+    vm.set_instrument(tvm.runtime.convert(instrument) if hasattr(tvm.runtime, "convert") else instrument)
+    for _ in range(runs):
+        state["calls"] = []
+        vm["main"](*args)
+        samples.append(state["calls"])
+    vm.set_instrument(None) if False else None
+    per = [0.0] * len(groups)
+    kernel_us: list = [None] * len(groups)
+    usable = [s for s in samples if len(s) == len(order)]
+    if not usable:
+        return []
+    for k, gi in enumerate(order):
+        kernel_us[gi] = statistics.median(s[k] for s in usable)
+    del per
+    return kernel_us
+
+
+def _jsonable(o):
+    try:
+        return json.loads(json.dumps(o, default=str))
+    except (TypeError, ValueError):
+        return {}

@@ -1,0 +1,134 @@
+"""Where a benchmark runs: `cpu`, `cuda` / `cuda:N`, `rpc://HOST:PORT` (a TVM RPC server) or
+`rpc://HOST:PORT/KEY` (a device registered with a TVM RPC tracker)."""
+from __future__ import annotations
+
+import json
+import os
+import re
+from dataclasses import dataclass
+
+from .cache_dir import cache_dir
+from .errors import TargetError
+
+_RPC = re.compile(r"^rpc://(?P<host>[^:/]+):(?P<port>\d+)(?:/(?P<key>[^/?]+))?(?:\?target=(?P<target>.+))?$")
+
+
+@dataclass(frozen=True)
+class Target:
+    spec: str
+    kind: str            # "cpu" | "cuda" | "rpc"
+    index: int = 0
+    host: str = ""
+    port: int = 0
+    key: str = ""        # tracker key (empty: a direct RPC server)
+    build_for: str = "cpu"  # what to compile for: "cpu" | "cuda:sm_XX"
+
+    @property
+    def is_gpu(self) -> bool:
+        return self.build_for.startswith("cuda")
+
+
+def parse(spec: str) -> Target:
+    s = spec.strip()
+    if s in ("cpu", "llvm", "host"):
+        return Target("cpu", "cpu")
+    m = re.fullmatch(r"cuda(?::(\d+))?", s)
+    if m:
+        return Target(s, "cuda", int(m.group(1) or 0), build_for="cuda")
+    m = _RPC.match(s)
+    if m:
+        return Target(s, "rpc", host=m["host"], port=int(m["port"]), key=m["key"] or "",
+                      build_for=m["target"] or "cpu")
+    raise TargetError(f"unknown target {spec!r}; use cpu, cuda, cuda:N, rpc://HOST:PORT or rpc://HOST:PORT/KEY")
+
+
+def cuda_arch(index: int = 0) -> str:
+    import tvm
+
+    dev = tvm.cuda(index)
+    return "sm_" + str(dev.compute_version).replace(".", "") if dev.exist else "sm_75"
+
+
+def check(t: Target) -> None:
+    """Raise TargetError with one clear line when the target is not there."""
+    if t.kind == "cuda":
+        import tvm
+
+        if not tvm.cuda(t.index).exist:
+            raise TargetError(f"{t.spec}: no CUDA device {t.index} on this machine")
+    elif t.kind == "rpc":
+        session(t)
+
+
+def session(t: Target, timeout: int = 10):
+    from tvm import rpc
+
+    try:
+        if t.key:
+            return rpc.connect_tracker(t.host, t.port).request(t.key, priority=1, session_timeout=0)
+        return rpc.connect(t.host, t.port, session_timeout=0)
+    except Exception as e:  # noqa: BLE001 - TVM raises TVMError/RuntimeError variants
+        what = f"tracker {t.host}:{t.port} key {t.key!r}" if t.key else f"RPC server {t.host}:{t.port}"
+        raise TargetError(f"{t.spec}: cannot reach {what} ({str(e).strip().splitlines()[-1][:160]})") from None
+
+
+def configured_rpc() -> list[str]:
+    """RPC devices the user configured: $FUSELENS_RPC (comma separated) and devices.json in the cache folder."""
+    out = [s for s in os.environ.get("FUSELENS_RPC", "").split(",") if s.strip()]
+    f = cache_dir() / "devices.json"
+    try:
+        out += [s for s in json.loads(f.read_text()).get("rpc", []) if s not in out]
+    except (OSError, ValueError, AttributeError):
+        pass
+    return out
+
+
+def devices(probe_rpc: bool = True) -> list[dict]:
+    """What is reachable now: this CPU, each CUDA GPU, configured RPC servers and tracker keys."""
+    import tvm
+
+    from .hardware import cpu_facts
+
+    f = cpu_facts()
+    out = [{"name": "cpu", "kind": "cpu", "description": f"{f['model']}, {f['cores']} cores (LLVM)"}]
+    for i in range(8):
+        dev = tvm.cuda(i)
+        if not dev.exist:
+            break
+        out.append({"name": f"cuda:{i}", "kind": "cuda",
+                    "description": f"{dev.device_name} (compute {dev.compute_version})"})
+    for spec in configured_rpc():
+        try:
+            t = parse(spec)
+        except TargetError as e:
+            out.append({"name": spec, "kind": "rpc", "description": str(e), "reachable": False})
+            continue
+        entry = {"name": spec, "kind": "rpc", "description": "TVM RPC", "reachable": None}
+        if probe_rpc:
+            try:
+                if t.key or not t.key and _is_tracker(t):
+                    from tvm import rpc
+
+                    summary = rpc.connect_tracker(t.host, t.port).summary()
+                    keys = sorted(summary.get("queue_info", {}))
+                    entry.update(description=f"tracker; keys: {', '.join(keys) or 'none'}", reachable=True)
+                    if not t.key:
+                        out += [{"name": f"{spec}/{k}", "kind": "rpc", "description": "tracker device",
+                                 "reachable": True} for k in keys]
+                else:
+                    session(t)
+                    entry.update(description="RPC server", reachable=True)
+            except Exception as e:  # noqa: BLE001
+                entry.update(description=f"unreachable: {e}", reachable=False)
+        out.append(entry)
+    return out
+
+
+def _is_tracker(t: Target) -> bool:
+    from tvm import rpc
+
+    try:
+        rpc.connect_tracker(t.host, t.port).summary()
+        return True
+    except Exception:  # noqa: BLE001
+        return False

@@ -1,0 +1,30 @@
+"""The four-model table as a PNG bar chart (pyqtgraph, rendered offscreen when there is no display)."""
+from __future__ import annotations
+
+import os
+
+
+def bar_chart_png(rows: list[dict], path) -> None:
+    if not os.environ.get("DISPLAY") and not os.environ.get("WAYLAND_DISPLAY"):
+        os.environ.setdefault("QT_QPA_PLATFORM", "offscreen")
+    import numpy as np
+    import pyqtgraph as pg
+    from pyqtgraph.exporters import ImageExporter
+    from PySide6 import QtWidgets
+
+    app = QtWidgets.QApplication.instance() or QtWidgets.QApplication([])  # noqa: F841 - keeps Qt alive
+    pg.setConfigOptions(background="w", foreground="k", antialias=True)
+    plot = pg.PlotWidget(title="Latency per strategy (ms; measured medians)")
+    plot.resize(900, 500)
+    series = [("baseline_ms", "none", (150, 150, 150)), ("greedy_ms", "greedy", (66, 133, 244)),
+              ("dp_ms", "DP", (219, 68, 55)), ("hybrid_ms", "hybrid", (244, 180, 0))]
+    legend = plot.addLegend()
+    w = 0.8 / len(series)
+    x = np.arange(len(rows))
+    for k, (key, name, color) in enumerate(series):
+        h = [r.get(key) or 0 for r in rows]
+        plot.addItem(pg.BarGraphItem(x=x + (k - 1.5) * w, height=h, width=w, brush=color, name=name))
+        legend.addItem(pg.BarGraphItem(x=[0], height=[0], width=0, brush=color), name)
+    plot.getAxis("bottom").setTicks([[(i, r["model"]) for i, r in enumerate(rows)]])
+    plot.setLabel("left", "ms")
+    ImageExporter(plot.plotItem).export(str(path))

@@ -1,0 +1,82 @@
+"""Benchmark through TVM's own RPC on loopback: a direct server and a tracker-registered device."""
+import socket
+import subprocess
+import sys
+import time
+
+import pytest
+
+from engine import hardware, loader, runner, targets
+from engine.errors import TargetError
+from engine.planner import make_plan
+
+MODEL = "zoo:mobilenetv2@32"
+
+
+def free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+def wait_port(port, timeout=60):
+    t = time.time()
+    while time.time() - t < timeout:
+        with socket.socket() as s:
+            if s.connect_ex(("127.0.0.1", port)) == 0:
+                return
+        time.sleep(0.2)
+    raise RuntimeError(f"port {port} never opened")
+
+
+@pytest.fixture(scope="module")
+def rpc_stack():
+    tport, sport, dport = free_port(), free_port(), free_port()
+    py = sys.executable
+    procs = [subprocess.Popen([py, "-m", "tvm.exec.rpc_tracker", "--host", "127.0.0.1", "--port", str(tport),
+                               "--port-end", str(tport + 1)], stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)]
+    wait_port(tport)
+    procs.append(subprocess.Popen([py, "-m", "tvm.exec.rpc_server", "--host", "127.0.0.1", "--port", str(sport),
+                                   "--port-end", str(sport + 1), "--tracker", f"127.0.0.1:{tport}", "--key", "loopback"],
+                                  stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL))
+    procs.append(subprocess.Popen([py, "-m", "tvm.exec.rpc_server", "--host", "127.0.0.1", "--port", str(dport),
+                                   "--port-end", str(dport + 1)], stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL))
+    wait_port(sport)
+    wait_port(dport)
+    time.sleep(2)  # registration with the tracker
+    yield {"tracker": tport, "direct": dport}
+    for p in procs:
+        p.terminate()
+    for p in procs:
+        p.wait(10)
+
+
+@pytest.mark.parametrize("form", ["direct", "tracker"])
+def test_benchmark_over_rpc(rpc_stack, form):
+    g = loader.load(MODEL)
+    p = make_plan(g, "greedy", hardware.get("host"))
+    spec = (f"rpc://127.0.0.1:{rpc_stack['direct']}" if form == "direct"
+            else f"rpc://127.0.0.1:{rpc_stack['tracker']}/loopback")
+    r = runner.benchmark(MODEL, None, p, spec, repeat=3, force=True, scheduled=False)
+    assert r.error is None, r.error
+    assert r.correct and r.latency_ms["median"] > 0 and r.kernels == p.kernels and r.target == spec
+
+
+def test_devices_lists_tracker_keys(rpc_stack, monkeypatch):
+    monkeypatch.setenv("FUSELENS_RPC", f"rpc://127.0.0.1:{rpc_stack['tracker']}")
+    names = [d["name"] for d in targets.devices()]
+    assert "cpu" in names and f"rpc://127.0.0.1:{rpc_stack['tracker']}/loopback" in names
+
+
+def test_missing_targets_give_one_clear_error():
+    g = loader.load(MODEL)
+    p = make_plan(g, "none", hardware.get("host"))
+    with pytest.raises(TargetError, match="cannot reach RPC server 127.0.0.1:1"):
+        runner.benchmark(MODEL, None, p, "rpc://127.0.0.1:1", force=True)
+    with pytest.raises(TargetError, match="unknown target"):
+        runner.benchmark(MODEL, None, p, "tpu:0", force=True)
+    import tvm
+
+    if not tvm.cuda(3).exist:
+        with pytest.raises(TargetError, match="no CUDA device 3"):
+            runner.benchmark(MODEL, None, p, "cuda:3", force=True)
