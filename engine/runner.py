@@ -194,12 +194,13 @@ def _session(t):
     def load(exe):
         import os
         import tempfile
+        import uuid
 
-        d = tempfile.mkdtemp()
-        path = os.path.join(d, "plan.so")
+        name = f"fuselens-{uuid.uuid4().hex[:12]}.so"  # the server may keep an earlier upload loaded
+        path = os.path.join(tempfile.mkdtemp(), name)
         exe.export_library(path)
         remote.upload(path)
-        return remote.load_module("plan.so")
+        return remote.load_module(name)
 
     return (remote.cuda() if t.is_gpu else remote.cpu()), load, remote
 

@@ -34,19 +34,25 @@ def rpc_stack():
     tport, sport, dport = free_port(), free_port(), free_port()
     py = sys.executable
     procs = [subprocess.Popen([py, "-m", "tvm.exec.rpc_tracker", "--host", "127.0.0.1", "--port", str(tport),
-                               "--port-end", str(tport + 1)], stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)]
+                               "--port-end", str(tport + 1)], stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, start_new_session=True)]
     wait_port(tport)
     procs.append(subprocess.Popen([py, "-m", "tvm.exec.rpc_server", "--host", "127.0.0.1", "--port", str(sport),
                                    "--port-end", str(sport + 1), "--tracker", f"127.0.0.1:{tport}", "--key", "loopback"],
-                                  stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL))
+                                  stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, start_new_session=True))
     procs.append(subprocess.Popen([py, "-m", "tvm.exec.rpc_server", "--host", "127.0.0.1", "--port", str(dport),
-                                   "--port-end", str(dport + 1)], stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL))
+                                   "--port-end", str(dport + 1)], stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, start_new_session=True))
     wait_port(sport)
     wait_port(dport)
     time.sleep(2)  # registration with the tracker
     yield {"tracker": tport, "direct": dport}
-    for p in procs:
-        p.terminate()
+    import os
+    import signal
+
+    for p in procs:  # the servers fork workers: end each process group
+        try:
+            os.killpg(p.pid, signal.SIGTERM)
+        except ProcessLookupError:
+            pass
     for p in procs:
         p.wait(10)
 
