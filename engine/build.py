@@ -52,8 +52,14 @@ def _flatten(out) -> list[np.ndarray]:
 
 
 def random_inputs(graph, seed: int = 0) -> list[np.ndarray]:
+    """Deterministic inputs: N(0,1) floats; small non-negative integers (valid ids/indices) otherwise."""
     rng = np.random.default_rng(seed)
-    return [rng.standard_normal(s).astype("float32") for s in graph.input_shapes.values()]
+    out = []
+    for name, shape in graph.input_shapes.items():
+        dt = graph.input_dtypes.get(name, "float32")
+        out.append(rng.standard_normal(shape).astype(dt) if dt.startswith(("float", "bfloat"))
+                   else rng.integers(0, 2, size=shape).astype(dt))
+    return out
 
 
 def onnxruntime_outputs(graph, inputs: list[np.ndarray], threads: int | None = None) -> list[np.ndarray]:

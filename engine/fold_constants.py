@@ -44,7 +44,9 @@ def fold_constant_calls(mod: tvm.IRModule) -> tvm.IRModule:
     exe = relax.build(fold_mod, target=tvm.target.Target({"kind": "llvm"}))
     vm = relax.VirtualMachine(exe, tvm.cpu())
     values = vm["main"]()
-    consts = {v: relax.const(values[i].numpy()) for i, v in enumerate(outs)}
+    arrays = [values[i].numpy() for i in range(len(outs))]
+    # explicit dtype: relax.const would turn a 0-d int64 array into an int32 scalar
+    consts = {v: relax.const(a, str(a.dtype)) for v, a in zip(outs, arrays)}
     new_blocks = []
     for blk in blocks:
         if isinstance(blk, relax.DataflowBlock):

@@ -19,7 +19,7 @@ from . import onnx_input, opgraph
 from .cache_dir import cache_dir
 from .errors import ModelError
 
-CACHE_VERSION = 2
+CACHE_VERSION = 4
 _memo: dict[str, opgraph.OpGraph] = {}
 
 

@@ -51,7 +51,8 @@ class OpGraph:
     nodes: list[OpNode]
     outputs: list[str]           # node ids whose values leave the dataflow block
     source: str = ""
-    mod_factory: object = field(default=None, repr=False)  # () -> prepared tvm.IRModule, when not loaded
+    mod_factory: object = field(default=None, repr=False)
+    input_dtypes: dict = field(default_factory=dict)  # input name -> dtype ("float32" when absent)  # () -> prepared tvm.IRModule, when not loaded
 
     def __post_init__(self):
         self._mod = None
@@ -183,19 +184,21 @@ def from_module(mod, name: str, sha256: str, input_shapes: dict, provenance: dic
     for bd in bindings:
         if not isinstance(bd.var, relax.DataflowVar) and var_to_id[bd.var] not in outputs:
             outputs.append(var_to_id[bd.var])
-    g = OpGraph(name=name, sha256=sha256, input_shapes=input_shapes, nodes=nodes, outputs=outputs, source=source)
+    g = OpGraph(name=name, sha256=sha256, input_shapes=input_shapes, nodes=nodes, outputs=outputs, source=source,
+                input_dtypes={n: str(p.ty.dtype) for n, p in zip(input_shapes, main.params)})
     g._mod = mod
     return g
 
 
 def to_json(g: OpGraph) -> dict:
     return {"name": g.name, "sha256": g.sha256, "input_shapes": g.input_shapes, "outputs": g.outputs,
-            "source": g.source, "nodes": [dict(n.__dict__) for n in g.nodes]}
+            "source": g.source, "input_dtypes": g.input_dtypes, "nodes": [dict(n.__dict__) for n in g.nodes]}
 
 
 def from_json(d: dict, mod_factory=None) -> OpGraph:
     return OpGraph(name=d["name"], sha256=d["sha256"], input_shapes=d["input_shapes"], outputs=d["outputs"],
-                   source=d["source"], nodes=[OpNode(**n) for n in d["nodes"]], mod_factory=mod_factory)
+                   source=d["source"], nodes=[OpNode(**n) for n in d["nodes"]], mod_factory=mod_factory,
+                   input_dtypes=d.get("input_dtypes", {}))
 
 
 def _collect_outputs(expr, var_to_id, out):

@@ -31,6 +31,32 @@ def check_ops(model: onnx.ModelProto, src: str) -> None:
             raise ModelError(src, f"operator {n.op_type}{dom} at {where} is not supported by TVM's ONNX importer")
 
 
+@contextlib.contextmanager
+def quiet_native_stderr():
+    """Silence what TVM's C++ side prints on fd 2 (e.g. BlockBuilder warnings after a failed import),
+    so a failure reaches the user as our one line only. Set FUSELENS_DEBUG=1 to keep it."""
+    import os
+    import sys
+    import tempfile
+
+    if os.environ.get("FUSELENS_DEBUG"):
+        yield
+        return
+    try:
+        sys.stderr.flush()
+        saved = os.dup(2)
+    except (OSError, ValueError):
+        yield
+        return
+    with tempfile.TemporaryFile() as sink:
+        os.dup2(sink.fileno(), 2)
+        try:
+            yield
+        finally:
+            os.dup2(saved, 2)
+            os.close(saved)
+
+
 def to_relax(model: onnx.ModelProto, src: str):
     """Import and prepare. Returns (module, {relax var name: ONNX node name})."""
     import tvm
@@ -67,20 +93,28 @@ def to_relax(model: onnx.ModelProto, src: str):
 
     fe.ONNXGraphImporter._convert_operator, relax.BlockBuilder.emit = convert, emit
     relax.BlockBuilder.emit_output = emit_output
+    failure = None
     try:
-        with warnings.catch_warnings(), contextlib.redirect_stdout(io.StringIO()):
+        with warnings.catch_warnings(), contextlib.redirect_stdout(io.StringIO()), quiet_native_stderr():
             warnings.simplefilter("ignore")
-            mod = fe.from_onnx(model, keep_params_in_input=False)
-    except Exception as e:
-        node = f" (at ONNX node {current['name']!r})" if current["name"] else ""
-        raise ModelError(src, f"TVM's ONNX importer failed{node}: {_short(e)}") from None
+            try:
+                mod = fe.from_onnx(model, keep_params_in_input=False)
+            except Exception as e:  # noqa: BLE001 - any importer failure is the user's one line
+                node = f" (at ONNX node {current['name']!r})" if current["name"] else ""
+                failure = f"TVM's ONNX importer failed{node}: {_short(e)}"
+            if failure is None:
+                try:
+                    mod = prepare(mod)
+                except Exception as e:  # noqa: BLE001
+                    failure = f"TVM could not lower the model: {_short(e)}"
+            import gc
+
+            gc.collect()  # the failed importer's BlockBuilder warns on destruction: let it, quietly
     finally:
         fe.ONNXGraphImporter._convert_operator, relax.BlockBuilder.emit = orig_convert, orig_emit
         relax.BlockBuilder.emit_output = orig_emit_output
-    try:
-        mod = prepare(mod)
-    except Exception as e:
-        raise ModelError(src, f"TVM could not lower the model: {_short(e)}") from None
+    if failure:
+        raise ModelError(src, failure)
     return mod, provenance
 
 
