@@ -96,19 +96,18 @@ def _unsupported(tmp_path):
 
 
 def _unsupported_std(tmp_path):
-    # A standard ONNX op TVM's importer lacks.
+    # A standard ONNX op TVM's importer lacks (Celu, opset 12).
     x = helper.make_tensor_value_info("x", TensorProto.FLOAT, [1, 4])
     y = helper.make_tensor_value_info("y", TensorProto.FLOAT, [1, 4])
-    g = helper.make_graph([helper.make_node("Hardmax", ["x"], ["h"], name="hm"),
+    g = helper.make_graph([helper.make_node("Celu", ["x"], ["h"], name="celu0"),
                            helper.make_node("Relu", ["h"], ["y"], name="r")], "g", [x], [y])
     m = helper.make_model(g, opset_imports=[helper.make_opsetid("", 18)])
-    p = tmp_path / "hardmax.onnx"
+    p = tmp_path / "celu.onnx"
     onnx.save(m, p)
     from engine.relax_import import supported_ops
 
-    if "Hardmax" in supported_ops():
-        pytest.skip("this TVM imports Hardmax")
-    return p, r"operator Hardmax at node 'hm' is not supported by TVM's ONNX importer"
+    assert "Celu" not in supported_ops(), "pick another op TVM lacks"
+    return p, r"operator Celu at node 'celu0' is not supported by TVM's ONNX importer"
 
 
 def _missing(tmp_path):
