@@ -1,0 +1,88 @@
+"""The benchmark runner: results, the cache, progress, cancel, time limits, and surviving a crash."""
+import threading
+import time
+
+import pytest
+
+from engine import hardware, loader, runner
+from engine.planner import make_plan
+
+MODEL = "zoo:mobilenetv2@32"
+
+
+@pytest.fixture(scope="module")
+def graph_and_plan():
+    g = loader.load(MODEL)
+    return g, make_plan(g, "greedy", hardware.get("host"))
+
+
+@pytest.fixture(autouse=True)
+def private_results(tmp_path, monkeypatch):
+    # results and references in a private folder; models stay in the shared cache
+    import engine.runner as r
+
+    real = r.cache_dir
+    monkeypatch.setattr(r, "cache_dir", lambda *sub: real(*sub) if sub != ("results",) else _mk(tmp_path / "results"))
+
+
+def _mk(p):
+    p.mkdir(parents=True, exist_ok=True)
+    return p
+
+
+def test_benchmark_result_progress_and_cache(graph_and_plan):
+    g, p = graph_and_plan
+    stages = []
+    r = runner.benchmark(MODEL, None, p, "cpu", repeat=3, progress=lambda s, f: stages.append((s, f)))
+    assert r.error is None and r.correct and not r.cached
+    lat = r.latency_ms
+    assert lat["min"] <= lat["median"] <= lat["max"] and lat["median"] > 0
+    assert r.kernels == p.kernels and r.build_s > 0 and r.planning_ms == p.planning_ms
+    ks = [k for k in r.kernel_us if k is not None]
+    assert len(ks) == p.kernels and all(k > 0 for k in ks)
+    assert 0.2 < sum(ks) / 1000 / lat["median"] < 5  # per-kernel times add up to about the whole run
+    fr = [f for _, f in stages]
+    assert fr == sorted(fr) and fr[-1] == 1.0 and any("building" in s for s, _ in stages)
+    t = time.perf_counter()
+    again = runner.benchmark(MODEL, None, p, "cpu", repeat=3)
+    assert again.cached and again.latency_ms == r.latency_ms and time.perf_counter() - t < 2
+    forced = runner.benchmark(MODEL, None, p, "cpu", repeat=3, force=True)
+    assert not forced.cached and forced.correct
+
+
+def test_cancel_and_time_limit(graph_and_plan):
+    g, p = graph_and_plan
+    ev = threading.Event()
+    threading.Timer(1.0, ev.set).start()
+    t = time.perf_counter()
+    with pytest.raises(runner.Cancelled):
+        runner.benchmark(MODEL, None, p, "cpu", repeat=3, cancel=ev, force=True)
+    assert time.perf_counter() - t < 10
+    r = runner.benchmark(MODEL, None, p, "cpu", repeat=3, force=True, timeout_s=1)
+    assert r.error and "timed out after 1 s" in r.error
+
+
+def test_worker_crash_is_a_result_not_a_crash(graph_and_plan, monkeypatch):
+    g, p = graph_and_plan
+    monkeypatch.setenv("FUSELENS_WORKER_FAULT", "segv")
+    r = runner.benchmark(MODEL, None, p, "cpu", repeat=3, force=True)
+    assert r.error and "worker process died" in r.error and r.correct is None
+
+
+def test_bench_cli_json_contract(tmp_path):
+    import json
+    import subprocess
+    import sys
+
+    from tests.conftest import ROOT
+
+    out = tmp_path / "b.json"
+    res = subprocess.run([sys.executable, str(ROOT / "main.py"), "bench", MODEL, "--strategies", "none,dp",
+                          "--repeat", "3", "--json", str(out)], capture_output=True, text=True, timeout=900)
+    assert res.returncode == 0, res.stderr
+    d = json.loads(out.read_text())
+    assert [e["strategy"] for e in d["strategies"]] == ["none", "dp"]
+    for e in d["strategies"]:
+        assert {"strategy", "latency_ms", "planning_ms", "build_s", "kernels", "correct"} <= set(e)
+        assert set(e["latency_ms"]) == {"median", "min", "max"} and e["correct"] is True
+    assert "ONNX Runtime" in res.stdout and "median ms" in res.stdout
