@@ -37,14 +37,14 @@ def critical_path(cm: CostModel) -> list[int]:
 
 def plan(graph, hw, fraction: float = 0.2, max_len: int = MAX_LEN, cutoff: float = CUTOFF):
     cm = CostModel(graph, hw)
-    base = greedy.plan(graph, hw)
+    base_groups, _ = greedy.partition(graph)  # the groups only; hybrid explains its own plan
     path = critical_path(cm)
     k = max(1, math.ceil(fraction * len(path))) if path else 0
     hot_ops = sorted(path, key=lambda v: -cm.node_us[v])[:k]
-    where = base.group_of()
+    where = {n: gi for gi, g in enumerate(base_groups) for n in g}
     hot_groups = {where[cm.ids[v]] for v in hot_ops}
-    released = {cm.index[m] for g in hot_groups for m in base.groups[g]}
-    order = group_order(graph, base.groups)
+    released = {cm.index[m] for g in hot_groups for m in base_groups[g]}
+    order = group_order(graph, base_groups)
     groups, forced, run = [], set(), []
     stats = {"segments_evaluated": 0}
 
@@ -66,7 +66,7 @@ def plan(graph, hw, fraction: float = 0.2, max_len: int = MAX_LEN, cutoff: float
         if g not in seen_groups:
             seen_groups.add(g)
             forced.add(len(groups))
-            groups.append(sorted(base.groups[g], key=cm.index.__getitem__))
+            groups.append(sorted(base_groups[g], key=cm.index.__getitem__))
     flush()
     notes = {"fraction": fraction, "critical_path_ops": len(path), "hot_ops": [cm.ids[v] for v in hot_ops],
              "released_ops": len(released), "dp": stats, "forced_groups": sorted(forced), "max_len": max_len}
