@@ -26,7 +26,7 @@ dot:
 	    echo "could not install graphviz; the app will use its built-in layout"; }
 
 run: setup
-	$(PY) main.py zoo:mobilenetv2
+	@$(PY) main.py zoo:mobilenetv2; rc=$$?; [ $$rc = 3 ] || exit $$rc
 
 test: setup
 	QT_QPA_PLATFORM=offscreen $(PY) -m pytest -q $(PYTEST_ARGS)

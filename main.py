@@ -11,6 +11,7 @@ import sys
 
 COMMANDS = ("zoo", "inspect", "plan", "bench", "table", "devices", "gui")
 DEFAULT_MODEL = "zoo:mobilenetv2"
+NO_DISPLAY = 3  # exit code when the app cannot open a window (make run treats it as a clean stop)
 
 
 def _shape_args(p: argparse.ArgumentParser) -> None:
@@ -181,7 +182,7 @@ def cmd_gui(model: str, shapes: list[str]) -> int:
                                                  or os.environ.get("QT_QPA_PLATFORM")):
         print(f"No display found (DISPLAY is not set); use the command line instead, e.g. "
               f"`python main.py inspect {model}` or `python main.py --help`.")
-        return 1
+        return NO_DISPLAY
     from gui.app import run
 
     return run(model, shapes)
