@@ -28,6 +28,7 @@ class Hardware:
     launch_us: float            # per-kernel overhead
     compute_efficiency: float = 0.6
     bandwidth_efficiency: float = 0.8
+    anchor_prologue: bool = False  # can the backend fuse ops *before* an anchor (conv/matmul)? ours cannot
     source: str = ""
 
     def to_dict(self) -> dict:

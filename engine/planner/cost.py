@@ -12,7 +12,9 @@ injective consumer recomputes them per element in registers. An anchor (OutEWise
 reduction that reads a value produced inside its own group needs that value staged on chip:
 `staged_bytes / units` must fit `onchip_bytes` (shared memory per SM, L2 per core). That is the
 hardware limit the planners check. Staging is not free: staged bytes count at STAGE_COST (a tenth)
-of a DRAM byte, so between two equal plans the one with epilogue fusion wins. Tuples and tuple-get-items move no data and launch nothing.
+of a DRAM byte, so between two equal plans the one with epilogue fusion wins. A profile whose
+backend cannot fuse a prologue into an anchor (`anchor_prologue: false`, the default, since our
+schedule rules compute epilogues only) forbids an anchor reading a value computed in its own group. Tuples and tuple-get-items move no data and launch nothing.
 
 Everything is per node and additive, so planners can evaluate segments incrementally; the
 calibration knobs are the profile's efficiencies and launch_us.
@@ -136,6 +138,12 @@ class CostModel:
                     return f"reduction {n.op} ends a group (only an elementwise epilogue may follow)"
         if self.tuple_valued[i] and escapes:
             return f"{n.op} yields a tuple that is used outside the group"
+        if not self.hw.anchor_prologue and not self.glue[i]:
+            from .dp import _feeds_anchor
+
+            if _feeds_anchor(self, i, inside.__contains__):
+                return (f"{n.op} would run inside an anchor (conv/matmul/pool) of its group as a prologue; "
+                        "the schedule rules fuse only epilogues (a prologue is recomputed per use)")
         return ""
 
     def plan_cost(self, groups) -> tuple[float, list[float]]:

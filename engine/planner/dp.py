@@ -39,6 +39,7 @@ def segment_dp(cm: CostModel, order: list[int], max_len: int = MAX_LEN, cutoff: 
     # the last position (in this order) of each node's consumers; outside the order counts as "after"
     far = [max((pos.get(c, n) for c in consumers[v]), default=-1) for v in order]
     onchip, launch = cm.onchip_total, cm.hw.launch_us
+    no_prologue = not cm.hw.anchor_prologue
     crate, brate = cm.compute_rate, cm.byte_rate
     for i in range(1, n + 1):
         last = i - 1
@@ -63,9 +64,12 @@ def segment_dp(cm: CostModel, order: list[int], max_len: int = MAX_LEN, cutoff: 
             escapes = is_out[v] or far[j] > last
             if escapes and not glue[v]:
                 bout += vbytes[v]
+            prologue = False
             for c in consumers[v]:
                 if pattern[c] in STAGING and pos.get(c, n) <= last:
                     staged += vbytes[v]
+            if no_prologue and not glue[v]:
+                prologue = _feeds_anchor(cm, v, lambda c: pos.get(c, n) <= last)
             anchors += pattern[v] == "OutEWiseFusable"
             kernels += not glue[v]
             size = last - j + 1
@@ -74,7 +78,7 @@ def segment_dp(cm: CostModel, order: list[int], max_len: int = MAX_LEN, cutoff: 
                 if not bad and size == 2:
                     w = order[last]
                     bad = _broken(cm, w, order, pos, last, is_out[w] or far[last] > last)
-                if bad or anchors > 1:
+                if bad or anchors > 1 or prologue:
                     stats["cut_rule"] += 1
                     break
                 if staged > onchip:
@@ -97,6 +101,18 @@ def segment_dp(cm: CostModel, order: list[int], max_len: int = MAX_LEN, cutoff: 
         i = j
     segs.reverse()
     return segs, stats
+
+
+def _feeds_anchor(cm: CostModel, v: int, inside) -> bool:
+    """Does v's value reach an anchor inside the group, directly or through tuples/get-items?"""
+    stack = [c for c in cm.consumers[v] if inside(c)]
+    while stack:
+        c = stack.pop()
+        if cm.pattern[c] == "OutEWiseFusable":
+            return True
+        if cm.glue[c]:
+            stack.extend(x for x in cm.consumers[c] if inside(x))
+    return False
 
 
 def _broken(cm: CostModel, v: int, order, pos, last: int, escapes: bool) -> bool:
