@@ -39,7 +39,11 @@ def quiet_native_stderr():
     import sys
     import tempfile
 
-    if os.environ.get("FUSELENS_DEBUG"):
+    import threading
+
+    # fd 2 is the whole process's: only the main thread (the command line) may borrow it; an app
+    # importing in a worker thread keeps its terminal output.
+    if os.environ.get("FUSELENS_DEBUG") or threading.current_thread() is not threading.main_thread():
         yield
         return
     try:
@@ -55,6 +59,15 @@ def quiet_native_stderr():
         finally:
             os.dup2(saved, 2)
             os.close(saved)
+
+
+def _quiet_stdout():
+    """The frontend prints on failure; swallow it on the main thread only (sys.stdout is global)."""
+    import threading
+
+    if threading.current_thread() is threading.main_thread():
+        return contextlib.redirect_stdout(io.StringIO())
+    return contextlib.nullcontext()
 
 
 def to_relax(model: onnx.ModelProto, src: str):
@@ -95,7 +108,7 @@ def to_relax(model: onnx.ModelProto, src: str):
     relax.BlockBuilder.emit_output = emit_output
     failure = None
     try:
-        with warnings.catch_warnings(), contextlib.redirect_stdout(io.StringIO()), quiet_native_stderr():
+        with warnings.catch_warnings(), _quiet_stdout(), quiet_native_stderr():
             warnings.simplefilter("ignore")
             try:
                 mod = fe.from_onnx(model, keep_params_in_input=False)

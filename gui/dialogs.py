@@ -1,0 +1,116 @@
+"""Dialogs: input shapes for dynamic dims, and the keyboard shortcuts list."""
+from __future__ import annotations
+
+from PySide6 import QtWidgets
+
+from engine.onnx_input import BATCH_LIKE
+
+SPATIAL = {"h", "w", "height", "width", "size", "img", "image_size", "resolution", "x", "y"}
+SEQUENCE = {"seq", "seq_len", "sequence", "sequence_length", "length", "len", "tokens", "t", "time"}
+
+
+def default_dim(name: str, index: int, rank: int) -> int:
+    """A sensible default for a dynamic dim from its name and place: batch 1, image sides 224,
+    channels 3, sequence lengths 128."""
+    n = name.lower().strip()
+    if index == 0 or n in BATCH_LIKE or "batch" in n:
+        return 1
+    if n in SEQUENCE or "seq" in n or "len" in n or "token" in n:
+        return 128
+    if n in SPATIAL or "height" in n or "width" in n:
+        return 224
+    if rank == 4 and index == 1 or "chan" in n:
+        return 3
+    if rank == 4 and index in (2, 3):
+        return 224
+    return 1
+
+
+def needs_shapes(inputs: list[tuple[str, list]]) -> bool:
+    """Whether some dynamic dim cannot be guessed (batch-like and leading dims default to 1)."""
+    return any(isinstance(d, str) and not (i == 0 or d.lower() in BATCH_LIKE)
+               for _, dims in inputs for i, d in enumerate(dims))
+
+
+def prefill(inputs: list[tuple[str, list]], remembered: dict | None = None) -> dict[str, list[int]]:
+    out = {}
+    for name, dims in inputs:
+        if remembered and name in remembered and len(remembered[name]) == len(dims):
+            out[name] = list(remembered[name])
+        else:
+            out[name] = [d if isinstance(d, int) else default_dim(d, i, len(dims)) for i, d in enumerate(dims)]
+    return out
+
+
+class ShapesDialog(QtWidgets.QDialog):
+    """One line per model input, prefilled; dims the file fixes are shown for reference."""
+
+    def __init__(self, source: str, inputs: list[tuple[str, list]], remembered: dict | None = None, parent=None):
+        super().__init__(parent)
+        self.setWindowTitle("Input shapes")
+        self.inputs = inputs
+        lay = QtWidgets.QVBoxLayout(self)
+        msg = QtWidgets.QLabel(f"<b>{source}</b> has dynamic input dimensions. Give a static shape for each "
+                               "input (comma-separated); the answer is remembered for this file.")
+        msg.setWordWrap(True)
+        lay.addWidget(msg)
+        form = QtWidgets.QFormLayout()
+        self.edits: dict[str, QtWidgets.QLineEdit] = {}
+        pre = prefill(inputs, remembered)
+        for name, dims in inputs:
+            e = QtWidgets.QLineEdit(",".join(map(str, pre[name])))
+            e.setToolTip("in the file: [" + ", ".join(str(d) for d in dims) + "]")
+            form.addRow(f"{name}  [{', '.join(str(d) for d in dims)}]", e)
+            self.edits[name] = e
+        lay.addLayout(form)
+        self.error = QtWidgets.QLabel("")
+        self.error.setStyleSheet("color: #d62728")
+        lay.addWidget(self.error)
+        bb = QtWidgets.QDialogButtonBox(QtWidgets.QDialogButtonBox.Ok | QtWidgets.QDialogButtonBox.Cancel)
+        bb.accepted.connect(self._ok)
+        bb.rejected.connect(self.reject)
+        lay.addWidget(bb)
+
+    def shapes(self) -> dict[str, list[int]] | None:
+        out = {}
+        for (name, dims), (_, e) in zip(self.inputs, self.edits.items()):
+            try:
+                vals = [int(x) for x in e.text().replace("x", ",").split(",") if x.strip()]
+            except ValueError:
+                self.error.setText(f"{name}: only whole numbers, separated by commas")
+                return None
+            if len(vals) != len(dims) or any(v <= 0 for v in vals):
+                self.error.setText(f"{name}: needs {len(dims)} positive dims")
+                return None
+            bad = [i for i, (d, v) in enumerate(zip(dims, vals)) if isinstance(d, int) and d != v]
+            if bad:
+                self.error.setText(f"{name}: dim {bad[0]} is fixed to {dims[bad[0]]} in the file")
+                return None
+            out[name] = vals
+        return out
+
+    def _ok(self):
+        if self.shapes() is not None:
+            self.accept()
+
+
+class ShortcutsDialog(QtWidgets.QDialog):
+    def __init__(self, rows: list[tuple[str, str]], parent=None):
+        super().__init__(parent)
+        self.setWindowTitle("Keyboard shortcuts")
+        self.resize(460, 560)
+        t = QtWidgets.QTableWidget(len(rows), 2)
+        t.setHorizontalHeaderLabels(["action", "keys"])
+        t.verticalHeader().hide()
+        t.setEditTriggers(QtWidgets.QAbstractItemView.NoEditTriggers)
+        for r, (a, k) in enumerate(rows):
+            t.setItem(r, 0, QtWidgets.QTableWidgetItem(a))
+            t.setItem(r, 1, QtWidgets.QTableWidgetItem(k))
+        t.horizontalHeader().setSectionResizeMode(0, QtWidgets.QHeaderView.Stretch)
+        t.horizontalHeader().setSectionResizeMode(1, QtWidgets.QHeaderView.ResizeToContents)
+        self.table = t
+        lay = QtWidgets.QVBoxLayout(self)
+        lay.addWidget(t)
+        bb = QtWidgets.QDialogButtonBox(QtWidgets.QDialogButtonBox.Close)
+        bb.rejected.connect(self.reject)
+        lay.addWidget(bb)

@@ -1,0 +1,92 @@
+"""The open model and what was computed for it: the state the views draw (no Qt here).
+
+A Document holds the graph, one plan per strategy (for the chosen hardware profile), an imported
+"custom" plan, and benchmark results per (target, strategy).
+"""
+from __future__ import annotations
+
+import csv
+from dataclasses import dataclass, field
+
+from engine.planner import STRATEGIES
+
+FAST_STRATEGIES = tuple(s for s in STRATEGIES if s != "tvm")   # planned in milliseconds; tvm takes seconds
+
+
+@dataclass
+class Document:
+    spec: str
+    shapes: dict
+    graph: object
+    hw: object
+    plans: dict = field(default_factory=dict)          # strategy -> Plan
+    results: dict = field(default_factory=dict)        # (target, strategy) -> BenchResult
+    plan_errors: dict = field(default_factory=dict)    # strategy -> message
+
+    @property
+    def name(self) -> str:
+        return self.graph.name
+
+    def strategies(self) -> list[str]:
+        return list(STRATEGIES) + (["custom"] if "custom" in self.plans else [])
+
+    def results_for(self, target: str) -> dict:
+        return {s: r for (t, s), r in self.results.items() if t == target}
+
+    def result(self, target: str, strategy: str):
+        return self.results.get((target, strategy))
+
+    def only_in(self, a: str, b: str) -> tuple[int, int]:
+        """Multi-op groups present only in plan a, only in plan b."""
+        pa, pb = self.plans.get(a), self.plans.get(b)
+        if pa is None or pb is None:
+            return 0, 0
+        sa = {frozenset(g) for g in pa.groups if len(g) > 1}
+        sb = {frozenset(g) for g in pb.groups if len(g) > 1}
+        return len(sa - sb), len(sb - sa)
+
+
+def plan_strategies(graph, hw, strategies, progress=None, cancel=None) -> tuple[dict, dict]:
+    """Plans for `strategies`; a strategy that fails gives an error message instead."""
+    from engine.planner import make_plan
+
+    plans, errors = {}, {}
+    for k, s in enumerate(strategies):
+        if cancel is not None and cancel.is_set():
+            break
+        if progress:
+            progress(f"planning {s}", k / max(1, len(strategies)))
+        try:
+            plans[s] = make_plan(graph, s, hw)
+        except Exception as e:  # noqa: BLE001 - shown in the window, per strategy
+            from engine.errors import FuseLensError
+
+            msg = str(e).strip().splitlines()
+            errors[s] = str(e) if isinstance(e, FuseLensError) else f"{type(e).__name__}: {msg[0] if msg else ''}"
+    return plans, errors
+
+
+RESULT_COLUMNS = ["model", "strategy", "target", "latency_median_ms", "latency_min_ms", "latency_max_ms",
+                  "planning_ms", "build_s", "kernels", "correct", "estimated_ms", "hardware_profile", "error", "cached"]
+
+
+def write_results_csv(doc: Document, path) -> int:
+    rows = 0
+    with open(path, "w", newline="") as f:
+        w = csv.writer(f)
+        w.writerow(RESULT_COLUMNS)
+        for (target, s), r in sorted(doc.results.items()):
+            p = doc.plans.get(s)
+            lat = r.latency_ms or {}
+            w.writerow([doc.name, s, target, lat.get("median"), lat.get("min"), lat.get("max"), r.planning_ms,
+                        r.build_s, r.kernels, r.correct, p.estimated_us / 1000 if p else None, doc.hw.name,
+                        r.error or "", r.cached])
+            rows += 1
+        for s in doc.strategies():  # strategies not measured: their estimates
+            if any(k[1] == s for k in doc.results) or s not in doc.plans:
+                continue
+            p = doc.plans[s]
+            w.writerow([doc.name, s, "", "", "", "", round(p.planning_ms, 3), "", p.kernels, "",
+                        p.estimated_us / 1000, doc.hw.name, "not yet measured", ""])
+            rows += 1
+    return rows

@@ -1,0 +1,1 @@
+"""Dock panels: properties, latency (pyqtgraph), recommendation tree."""

@@ -1,0 +1,191 @@
+"""Latency panel (pyqtgraph): per strategy, measured median latency with min-max whiskers, the cost
+model's estimate, and the published T4 figures as a reference series; beside it, compile time
+(planning + build) with the kernel count, and a table of the numbers."""
+from __future__ import annotations
+
+import pyqtgraph as pg
+from PySide6 import QtCore, QtGui, QtWidgets
+
+from .. import style
+
+try:
+    from engine.published import PUBLISHED_T4
+except ImportError:  # pragma: no cover - published.py is another engineer's; these are its figures (ms)
+    PUBLISHED_T4 = {"vgg16": {"baseline": 42.3, "greedy": 28.7, "dp": 21.4},
+                    "mobilenetv2": {"baseline": 15.6, "greedy": 11.2, "dp": 8.9},
+                    "efficientnet_b0": {"baseline": 38.9, "greedy": 25.4, "dp": 19.1},
+                    "yolov4_tiny": {"baseline": 23.7, "greedy": 16.8, "dp": 12.3}}
+
+PUBLISHED_KEY = {"none": "baseline", "greedy": "greedy", "dp": "dp"}
+COLUMNS = ["strategy", "median ms", "min ms", "max ms", "estimated ms", "published T4 ms", "compile s", "kernels",
+           "correct", "source"]
+
+
+def published_for(model_name: str) -> dict | None:
+    return PUBLISHED_T4.get(model_name.split("@")[0])
+
+
+class LatencyPanel(QtWidgets.QWidget):
+    def __init__(self, parent=None):
+        super().__init__(parent)
+        pg.setConfigOptions(antialias=True)
+        self.plot = pg.PlotWidget()
+        self.cplot = pg.PlotWidget()
+        for p, title, unit in ((self.plot, "Latency", "ms"), (self.cplot, "Compile time; number: kernels", "s")):
+            p.setMenuEnabled(False)
+            p.setMouseEnabled(x=False, y=False)
+            p.hideButtons()
+            p.setTitle(title, size="9pt")
+            p.setLabel("left", unit)
+            p.showGrid(y=True, alpha=0.25)
+            p.disableAutoRange()  # ranges are set explicitly; auto-ranging on every addItem is slow
+            p.getAxis("left").enableAutoSIPrefix(False)
+        self.legend = self.plot.addLegend(offset=(50, 2), labelTextSize="8pt", colCount=3)
+        self.note = QtWidgets.QLabel("not yet measured")
+        self.note.setWordWrap(True)
+        self.table = QtWidgets.QTableWidget(0, len(COLUMNS))
+        self.table.setHorizontalHeaderLabels(COLUMNS)
+        self.table.setEditTriggers(QtWidgets.QAbstractItemView.NoEditTriggers)
+        self.table.verticalHeader().hide()
+        self.table.horizontalHeader().setSectionResizeMode(QtWidgets.QHeaderView.ResizeToContents)
+        plots = QtWidgets.QSplitter(QtCore.Qt.Horizontal)
+        plots.addWidget(self.plot)
+        plots.addWidget(self.cplot)
+        plots.setStretchFactor(0, 3)
+        plots.setStretchFactor(1, 2)
+        split = QtWidgets.QSplitter(QtCore.Qt.Vertical)
+        split.addWidget(plots)
+        split.addWidget(self.table)
+        split.setStretchFactor(0, 3)
+        split.setStretchFactor(1, 1)
+        lay = QtWidgets.QVBoxLayout(self)
+        lay.setContentsMargins(2, 2, 2, 2)
+        lay.addWidget(self.note)
+        lay.addWidget(split)
+        self.rows: list[dict] = []
+        self.series: dict[str, list] = {}
+        self.set_theme(False)
+
+    def set_theme(self, dark: bool):
+        for p in (self.plot, self.cplot):
+            p.setBackground("#1e1f22" if dark else "w")
+            fg = "#dfe1e5" if dark else "#333"
+            for ax in ("left", "bottom"):
+                p.getAxis(ax).setPen(fg)
+                p.getAxis(ax).setTextPen(fg)
+
+    def update_data(self, model_name: str, strategies: list[str], plans: dict, results: dict, target: str,
+                    profile_title: str):
+        """plans: strategy -> Plan; results: strategy -> BenchResult (on `target`)."""
+        self.plot.clear()
+        self.cplot.clear()
+        if self.legend is not None:
+            self.legend.clear()
+        pub = published_for(model_name)
+        xs = list(range(len(strategies)))
+        rows = []
+        for s in strategies:
+            p, r = plans.get(s), results.get(s)
+            ok = r is not None and not getattr(r, "error", None) and r.latency_ms
+            rows.append({
+                "strategy": s,
+                "median": r.latency_ms.get("median") if ok else None,
+                "min": r.latency_ms.get("min") if ok else None,
+                "max": r.latency_ms.get("max") if ok else None,
+                "estimated": p.estimated_us / 1000 if p is not None else None,
+                "published": pub.get(PUBLISHED_KEY[s]) if pub and s in PUBLISHED_KEY else None,
+                "compile_s": ((r.build_s or 0) + (r.planning_ms or 0) / 1000) if ok else
+                (p.planning_ms / 1000 if p is not None else None),
+                "compile_measured": bool(ok),
+                "kernels": (r.kernels if ok and r.kernels else (p.kernels if p is not None else None)),
+                "correct": (r.correct if ok else None),
+                "error": getattr(r, "error", None) if r is not None else None,
+                "cached": bool(getattr(r, "cached", False)) if r is not None else False,
+            })
+        self.rows = rows
+        w = 0.26
+        measured = [(i, row) for i, row in enumerate(rows) if row["median"] is not None]
+        est = [(i, row) for i, row in enumerate(rows) if row["estimated"] is not None]
+        pubr = [(i, row) for i, row in enumerate(rows) if row["published"] is not None]
+        self.series = {"measured": [(rows[i]["strategy"], r["median"]) for i, r in measured],
+                       "estimated": [(rows[i]["strategy"], r["estimated"]) for i, r in est],
+                       "published": [(rows[i]["strategy"], r["published"]) for i, r in pubr]}
+        if measured:
+            brushes = [pg.mkBrush(style.STRATEGY_COLOURS.get(rows[i]["strategy"], "#888")) for i, _ in measured]
+            bars = pg.BarGraphItem(x=[i - w for i, _ in measured], height=[r["median"] for _, r in measured],
+                                   width=w, brushes=brushes, pen=pg.mkPen("#333", width=0.8),
+                                   name=f"measured ({target})")
+            self.plot.addItem(bars)
+            import numpy as np
+
+            x = np.array([i - w for i, _ in measured], dtype=float)
+            y = np.array([r["median"] for _, r in measured], dtype=float)
+            top = np.array([r["max"] - r["median"] for _, r in measured], dtype=float)
+            bot = np.array([r["median"] - r["min"] for _, r in measured], dtype=float)
+            self.plot.addItem(pg.ErrorBarItem(x=x, y=y, top=top, bottom=bot, beam=w * 0.5,
+                                              pen=pg.mkPen("#d62728", width=1.5)))
+        if est:
+            self.plot.addItem(pg.BarGraphItem(x=[i for i, _ in est], height=[r["estimated"] for _, r in est], width=w,
+                                              brush=pg.mkBrush(150, 150, 150, 60),
+                                              pen=pg.mkPen("#777", width=1, style=QtCore.Qt.DashLine),
+                                              name=f"estimate ({profile_title})"))
+        if pubr:
+            self.plot.addItem(pg.BarGraphItem(x=[i + w for i, _ in pubr], height=[r["published"] for _, r in pubr],
+                                              width=w, brush=pg.mkBrush(style.STRATEGY_COLOURS["published"]),
+                                              pen=pg.mkPen("#333", width=0.8),
+                                              name="published T4"))
+        ymax = max([r["max"] or 0 for r in rows] + [r["estimated"] or 0 for r in rows] +
+                   [r["published"] or 0 for r in rows] + [1e-3])
+        for i, row in enumerate(rows):
+            if row["median"] is None:
+                label = "benchmark failed" if row["error"] else "not yet measured"
+                t = pg.TextItem(label, color="#d62728" if row["error"] else "#999", anchor=(0, 0.5), angle=90)
+                t.setPos(i - w, ymax * 0.02)
+                self.plot.addItem(t)
+        ax = self.plot.getAxis("bottom")
+        ax.setTicks([[(i, s) for i, s in enumerate(strategies)]])
+        self.plot.setXRange(-0.7, len(strategies) - 0.3, padding=0)
+        self.plot.setYRange(0, ymax * 1.3, padding=0)  # room for the legend above the bars
+        # compile time and kernels
+        cs = [(i, r) for i, r in enumerate(rows) if r["compile_s"] is not None]
+        if cs:
+            self.cplot.addItem(pg.BarGraphItem(
+                x=[i for i, _ in cs], height=[r["compile_s"] for _, r in cs], width=0.6,
+                brushes=[pg.mkBrush(style.STRATEGY_COLOURS.get(r["strategy"], "#888") if r["compile_measured"]
+                                    else QtGui.QColor(160, 160, 160, 90)) for _, r in cs],
+                pen=pg.mkPen("#333", width=0.8)))
+            cmax = max(r["compile_s"] for _, r in cs) or 1e-3
+            for i, r in cs:
+                if r["kernels"] is not None:
+                    t = pg.TextItem(f"{r['kernels']}", color="#777", anchor=(0.5, 1))
+                    t.setPos(i, r["compile_s"] + cmax * 0.02)
+                    self.cplot.addItem(t)
+            self.cplot.setYRange(0, cmax * 1.2, padding=0)
+        self.cplot.getAxis("bottom").setTicks([[(i, s) for i, s in enumerate(strategies)]])
+        self.cplot.setXRange(-0.7, len(strategies) - 0.3, padding=0)
+        n = len(measured)
+        self.note.setText(
+            (f"Measured on {target}: {n} of {len(strategies)} strategies. " if n else
+             f"Not yet measured on {target}: press Benchmark (Ctrl+B). ")
+            + "Grey dashed bars: the cost model's estimate."
+            + (" Brown: published T4 figures (224 px input)." if pub else ""))
+        self._fill_table()
+
+    def _fill_table(self):
+        self.table.setRowCount(len(self.rows))
+
+        def f(v, fmt="{:.3f}"):
+            return "" if v is None else fmt.format(v)
+
+        for r, row in enumerate(self.rows):
+            src = ("error: " + row["error"]) if row["error"] else ("cached" if row["cached"] else
+                                                                  "measured" if row["median"] is not None
+                                                                  else "not yet measured")
+            vals = [row["strategy"], f(row["median"]), f(row["min"]), f(row["max"]), f(row["estimated"]),
+                    f(row["published"], "{:.1f}"), f(row["compile_s"], "{:.2f}"), f(row["kernels"], "{}"),
+                    "" if row["correct"] is None else ("yes" if row["correct"] else "NO"), src]
+            for c, v in enumerate(vals):
+                it = QtWidgets.QTableWidgetItem(v)
+                if c == len(vals) - 1 and len(v) > 40:
+                    it.setToolTip(v)
+                self.table.setItem(r, c, it)

@@ -1,0 +1,174 @@
+"""Properties of what was clicked: an operator, a fused group, or an edge between groups."""
+from __future__ import annotations
+
+from PySide6 import QtCore, QtWidgets
+
+from engine import layout as L
+from engine.report import human
+
+
+class PropertiesPanel(QtWidgets.QTreeWidget):
+    """Key/value rows (with nested rows for a group's members). `values()` gives them as a dict."""
+
+    node_requested = QtCore.Signal(str)   # a member row was double-clicked
+
+    def __init__(self, parent=None):
+        super().__init__(parent)
+        self.setColumnCount(2)
+        self.setHeaderLabels(["property", "value"])
+        self.setRootIsDecorated(True)
+        self.setAlternatingRowColors(True)
+        self.setUniformRowHeights(True)
+        self.setTextElideMode(QtCore.Qt.ElideMiddle)
+        # the full text of the current row (or the key fact) wraps here, below the table
+        self.details = QtWidgets.QLabel()
+        self.details.setWordWrap(True)
+        self.details.setTextInteractionFlags(QtCore.Qt.TextSelectableByMouse)
+        self.details.setMinimumHeight(40)
+        self.details.setAlignment(QtCore.Qt.AlignTop | QtCore.Qt.AlignLeft)
+        self.currentItemChanged.connect(lambda cur, _prev: cur is not None and self._detail(cur.text(0), cur.text(1)))
+        self.header().setSectionResizeMode(0, QtWidgets.QHeaderView.ResizeToContents)
+        self.header().setStretchLastSection(True)
+        self.itemDoubleClicked.connect(self._dbl)
+        self.kind = None
+        self.show_message("Click an operator, a group or an edge between groups.")
+
+    def _dbl(self, item, _col):
+        nid = item.data(0, QtCore.Qt.UserRole)
+        if nid:
+            self.node_requested.emit(nid)
+
+    def _detail(self, key: str, value: str):
+        self.details.setText(f"<b>{key}</b>: {value}" if key else value)
+
+    def container(self) -> QtWidgets.QWidget:
+        """The table with the wrapping details line under it (what the dock shows)."""
+        w = QtWidgets.QWidget()
+        lay = QtWidgets.QVBoxLayout(w)
+        lay.setContentsMargins(0, 0, 0, 0)
+        lay.addWidget(self, 1)
+        lay.addWidget(self.details)
+        return w
+
+    def show_message(self, text: str):
+        self.details.setText("")
+        self.clear()
+        self.kind = None
+        it = QtWidgets.QTreeWidgetItem([text])
+        self.addTopLevelItem(it)
+        it.setFirstColumnSpanned(True)
+
+    def _row(self, key, value, parent=None, tip: str | None = None):
+        it = QtWidgets.QTreeWidgetItem([str(key), str(value)])
+        if tip or len(str(value)) > 60:
+            it.setToolTip(1, tip or str(value))
+        (parent.addChild if parent is not None else self.addTopLevelItem)(it)
+        return it
+
+    def values(self) -> dict[str, str]:
+        out = {}
+        for i in range(self.topLevelItemCount()):
+            it = self.topLevelItem(i)
+            out[it.text(0)] = it.text(1)
+        return out
+
+    # ---- what can be shown -----------------------------------------------------------------------
+
+    def show_node(self, graph, nid: str, plan=None, result=None):
+        n = graph.by_id[nid]
+        self.clear()
+        self.kind = "node"
+        self._row("operator", n.op)
+        self._row("id", n.id)
+        self._row("pattern kind", n.pattern)
+        self._row("binding", n.kind + (f" {n.func}" if n.func else ""))
+        self._row("output shape", L.shape_text(n.shape) + f"  {n.dtype}")
+        ins = [L.shape_text(graph.by_id[i].shape) for i in n.inputs]
+        self._row("input shapes", ", ".join(ins) or "(graph inputs only)")
+        if n.externals:
+            self._row("external args", ", ".join(n.externals))
+        self._row("bytes read", human(n.bytes_read, "B"))
+        self._row("bytes written", human(n.bytes_written, "B"))
+        self._row("FLOPs", human(n.flops))
+        self._row("ONNX node", n.onnx_name or "-")
+        self._row("producers", ", ".join(f"{i} {graph.by_id[i].op}" for i in dict.fromkeys(n.inputs)) or "-")
+        self._row("consumers", ", ".join(f"{c} {graph.by_id[c].op}" for c in graph.consumers.get(n.id, [])) or "-")
+        if plan is not None:
+            gi = plan.group_of()[nid]
+            members = plan.groups[gi]
+            self._row("group", f"{gi}: {L.group_name(graph, members)} ({len(members)} ops)")
+            self._add_cost(plan, gi, result)
+        self._detail("ONNX node", n.onnx_name or "-") if n.onnx_name else self._detail("operator", f"{n.op} ({n.func})")
+        self.expandAll()
+
+    def _add_cost(self, plan, gi, result):
+        if plan.group_us and gi < len(plan.group_us):
+            self._row("estimated cost", f"{plan.group_us[gi]:.2f} us ({plan.hardware or 'profile'})")
+        self._row("measured kernel time", _measured(result, gi))
+
+    def show_group(self, graph, plan, gi: int, result=None, collapsed: bool = False):
+        members = plan.groups[gi]
+        self.clear()
+        self.kind = "group"
+        self._row("group", f"{gi}: {L.group_name(graph, members)}")
+        self._row("strategy", plan.strategy)
+        self._row("operators", str(len(members)))
+        kernels = sum(graph.by_id[m].kind == "call_tir" for m in members)
+        self._row("kernel", "yes (one launch)" if kernels else "no (tuples only, nothing launches)")
+        self._add_cost(plan, gi, result)
+        flops = sum(graph.by_id[m].flops for m in members)
+        self._row("FLOPs", human(flops))
+        inside = set(members)
+        read = sum(graph.by_id[m].bytes_read for m in members)
+        self._row("bytes (unfused sum)", human(read + sum(graph.by_id[m].bytes_written for m in members), "B"))
+        pats = sorted({graph.by_id[m].pattern for m in members})
+        self._row("pattern kinds", ", ".join(pats))
+        ext_in = sorted({i for m in members for i in graph.by_id[m].inputs if i not in inside},
+                        key=lambda s: int(s[1:]))
+        self._row("inputs from other groups", ", ".join(ext_in) or "-")
+        self._row("state", "collapsed" if collapsed else "expanded")
+        top = self._row("nodes", "double-click one to go there")
+        for m in members:
+            n = graph.by_id[m]
+            it = self._row(n.id, f"{n.op}  [{n.pattern}]  {L.shape_text(n.shape)}", top)
+            it.setData(0, QtCore.Qt.UserRole, n.id)
+        self._detail("group", f"{gi}: {L.group_name(graph, members)}, {len(members)} ops")
+        self.expandAll()
+
+    def show_edge(self, graph, plan, src: str, dst: str):
+        a, b = graph.by_id[src], graph.by_id[dst]
+        g = plan.group_of()
+        self.clear()
+        self.kind = "edge"
+        self._row("edge", f"{src} {a.op} -> {dst} {b.op}")
+        self._row("tensor", f"{L.shape_text(a.shape)} {a.dtype}")
+        if g[src] == g[dst]:
+            self._row("fused", f"yes: both in group {g[src]} ({L.group_name(graph, plan.groups[g[src]])})")
+            self._detail("fused", "yes: the two ops run in one kernel")
+            return
+        self._row("fused", f"no: group {g[src]} -> group {g[dst]}")
+        e = next((x for x in plan.explanations if x.get("src") == src and x.get("dst") == dst), None)
+        if e is None:
+            self._row("why not fused", f"no explanation recorded by the {plan.strategy} planner")
+            self._detail("why not fused", f"no explanation recorded by the {plan.strategy} planner")
+            return
+        self._row("reason", str(e.get("reason", "")))
+        self._row("why not fused", str(e.get("detail", "")))
+        self._detail("why not fused", str(e.get("detail", "")))
+        if "fused_us" in e:
+            self._row("fused cost", f"{e['fused_us']:.2f} us")
+        if "split_us" in e:
+            self._row("apart cost", f"{e['split_us']:.2f} us")
+        self.resizeColumnToContents(0)
+
+
+def _measured(result, gi) -> str:
+    if result is None:
+        return "not yet measured"
+    if getattr(result, "error", None):
+        return f"benchmark failed: {result.error}"
+    ku = getattr(result, "kernel_us", None) or []
+    if gi < len(ku):
+        v = ku[gi]
+        return "launches nothing" if v is None else f"{v:.2f} us (on {result.target})"
+    return "no per-kernel profile"
