@@ -7,9 +7,12 @@ PY     := $(VENV)/bin/python
 STAMP  := $(VENV)/.fuselens-installed
 SUDO   := $(shell [ "$$(id -u)" = 0 ] || echo sudo)
 
-.PHONY: setup run test dot clean
+QT_DEBS := libxcb-cursor0 libxkbcommon-x11-0 libxcb-icccm4 libxcb-keysyms1 libxcb-shape0 libxcb-render-util0 \
+           libxcb-image0 libxcb-xinerama0 libxcb-randr0 libegl1 libgl1 libfontconfig1 libdbus-1-3
 
-setup: $(STAMP) dot
+.PHONY: setup run test dot qt-libs clean
+
+setup: $(STAMP) dot qt-libs
 
 $(STAMP): pyproject.toml
 	@test -x $(PY) || $(PYTHON) -m venv $(VENV)
@@ -24,6 +27,16 @@ dot:
 	    $(SUDO) apt-get install -y -qq graphviz >/dev/null 2>&1 || \
 	    { $(SUDO) apt-get update -qq >/dev/null 2>&1 && $(SUDO) apt-get install -y -qq graphviz >/dev/null 2>&1; } || \
 	    echo "could not install graphviz; the app will use its built-in layout"; }
+
+# Qt's xcb plugin needs these X libraries to open a window (not needed headless); apt only, best effort.
+qt-libs:
+	@missing=$$(for p in $(QT_DEBS); do dpkg -s $$p >/dev/null 2>&1 || echo $$p; done 2>/dev/null); \
+	if [ -n "$$missing" ] && command -v apt-get >/dev/null 2>&1; then \
+	  echo "installing Qt's X11 libraries: $$missing"; \
+	  $(SUDO) apt-get install -y -qq $$missing >/dev/null 2>&1 || \
+	  { $(SUDO) apt-get update -qq >/dev/null 2>&1 && $(SUDO) apt-get install -y -qq $$missing >/dev/null 2>&1; } || \
+	  echo "could not install $$missing; the app needs them to open a window (tests run headless without them)"; \
+	fi
 
 run: setup
 	@$(PY) main.py zoo:mobilenetv2; rc=$$?; [ $$rc = 3 ] || exit $$rc

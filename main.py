@@ -183,9 +183,32 @@ def cmd_gui(model: str, shapes: list[str]) -> int:
         print(f"No display found (DISPLAY is not set); use the command line instead, e.g. "
               f"`python main.py inspect {model}` or `python main.py --help`.")
         return NO_DISPLAY
+    missing = _missing_qt_xcb_libs()
+    if missing:
+        print(f"Cannot open a window: Qt's X11 plugin needs {', '.join(missing)} "
+              f"(Debian: apt-get install {' '.join(missing)}; `make setup` does it).")
+        return NO_DISPLAY
     from gui.app import run
 
     return run(model, shapes)
+
+
+def _missing_qt_xcb_libs() -> list[str]:
+    """Debian packages Qt's xcb plugin needs and cannot find (Qt would abort the process instead)."""
+    if not sys.platform.startswith("linux") or os.environ.get("QT_QPA_PLATFORM", "xcb") != "xcb" \
+            or not os.environ.get("DISPLAY"):
+        return []
+    import ctypes
+
+    need = {"libxcb-cursor.so.0": "libxcb-cursor0", "libxcb-icccm.so.4": "libxcb-icccm4",
+            "libxcb-keysyms.so.1": "libxcb-keysyms1", "libxkbcommon-x11.so.0": "libxkbcommon-x11-0"}
+    out = []
+    for lib, deb in need.items():
+        try:
+            ctypes.CDLL(lib)
+        except OSError:
+            out.append(deb)
+    return out
 
 
 def main(argv: list[str] | None = None) -> int:
