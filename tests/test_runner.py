@@ -86,3 +86,24 @@ def test_bench_cli_json_contract(tmp_path):
         assert {"strategy", "latency_ms", "planning_ms", "build_s", "kernels", "correct"} <= set(e)
         assert set(e["latency_ms"]) == {"median", "min", "max"} and e["correct"] is True
     assert "ONNX Runtime" in res.stdout and "median ms" in res.stdout
+
+
+def test_table_cli_writes_markdown_csv_json_png(tmp_path):
+    import json
+    import subprocess
+    import sys
+
+    from tests.conftest import ROOT
+
+    res = subprocess.run([sys.executable, str(ROOT / "main.py"), "table", "--models", "mobilenetv2@32",
+                          "--repeat", "3", "--out", str(tmp_path)], capture_output=True, text=True, timeout=1200)
+    assert res.returncode == 0, res.stderr[-2000:]
+    md = (tmp_path / "table.md").read_text()
+    assert "| mobilenetv2@32 |" in md and "DP/greedy" in md and "15.6 / 11.2 / 8.9" in md
+    rows = json.loads((tmp_path / "table.json").read_text())["rows"]
+    r = rows[0]
+    assert r["baseline_ms"] > 0 and r["dp_ms"] > 0 and r["all_correct"] and r["onnxruntime_ms"] > 0
+    assert abs(r["dp_vs_greedy"] - r["greedy_ms"] / r["dp_ms"]) < 1e-9
+    assert (tmp_path / "table.csv").read_text().startswith("model,ops,baseline_ms")
+    png = (tmp_path / "table.png").read_bytes()
+    assert png[:8] == b"\x89PNG\r\n\x1a\n" and len(png) > 5000
