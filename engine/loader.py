@@ -58,9 +58,11 @@ def load(spec: str, input_shapes: dict[str, list[int]] | None = None, use_cache:
     model = onnx_input.read(path)
     shapes = onnx_input.resolve_shapes(model, input_shapes or {}, src)
     digest = model_hash(path, shapes)
-    if use_cache and digest in _memo:
+    if use_cache and digest in _memo and _memo[digest].name == name:
         return _memo[digest]
     graph = _load_cached(digest, src) if use_cache else None
+    if graph is not None:
+        graph.name = name  # the same file under another spec (zoo:x vs zoo:x@224) keeps this spec's name
     if graph is None:
         from . import relax_import
 
