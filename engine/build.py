@@ -12,22 +12,21 @@ from .errors import TargetError
 
 
 def tvm_target(name: str = "cpu"):
-    import tvm
+    """The TVM target for "cpu" (this host: mcpu, mtriple, vector width, num-cores) or "cuda[:sm_XX]"."""
+    from .schedules.target import make_target
 
-    kind, _, arch = name.partition(":")
-    if kind == "cpu" or kind == "llvm":
-        cores = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else (os.cpu_count() or 1)
-        return tvm.target.Target({"kind": "llvm", "num-cores": cores})
-    if kind == "cuda":
-        arch = arch if arch.startswith("sm_") else "sm_75"
-        return tvm.target.Target({"kind": "cuda", "arch": arch}, host={"kind": "llvm"})
-    raise TargetError(f"unknown target {name!r}; use cpu, cuda, cuda:sm_XX")
+    kind = name.partition(":")[0]
+    if kind not in ("cpu", "llvm", "cuda"):
+        raise TargetError(f"unknown target {name!r}; use cpu, cuda, cuda:sm_XX")
+    return make_target("cpu" if kind == "llvm" else name)
 
 
 def build(mod, target: str = "cpu"):
+    """relax.build with the generic pipeline: it lowers without fusing again (CUDA's default pipeline
+    would run FuseOps/FuseTIR over an applied plan)."""
     from tvm import relax
 
-    return relax.build(mod, target=tvm_target(target))
+    return relax.build(mod, target=tvm_target(target), relax_pipeline=relax.get_pipeline("default_build"))
 
 
 def run(exe, inputs: list[np.ndarray], device: str = "cpu") -> list[np.ndarray]:

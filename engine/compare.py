@@ -62,7 +62,8 @@ def table_row(b: dict) -> dict:
     base, gr, dp, hy = med.get("none"), med.get("greedy"), med.get("dp"), med.get("hybrid")
     row = {"model": b["model"], "ops": b["ops"], "baseline_ms": base, "greedy_ms": gr, "dp_ms": dp, "hybrid_ms": hy,
            "dp_vs_baseline": base / dp if base and dp else None, "dp_vs_greedy": gr / dp if gr and dp else None,
-           "hybrid_gain_share": ((gr - hy) / (gr - dp)) if gr and dp and hy and gr != dp else None,
+           # only meaningful when DP gained something measurable (> 3% over greedy)
+           "hybrid_gain_share": ((gr - hy) / (gr - dp)) if gr and dp and hy and (gr - dp) > 0.03 * gr else None,
            "dp_compile_overhead": comp["dp"] / comp["greedy"] - 1 if "dp" in comp and comp.get("greedy") else None,
            "hybrid_compile_overhead": (comp["hybrid"] / comp["greedy"] - 1
                                        if "hybrid" in comp and comp.get("greedy") else None),
