@@ -11,10 +11,11 @@ chosen so a sample lasts >= ~50 ms); the scheduled builds and ONNX Runtime are s
 (one sample of each per round, `--repeat` rounds) so that load from other processes hits them
 alike; the tables show medians and minima (the minimum is the least disturbed sample on a machine
 shared with other work). Unscheduled builds (TVM's default CPU build: no schedule, loop nests as
-legalized; slow) are timed afterwards, one at a time, with fewer samples.
+legalized; slow) are timed right after they are built, with fewer samples.
 
 Build time: relax.build plus the JIT link the VirtualMachine does (LLVM code generation and the
-shared library); for scheduled builds also the scheduling itself. "sched +%" is the extra build
+shared library); for scheduled builds also the scheduling itself. Each strategy's unscheduled and
+scheduled builds run back to back, after one warm-up build per process. "sched +%" is the extra build
 time scheduling costs: scheduled build time / unscheduled build time - 1.
 """
 from __future__ import annotations
@@ -32,6 +33,17 @@ sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 
 def _cores() -> int:
     return len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else (os.cpu_count() or 1)
+
+
+def _unscheduled_ms(vm, args, dev, repeat):
+    """Unscheduled builds are slow (seconds at 224x224): one call, or the median of `repeat`."""
+    t = time.perf_counter()
+    vm["main"](*args)
+    est = time.perf_counter() - t
+    if est > 20 or repeat <= 1:
+        return est * 1e3
+    timer = vm.time_evaluator("main", dev, number=1, repeat=repeat)
+    return statistics.median(timer(*args).results) * 1e3
 
 
 def main():
@@ -71,6 +83,7 @@ def main():
                            "vector_bits": facts.vector_bits, "tvm": tvm.__version__, "onnxruntime": ort.__version__,
                            "schedule_version": schedules.SCHEDULE_VERSION}, "models": {}}
 
+    warmed = False
     for model in a.models.split(","):
         spec = f"zoo:{model}" + (f"@{a.resolution}" if a.resolution else "")
         g = loader.load(spec)
@@ -86,23 +99,36 @@ def main():
         ref = sess.run(None, feed)
 
         plans = {s: make_plan(g, s, hw) for s in strategies}
+        args = [tvm.runtime.tensor(v, dev) for v in x]
+        if not warmed:  # first LLVM/JIT use in the process: not part of any build time
+            relax.VirtualMachine(schedules.build(apply(g, plans[strategies[0]].groups), "cpu", scheduled=False), dev)
+            warmed = True
         entries = {}
         for s in strategies:
             mod = apply(g, plans[s].groups)
+            e = entries[s] = {"kernels": plans[s].kernels}
+            # unscheduled and scheduled builds back to back, so that load hits both alike
+            if not a.skip_unscheduled:
+                t0 = time.perf_counter()
+                uvm = relax.VirtualMachine(schedules.build(mod, "cpu", scheduled=False), dev)
+                e["unsched_build_s"] = time.perf_counter() - t0
+                e["unsched_ms"] = _unscheduled_ms(uvm, args, dev, a.unscheduled_repeat)
+                del uvm
+            else:
+                e["unsched_build_s"] = e["unsched_ms"] = None
             t0 = time.perf_counter()
             smod, report = schedules.schedule(mod, "cpu")
             t1 = time.perf_counter()
             exe = schedules.build(smod, "cpu", scheduled=False)
             vm = relax.VirtualMachine(exe, dev)  # JIT: LLVM code generation + link
             t2 = time.perf_counter()
-            args = [tvm.runtime.tensor(v, dev) for v in x]
             out = eb._flatten(vm["main"](*args))
             err = max(float(np.abs(o - r).max() / (np.abs(r).max() + 1e-12)) for o, r in zip(out, ref))
-            entries[s] = {"mod": mod, "vm": vm, "args": args, "kernels": plans[s].kernels,
-                          "sched_s": t1 - t0, "build_s": t2 - t0, "err": err, "report": report.summary(),
-                          "fallback": list(report.fallback)}
-            print(f"  built {s:<7} {plans[s].kernels:>4} kernels, build {t2 - t0:6.1f} s "
-                  f"(scheduling {t1 - t0:.2f} s), max rel err vs ORT {err:.1e}", flush=True)
+            e.update({"vm": vm, "sched_s": t1 - t0, "build_s": t2 - t0, "err": err,
+                      "report": report.summary(), "fallback": list(report.fallback)})
+            um = f"{e['unsched_ms']:.1f} ms, build {e['unsched_build_s']:.1f} s" if e["unsched_ms"] else "-"
+            print(f"  {s:<7} {plans[s].kernels:>4} kernels: scheduled build {t2 - t0:5.1f} s (scheduling "
+                  f"{t1 - t0:.2f} s), max rel err vs ORT {err:.1e}; unscheduled {um}", flush=True)
 
         # number of calls per sample: about 50 ms per sample
         def one_call_s(fn):
@@ -111,8 +137,9 @@ def main():
             return time.perf_counter() - t
 
         for e in entries.values():
-            e["vm"]["main"](*e["args"])  # warm
-            est = one_call_s(lambda e=e: e["vm"]["main"](*e["args"]))
+            e["args"] = args
+            e["vm"]["main"](*args)  # warm
+            est = one_call_s(lambda e=e: e["vm"]["main"](*args))
             e["number"] = max(1, min(100, int(0.05 / max(est, 1e-6))))
             e["timer"] = e["vm"].time_evaluator("main", dev, number=e["number"], repeat=1)
             e["samples"] = []
@@ -135,25 +162,8 @@ def main():
             e["min_ms"] = min(e["samples"])
             del e["timer"]
 
-        # unscheduled builds, one at a time
-        for s, e in entries.items():
+        for e in entries.values():
             e.pop("vm")
-            if a.skip_unscheduled:
-                e["unsched_ms"] = e["unsched_build_s"] = None
-                continue
-            t0 = time.perf_counter()
-            exe = schedules.build(e["mod"], "cpu", scheduled=False)
-            vm = relax.VirtualMachine(exe, dev)
-            t1 = time.perf_counter()
-            e["unsched_build_s"] = t1 - t0
-            est = one_call_s(lambda: vm["main"](*e["args"]))
-            if est > 20 or a.unscheduled_repeat <= 1:
-                e["unsched_ms"] = est * 1e3
-            else:
-                timer = vm.time_evaluator("main", dev, number=1, repeat=a.unscheduled_repeat)
-                e["unsched_ms"] = statistics.median(timer(*e["args"]).results) * 1e3
-            del vm, exe
-            print(f"  unscheduled {s:<7} {e['unsched_ms']:9.1f} ms, build {t1 - t0:6.1f} s", flush=True)
 
         # tables
         print(f"\n  {model} {shape}, {a.threads} threads; ONNX Runtime {ort_ms:.2f} ms "
@@ -182,7 +192,8 @@ def main():
         results["models"][model] = {
             "input": shape, "onnxruntime_ms": ort_ms, "onnxruntime_min_ms": min(ort_samples),
             "onnxruntime_samples": ort_samples,
-            "strategies": {s: {k: v for k, v in e.items() if k not in ("mod", "args")} for s, e in entries.items()}}
+            "strategies": {s: {k: v for k, v in e.items() if k not in ("mod", "args", "timer")}
+                           for s, e in entries.items()}}
         del entries, sess
 
     # summary tables: medians, and minima (the least disturbed sample, for a machine shared with

@@ -266,8 +266,14 @@ class Anchor(CPURule):
         #    instead of 9 per 8)
         ve = a.extents[vk]
         xi = _vec_tile(ve, lanes)
-        nvec = -(-xi // lanes)
         acc_budget = 12 if lanes <= 8 else 24
+        if uk is None or a.extents[uk] == 1:
+            # nothing else to tile (GEMV-like dense layers): spend the accumulators on the vector
+            # axis, so each weight row is read in long contiguous pieces
+            wide = [d for d in _divisors(ve) if d % lanes == 0 and d <= acc_budget * lanes]
+            if wide:
+                xi = max(wide)
+        nvec = -(-xi // lanes)
         wk, wi = None, 1
         if reuse and nvec == 1:
             outs = [k for k in s_idx if k < vk and k != uk and a.extents[k] > 1]
