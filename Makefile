@@ -5,7 +5,7 @@ PYTHON ?= python3
 VENV   := .venv
 PY     := $(VENV)/bin/python
 STAMP  := $(VENV)/.fuselens-installed
-SUDO   := $(shell [ "$$(id -u)" = 0 ] || echo sudo)
+SUDO   := $(shell [ "$$(id -u)" = 0 ] || echo sudo -n)
 
 QT_DEBS := libxcb-cursor0 libxkbcommon-x11-0 libxcb-icccm4 libxcb-keysyms1 libxcb-shape0 libxcb-render-util0 \
            libxcb-image0 libxcb-xinerama0 libxcb-randr0 libegl1 libgl1 libfontconfig1 libdbus-1-3
