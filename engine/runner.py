@@ -129,11 +129,9 @@ def benchmark(spec: str, input_shapes: dict | None, plan, target: str = "cpu", r
             elif kind == "done":
                 payload = rest[0]
     finally:
-        if proc.is_alive():
-            proc.terminate()
-            proc.join(2)
-            if proc.is_alive():
-                proc.kill()
+        from .subproc import stop
+
+        stop(proc)
     r = BenchResult(model=graph.name, strategy=plan.strategy, target=t.spec, planning_ms=plan.planning_ms,
                     repeat=repeat, scheduled=scheduled, when=time.strftime("%Y-%m-%d %H:%M:%S"))
     for k, v in payload.items():

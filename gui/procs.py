@@ -101,11 +101,9 @@ def run(name: str, *args, cancel=None, timeout_s: float = 1800, **kwargs):
                 return payload
             raise FuseLensError(payload)
     finally:
-        if proc.is_alive():
-            proc.terminate()
-            proc.join(2)
-            if proc.is_alive():
-                proc.kill()
+        from engine.subproc import stop
+
+        stop(proc)
 
 
 def big_file(spec: str) -> bool:
