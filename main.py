@@ -20,6 +20,8 @@ def _shape_args(p: argparse.ArgumentParser) -> None:
 
 
 def build_parser() -> argparse.ArgumentParser:
+    from engine.planner.plan import STRATEGIES
+
     ap = argparse.ArgumentParser(prog="main.py", description="FuseLens: compare operator-fusion strategies in TVM. "
                                  "Without a command, opens the app (on MODEL if given).")
     sub = ap.add_subparsers(dest="command", required=True)
@@ -38,7 +40,7 @@ def build_parser() -> argparse.ArgumentParser:
 
     pl = sub.add_parser("plan", help="plan fusion groups with one strategy and write the plan as JSON")
     pl.add_argument("model")
-    pl.add_argument("--strategy", default="dp", choices=["none", "tvm", "greedy", "dp", "hybrid"])
+    pl.add_argument("--strategy", default="dp", choices=list(STRATEGIES))
     pl.add_argument("--hardware", default="t4", help="cost-model profile: t4, a100, h200, rpi4b, host")
     _shape_args(pl)
     pl.add_argument("--out", help="write the plan JSON here")

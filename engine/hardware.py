@@ -7,7 +7,7 @@ from __future__ import annotations
 import json
 import os
 import time
-from dataclasses import asdict, dataclass
+from dataclasses import asdict, dataclass, field, replace
 from pathlib import Path
 
 from .cache_dir import cache_dir
@@ -28,16 +28,30 @@ class Hardware:
     launch_us: float            # per-kernel overhead
     compute_efficiency: float = 0.6
     bandwidth_efficiency: float = 0.8
-    anchor_prologue: bool = False  # can the backend fuse ops *before* an anchor (conv/matmul)? ours cannot
+    # fusion kinds beyond FuseOps this backend compiles well (engine/planner/kinds.py): name ->
+    # {"enabled": bool, "efficiency": float, "note": str}; defaults per kind of device in hardware.json
+    kinds: dict = field(default_factory=dict, hash=False, compare=False)
     source: str = ""
 
     def to_dict(self) -> dict:
         return asdict(self)
 
 
+def _data() -> dict:
+    return json.loads(ASSETS.read_text())
+
+
 def _profiles() -> dict[str, dict]:
-    data = json.loads(ASSETS.read_text())
-    return {k: v for k, v in data.items() if not k.startswith("_")}
+    return {k: v for k, v in _data().items() if not k.startswith("_")}
+
+
+def default_kinds(device_kind: str) -> dict:
+    """The fusion kinds a kind of device ("cpu" | "gpu") gets unless its profile says otherwise."""
+    return dict(_data().get("_kinds", {}).get(device_kind, {}))
+
+
+def _with_kinds(hw: Hardware, own: dict | None = None) -> Hardware:
+    return replace(hw, kinds={**default_kinds(hw.kind), **(own or {})})
 
 
 def names() -> list[str]:
@@ -53,11 +67,14 @@ def get(name: str) -> Hardware:
     p = _profiles()
     if name not in p:
         raise FuseLensError(f"unknown hardware profile {name!r}; choose from {', '.join(names())}")
-    return Hardware(name=name, **p[name])
+    d = dict(p[name])
+    own = d.pop("kinds", None)
+    return _with_kinds(Hardware(name=name, **d), own)
 
 
 def from_dict(d: dict) -> Hardware:
-    return Hardware(**{k: d[k] for k in Hardware.__dataclass_fields__ if k in d})
+    hw = Hardware(**{k: d[k] for k in Hardware.__dataclass_fields__ if k in d})
+    return hw if d.get("kinds") is not None else _with_kinds(hw)
 
 
 # ---- host detection ------------------------------------------------------------------------
@@ -116,7 +133,7 @@ def host(refresh: bool = False) -> Hardware:
         try:
             d = json.loads(f.read_text())
             if d.get("facts") == facts:
-                return from_dict(d["hardware"])
+                return _with_kinds(from_dict({**d["hardware"], "kinds": None}))
         except (OSError, ValueError, KeyError, TypeError):
             pass
     lanes = facts["vector_bits"] // 32
@@ -127,7 +144,7 @@ def host(refresh: bool = False) -> Hardware:
                   source=f"detected: {facts['vector_bits']}-bit vectors, {facts['ghz']:.2f} GHz, "
                          f"L2 {facts['l2'] // 1024} KB/core; bandwidth measured by a {128} MB copy probe")
     try:
-        f.write_text(json.dumps({"facts": facts, "hardware": hw.to_dict()}))
+        f.write_text(json.dumps({"facts": facts, "hardware": {**hw.to_dict(), "kinds": None}}))
     except OSError:
         pass
-    return hw
+    return _with_kinds(hw)

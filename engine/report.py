@@ -36,12 +36,15 @@ def plan_summary(g, p, hw, explain: bool = False, top: int = 8) -> str:
     lines = [f"{p.strategy}: {p.kernels} kernels for {len(g)} ops of {g.name}   "
              f"estimated {p.estimated_us / 1000:.3f} ms on {hw.title} (cost model estimate)   "
              f"planned in {p.planning_ms:.1f} ms"]
+    kinds_of = [k["kind"] for k in p.group_kinds] or [""] * len(p.groups)
+    beyond = Counter(k for k in kinds_of if k not in ("", "single", "epilogue"))
+    lines.append("kernels beyond FuseOps: " + (", ".join(f"{k} {v}" for k, v in beyond.most_common()) or "none"))
     order = sorted(range(len(p.groups)), key=lambda i: -p.group_us[i])[:top]
     rows = []
     for gi in order:
         ops = [g.by_id[m].op for m in p.groups[gi] if g.by_id[m].kind == "call_tir"]
-        rows.append([gi, len(p.groups[gi]), f"{p.group_us[gi]:.1f}", "+".join(ops)[:70]])
-    lines += ["", f"most expensive groups (estimated):", table(rows, ["group", "ops", "est. us", "operators"])]
+        rows.append([gi, len(p.groups[gi]), kinds_of[gi], f"{p.group_us[gi]:.1f}", "+".join(ops)[:70]])
+    lines += ["", f"most expensive groups (estimated):", table(rows, ["group", "ops", "kind", "est. us", "operators"])]
     reasons = Counter(e["reason"] for e in p.explanations)
     lines += ["", "edges between groups: " + (", ".join(f"{k} {v}" for k, v in reasons.most_common()) or "none")]
     if explain:

@@ -9,7 +9,8 @@ from .layout_worker import dot_path
 
 STRATEGY_TIPS = {"none": "every operator its own kernel (baseline)", "tvm": "TVM Relax FuseOps, read back",
                  "greedy": "our replay of TVM's FuseOps rules", "dp": "cost-model dynamic programming",
-                 "hybrid": "DP on the critical path, greedy elsewhere", "custom": "an imported plan"}
+                 "hybrid": "DP on the critical path, greedy elsewhere",
+                 "optimal": "a 0/1 program over the DP's candidate kernels (bounds the DP)", "custom": "an imported plan"}
 
 
 def all_strategies() -> list[str]:

@@ -14,6 +14,9 @@ from engine import layout as L
 from . import style
 
 Z_BOX, Z_EDGE, Z_NODE, Z_TEXT = -10, -5, 0, 1
+Z_BADGE = 2
+BADGE_H = 14.0
+BOX_PEN_W, KIND_BOX_PEN_W = 1.6, 2.8   # a group of a kind beyond FuseOps gets a heavier outline and a badge
 TEXT_MIN_SCALE = 0.42
 NODE_PEN_W = 1.0
 RANK_H = L.NODE_H + L.RANK_SEP
@@ -31,7 +34,12 @@ def EdgeItem(path: QtGui.QPainterPath) -> QtWidgets.QGraphicsPathItem:
 
 
 class GraphScene(QtWidgets.QGraphicsScene):
-    """Draws one graph under one plan. Group indices refer to `plan.groups`."""
+    """Draws one graph under one plan. Group indices refer to `plan.groups`.
+
+    A group whose fusion kind is beyond TVM's FuseOps (`plan.group_kinds`, engine/planner/kinds.py) has a
+    heavier outline and a letter badge on its box's top edge (`kind_badges`)."""
+
+    plan_changed = QtCore.Signal()        # a plan (or none) is drawn now: kinds and legends follow it
 
     def __init__(self, theme: style.Theme | None = None, parent=None):
         super().__init__(parent)
@@ -48,6 +56,7 @@ class GraphScene(QtWidgets.QGraphicsScene):
         self.edges: dict[tuple[str, str], EdgeItem] = {}
         self.boxes: dict[int, QtWidgets.QGraphicsPathItem] = {}
         self.collapsed_items: dict[int, QtWidgets.QGraphicsPathItem] = {}
+        self.kind_badges: dict[int, QtWidgets.QGraphicsPathItem] = {}   # group -> its badge (kinds beyond FuseOps)
         self.node_colours: dict[str, QtGui.QColor] = {}
         self.group_colours: dict[int, QtGui.QColor] = {}
         self.only_here: set[int] = set()
@@ -58,7 +67,11 @@ class GraphScene(QtWidgets.QGraphicsScene):
         self._labelled: set[str] = set()
         self._box_pool, self._box_by_set, self._colour_cache, self._coloured_for = [], {}, {}, None
         self._box_geom, self._box_looks = {}, {}
+        self._badge_pool: list[QtWidgets.QGraphicsPathItem] = []
         self._text_mode = "plain"
+        self._badge_font = QtGui.QFont()
+        self._badge_font.setPointSizeF(7.0)
+        self._badge_font.setBold(True)
         self._title_font = QtGui.QFont()
         self._title_font.setPointSizeF(8.5)
         self._title_font.setBold(True)
@@ -75,6 +88,7 @@ class GraphScene(QtWidgets.QGraphicsScene):
         self._box_pool = []
         self._box_by_set = {}
         self._box_geom, self._box_looks = {}, {}
+        self._badge_pool, self.kind_badges = [], {}
         self._colour_cache = {}
         self._coloured_for = None
         self._text_mode = "plain"
@@ -84,6 +98,7 @@ class GraphScene(QtWidgets.QGraphicsScene):
         self.selected, self.found = None, []
         self.building = False
         self._labelled = set()
+        self.plan_changed.emit()
 
     def set_graph(self, graph, lay: L.Layout, plan=None):
         """Create every item at once. `lay` must place every op node (a layout without collapsed groups)."""
@@ -138,6 +153,8 @@ class GraphScene(QtWidgets.QGraphicsScene):
             yield
             yield from self._rebox_steps(False, chunk)
         self.building = False
+        if plan is not None:
+            self.plan_changed.emit()
 
     # ---- labels: created for what comes into view ---------------------------------------------------
 
@@ -314,12 +331,105 @@ class GraphScene(QtWidgets.QGraphicsScene):
         if had_collapsed or want:
             self._route_edges()
         self._restyle_selection()
+        self.plan_changed.emit()
 
     def _compute_only_here(self):
         self.only_here = set()
         if self.other_plan is not None:
             other = {frozenset(g) for g in self.other_plan.groups}
             self.only_here = {gi for gi, g in enumerate(self.plan.groups) if len(g) > 1 and frozenset(g) not in other}
+
+    # ---- fusion kinds (plan.group_kinds) --------------------------------------------------------------
+
+    def kind_of(self, gi: int) -> dict | None:
+        """{"kind", "features"} of group gi, or None where the plan carries no kinds."""
+        gk = getattr(self.plan, "group_kinds", None) if self.plan is not None else None
+        if not gk or len(gk) != len(self.plan.groups) or not 0 <= gi < len(gk):
+            return None
+        return gk[gi]
+
+    def badge_text(self, gi: int) -> str:
+        return style.kind_badge_text(self.kind_of(gi))
+
+    def kinds_present(self) -> dict[str, int]:
+        """Kinds beyond FuseOps in the drawn plan: kind -> number of groups with that feature, in badge order."""
+        out = {k: 0 for k in style.KIND_ORDER}
+        gk = getattr(self.plan, "group_kinds", None) if self.plan is not None else None
+        if gk and len(gk) == len(self.plan.groups):
+            for info in gk:
+                for f in set(info.get("features") or ()) | {info.get("kind")}:
+                    if f in out:
+                        out[f] += 1
+        return {k: n for k, n in out.items() if n}
+
+    def _group_pen(self, gi: int, colour: QtGui.QColor | None = None) -> QtGui.QPen:
+        if gi in self.only_here:
+            p = QtGui.QPen(self.theme.only_here, 3.0, QtCore.Qt.DashLine)
+        else:
+            c = colour or (self.group_colours.get(gi) if self.heat else style.box_colour(self.plan.groups[gi],
+                                                                                         self.theme.dark))
+            p = QtGui.QPen(c, KIND_BOX_PEN_W if self.badge_text(gi) else BOX_PEN_W)
+        p.setCosmetic(True)
+        return p
+
+    def _make_badge(self, parent=None) -> QtWidgets.QGraphicsPathItem:
+        b = QtWidgets.QGraphicsPathItem(parent)
+        t = QtWidgets.QGraphicsSimpleTextItem(b)
+        t.setFont(self._badge_font)
+        t.setBrush(QtGui.QBrush(QtGui.QColor("white")))
+        return b
+
+    def _style_badge(self, b: QtWidgets.QGraphicsPathItem, text: str, kind: str):
+        """A pill with white letters on the kind's colour, its right end at the item's origin; the rim
+        (the background colour, light in the dark scheme) sets it off from box lines and edges."""
+        look = (text, kind, self.theme.dark)
+        if b.data(1) == look:
+            return
+        b.setData(1, look)
+        t = b.childItems()[0]
+        t.setText(text)
+        br = t.boundingRect()
+        w = max(BADGE_H, br.width() + 8)
+        b.setPath(_rounded(QtCore.QRectF(-w, -BADGE_H / 2, w, BADGE_H), BADGE_H / 2))
+        b.setBrush(style.kind_colour(kind))
+        pen = QtGui.QPen(self.theme.text if self.theme.dark else self.theme.background, 1.2)
+        pen.setCosmetic(True)
+        b.setPen(pen)
+        t.setPos(-w / 2 - br.width() / 2, -br.height() / 2)
+        from engine.planner import kinds
+
+        b.setToolTip("; ".join(f"{style.KIND_LETTERS[k]} = {kinds.TITLES[k]}" for k in style.KIND_ORDER
+                               if style.KIND_LETTERS[k] in text))
+
+    def _place_badges(self):
+        """One badge per box of a group of a kind beyond FuseOps, on the box's top edge near its right end.
+        Badges are pooled like boxes; they sit above edges and nodes (few items, always readable)."""
+        pool = self._badge_pool
+        self.kind_badges = {}
+        used = 0
+        for gi, box in self.boxes.items():
+            text = self.badge_text(gi)
+            if not text:
+                continue
+            if used < len(pool):
+                b = pool[used]
+            else:
+                b = self._make_badge()
+                b.setZValue(Z_BADGE)
+                self.addItem(b)
+                pool.append(b)
+            used += 1
+            self._style_badge(b, text, self.kind_of(gi)["kind"])
+            r = box.path().boundingRect()
+            b.setPos(r.right() - 8, r.top())
+            b.setData(0, ("group", gi))
+            if not b.isVisible():
+                b.setVisible(True)
+            self.kind_badges[gi] = b
+        for b in pool[used:]:
+            if b.isVisible():
+                b.setVisible(False)
+                b.setData(0, None)
 
     def group_values(self) -> list[float] | None:
         return self.heat["values"] if self.heat else None
@@ -418,7 +528,8 @@ class GraphScene(QtWidgets.QGraphicsScene):
                 if len(members) < 2 or gi in self.collapsed:
                     continue
                 fs = frozenset(members)
-                style_key = (gi in self.only_here, self.group_colours[gi].rgba() if self.heat is not None else None)
+                style_key = (gi in self.only_here, self.group_colours[gi].rgba() if self.heat is not None else None,
+                             self.badge_text(gi))
                 old = prev.get(fs)
                 if old is not None and old[1] == style_key:
                     it = old[0]
@@ -430,8 +541,6 @@ class GraphScene(QtWidgets.QGraphicsScene):
                     todo.append((gi, members, fs, style_key))
         free = [it for it in pool if id(it) not in keep]
         dark = self.theme.dark
-        only_pen = QtGui.QPen(self.theme.only_here, 3.0, QtCore.Qt.DashLine)
-        only_pen.setCosmetic(True)
         only_fill = QtGui.QColor(self.theme.only_here)
         only_fill.setAlpha(30)
         k = 0
@@ -455,19 +564,17 @@ class GraphScene(QtWidgets.QGraphicsScene):
                 pool.append(it)
             k += 1
             if style_key[0]:
-                it.setPen(only_pen)
+                it.setPen(self._group_pen(gi))
                 it.setBrush(only_fill)
             else:
                 c = self.group_colours[gi] if self.heat is not None else None
-                lk = c.rgba() if c is not None else min(members, key=L._num)
+                lk = (c.rgba() if c is not None else min(members, key=L._num), bool(style_key[2]))
                 look = looks.get(lk)
                 if look is None:
                     c = c if c is not None else style.box_colour(members, dark)
                     fill = QtGui.QColor(c)
                     fill.setAlpha(45)
-                    pen = QtGui.QPen(c, 1.6)
-                    pen.setCosmetic(True)
-                    look = looks[lk] = (pen, QtGui.QBrush(fill))
+                    look = looks[lk] = (self._group_pen(gi, c), QtGui.QBrush(fill))
                 it.setPen(look[0])
                 it.setBrush(look[1])
             it.setData(0, ("group", gi))
@@ -480,11 +587,19 @@ class GraphScene(QtWidgets.QGraphicsScene):
                 it.setVisible(False)
                 it.setData(0, None)
         self._box_by_set = by_set
+        self._place_badges()
         self._restyle_selection()
 
     def group_tooltip(self, gi: int) -> str:
         members = self.plan.groups[gi]
-        return (f"group {gi}: {L.group_name(self.graph, members)}, {len(members)} ops"
+        info = self.kind_of(gi)
+        kind = ""
+        if info is not None:
+            from engine.planner import kinds
+
+            extra = [kinds.TITLES.get(f, f) for f in info.get("features") or () if f != info.get("kind")]
+            kind = f"\nkind: {kinds.TITLES.get(info['kind'], info['kind'])}" + (f" (+ {', '.join(extra)})" if extra else "")
+        return (f"group {gi}: {L.group_name(self.graph, members)}, {len(members)} ops" + kind
                 + ("\n(only in this plan)" if gi in self.only_here else ""))
 
     def _members_rect(self, members, pad: float = L.CLUSTER_PAD) -> QtCore.QRectF | None:
@@ -533,6 +648,11 @@ class GraphScene(QtWidgets.QGraphicsScene):
             br = t.boundingRect()
             t.setPos(-br.width() / 2, -br.height() / 2)
             t.setVisible(self.text_visible)
+            badge = self.badge_text(gi)
+            if badge:  # the kind's badge on the collapsed node's top edge, as on the box
+                b = self._make_badge(it)
+                self._style_badge(b, badge, self.kind_of(gi)["kind"])
+                b.setPos(w / 2 - 6, -h / 2)
             pos = self.layout.pos.get(L.collapsed_id(gi)) if self.layout else None
             if pos is not None:
                 it.setPos(*pos)
@@ -548,6 +668,10 @@ class GraphScene(QtWidgets.QGraphicsScene):
                 box.setVisible(False)
                 box.setData(0, None)
                 self._box_by_set.pop(frozenset(members), None)
+            badge = self.kind_badges.pop(gi, None)
+            if badge is not None:  # the collapsed node carries its own badge
+                badge.setVisible(False)
+                badge.setData(0, None)
             changed.add(gi)
         if changed and reroute:
             self._route_edges()
@@ -608,13 +732,7 @@ class GraphScene(QtWidgets.QGraphicsScene):
                     ep.setCosmetic(True)
                     it.setPen(ep)
                 elif kind == "group":
-                    gi = it.data(0)[1]
-                    c = self.group_colours.get(gi) if self.heat else style.box_colour(self.plan.groups[gi],
-                                                                                        self.theme.dark)
-                    p = QtGui.QPen(c, 1.6) if gi not in self.only_here else QtGui.QPen(self.theme.only_here, 3.0,
-                                                                                        QtCore.Qt.DashLine)
-                    p.setCosmetic(True)
-                    it.setPen(p)
+                    it.setPen(self._group_pen(it.data(0)[1]))
             except (RuntimeError, TypeError):  # item deleted with a re-box
                 pass
         self._styled = []
@@ -842,6 +960,88 @@ class HeatLegend(QtWidgets.QWidget):
         p.end()
 
 
+class KindLegend(QtWidgets.QWidget):
+    """The badges of the fusion kinds beyond FuseOps present in the drawn plan, each with its title and
+    how many groups have it, in the view's top-left corner (hidden when the plan has none)."""
+
+    ROW_H = 17
+
+    def __init__(self, parent):
+        super().__init__(parent)
+        self.counts: dict[str, int] = {}
+        self.hide()
+
+    def _font(self, size=8.0, bold=False) -> QtGui.QFont:
+        f = QtGui.QFont(self.font())
+        f.setPointSizeF(size)
+        f.setBold(bold)
+        return f
+
+    def set_kinds(self, counts: dict[str, int]):
+        from engine.planner import kinds
+
+        self.counts = dict(counts)
+        if not counts:
+            self.hide()
+            return
+        fm = QtGui.QFontMetrics(self._font())
+        rows = [self._row_text(k, n) for k, n in counts.items()] + [self._title(), self._footer()]
+        w = max(fm.horizontalAdvance(t) for t in rows) + 44
+        self.setFixedSize(min(w, 340), 8 + self.ROW_H * (len(counts) + 2) + 2)
+        self.setToolTip("\n".join(f"{style.KIND_LETTERS[k]}: {kinds.TITLES[k]}" for k in counts)
+                        + "\nClick a group for its kind and features (Properties)")
+        self.show()
+        self.update()
+
+    @staticmethod
+    def _title() -> str:
+        return "Fusion kinds beyond FuseOps"
+
+    @staticmethod
+    def _footer() -> str:
+        return "no badge: FuseOps (single / epilogue)"
+
+    @staticmethod
+    def _row_text(kind: str, n: int) -> str:
+        from engine.planner import kinds
+
+        return f"{kinds.TITLES.get(kind, kind)}  ({n} group{'s' if n != 1 else ''})"
+
+    def paintEvent(self, ev):  # noqa: N802
+        p = QtGui.QPainter(self)
+        p.setRenderHint(QtGui.QPainter.Antialiasing)
+        pal = self.palette()
+        bg = QtGui.QColor(pal.color(QtGui.QPalette.Window))
+        bg.setAlpha(232)
+        p.setBrush(bg)
+        p.setPen(QtGui.QPen(pal.color(QtGui.QPalette.Mid)))
+        p.drawRoundedRect(QtCore.QRectF(self.rect()).adjusted(0.5, 0.5, -0.5, -0.5), 5, 5)
+        text = pal.color(QtGui.QPalette.WindowText)
+        p.setFont(self._font(8.0, True))
+        p.setPen(text)
+        w = self.width()
+        p.drawText(QtCore.QRectF(8, 4, w - 16, self.ROW_H), QtCore.Qt.AlignLeft | QtCore.Qt.AlignVCenter, self._title())
+        y = 4 + self.ROW_H
+        for kind, n in self.counts.items():
+            pill = QtCore.QRectF(8, y + 2, 20, self.ROW_H - 4)
+            p.setPen(QtCore.Qt.NoPen)
+            p.setBrush(style.kind_colour(kind))
+            p.drawRoundedRect(pill, pill.height() / 2, pill.height() / 2)
+            p.setPen(QtGui.QColor("white"))
+            p.setFont(self._font(7.5, True))
+            p.drawText(pill, QtCore.Qt.AlignCenter, style.KIND_LETTERS.get(kind, "?"))
+            p.setPen(text)
+            p.setFont(self._font())
+            p.drawText(QtCore.QRectF(34, y, w - 40, self.ROW_H), QtCore.Qt.AlignLeft | QtCore.Qt.AlignVCenter,
+                       self._row_text(kind, n))
+            y += self.ROW_H
+        p.setPen(pal.color(QtGui.QPalette.PlaceholderText))
+        p.setFont(self._font(7.5))
+        p.drawText(QtCore.QRectF(8, y, w - 16, self.ROW_H), QtCore.Qt.AlignLeft | QtCore.Qt.AlignVCenter,
+                   self._footer())
+        p.end()
+
+
 def _us(v: float) -> str:
     return f"{v / 1000:.2f} ms" if v >= 1000 else f"{v:.1f} us"
 
@@ -868,6 +1068,8 @@ class GraphView(QtWidgets.QGraphicsView):
         self._press = None
         self.minimap = Minimap(self)
         self.legend = HeatLegend(self)
+        self.kinds_legend = KindLegend(self)
+        scene.plan_changed.connect(self._update_kinds_legend)
         self.horizontalScrollBar().valueChanged.connect(self._changed)
         self.verticalScrollBar().valueChanged.connect(self._changed)
 
@@ -892,6 +1094,11 @@ class GraphView(QtWidgets.QGraphicsView):
             self.minimap.rebuild()
         self.minimap.move(vp.right() - self.minimap.width() - 6, vp.bottom() - self.minimap.height() - 6)
         self.legend.move(vp.left() + 8, vp.bottom() - self.legend.height() - 8)  # the minimap has the right
+        self.kinds_legend.move(vp.left() + 8, vp.top() + 8)
+
+    def _update_kinds_legend(self):
+        self.kinds_legend.set_kinds(self.scene().kinds_present())
+        self._place_overlays()
 
     def _changed(self, *_):
         sc = self.scene()

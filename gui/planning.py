@@ -70,13 +70,9 @@ def replan_job(graph, profile: str, strategies: list[str], progress, cancel):
 
 def recost(plan, graph, hw) -> None:
     """Re-estimate an imported plan's costs and kernel count for `hw`, in place."""
-    from engine.planner.cost import CostModel
-    from engine.planner.plan import count_kernels
+    from engine.planner import annotate
 
-    cm = CostModel(graph, hw)
-    plan.estimated_us, plan.group_us = cm.plan_cost(plan.groups)
-    plan.kernel_count = count_kernels(graph, plan.groups)
-    plan.hardware = hw.name
+    annotate(plan, graph, hw)
 
 
 class Planning:

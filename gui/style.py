@@ -7,7 +7,7 @@ from PySide6 import QtCore, QtGui, QtWidgets
 
 from engine.layout import group_hue
 
-STRATEGY_COLOURS = {"none": "#8c8c8c", "tvm": "#4e79a7", "greedy": "#f28e2b", "dp": "#59a14f", "hybrid": "#b07aa1",
+STRATEGY_COLOURS = {"none": "#8c8c8c", "tvm": "#4e79a7", "greedy": "#f28e2b", "dp": "#59a14f", "hybrid": "#b07aa1", "optimal": "#76b7b2",
                     "custom": "#e15759", "published": "#9c755f"}
 
 
@@ -66,6 +66,29 @@ class Theme:
         self.select = QtGui.QColor("#ffcc00" if dark else "#e0115f")
         self.found = QtGui.QColor("#00c8ff" if dark else "#0066ff")
         self.only_here = QtGui.QColor("#ff4d4d" if dark else "#d6002a")
+
+
+# Fusion kinds beyond TVM FuseOps (engine/planner/kinds.py): a letter badge on the group box, filled with
+# the kind's colour. Mid-dark saturated fills keep white letters readable (contrast >= 4.5) and stand out
+# from the pale group fills (light scheme) and from the dark background (dark scheme, light rim).
+KIND_LETTERS = {"prologue": "P", "anchor_chain": "C", "horizontal": "H", "reduction_stitch": "S"}
+KIND_COLOURS = {"prologue": "#1565c0", "anchor_chain": "#7b1fa2", "horizontal": "#00796b",
+                "reduction_stitch": "#a84f00"}
+KIND_ORDER = ("anchor_chain", "reduction_stitch", "horizontal", "prologue")   # kinds.PRIORITY
+
+
+def kind_colour(kind: str) -> QtGui.QColor:
+    return QtGui.QColor(KIND_COLOURS.get(kind, "#5a5a60"))
+
+
+def kind_badge_text(info: dict | None) -> str:
+    """The badge letters of a group ({"kind", "features"} from plan.group_kinds): its main kind first,
+    then its other beyond-FuseOps features; "" for FuseOps' own kinds (no badge)."""
+    if not info:
+        return ""
+    main = info.get("kind", "")
+    feats = [f for f in KIND_ORDER if f in (info.get("features") or ()) and f != main]
+    return "".join(KIND_LETTERS[k] for k in ([main] if main in KIND_LETTERS else []) + feats)
 
 
 def group_colour(members, dark: bool = False) -> QtGui.QColor:

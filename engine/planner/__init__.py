@@ -1,7 +1,8 @@
 """Fusion planners behind one call: make_plan(graph, strategy, hw) -> Plan.
 
 Strategies: none (baseline), tvm (Relax FuseOps, read back), greedy (our FuseOps), dp (cost-model
-DP), hybrid (DP on the critical path, greedy elsewhere). Each lives in its own module.
+DP), hybrid (DP on the critical path, greedy elsewhere), optimal (a 0/1 program over the same
+candidate kernels, to bound the DP). Each lives in its own module.
 """
 from __future__ import annotations
 
@@ -14,7 +15,6 @@ from .plan import STRATEGIES, Plan, count_kernels
 def make_plan(graph, strategy: str, hw) -> Plan:
     """Plan `graph` for hardware profile `hw`, with cost estimates, explanations and planning time."""
     from . import explain
-    from .cost import CostModel
 
     t0 = time.perf_counter()
     extra = {}
@@ -32,6 +32,10 @@ def make_plan(graph, strategy: str, hw) -> Plan:
         from .order import chain_order
         p, cm = dp.plan(graph, hw)
         extra = {"order": chain_order(graph), "max_len": p.notes["max_len"]}
+    elif strategy == "optimal":
+        from . import optimal
+        p, cm = optimal.plan(graph, hw)
+        extra = {"max_len": p.notes["max_len"]}
     elif strategy == "hybrid":
         from . import hybrid
         p, cm, order, forced = hybrid.plan(graph, hw)
@@ -39,16 +43,27 @@ def make_plan(graph, strategy: str, hw) -> Plan:
     else:
         raise PlanError(f"unknown strategy {strategy!r}; choose from {', '.join(STRATEGIES)}")
     p.planning_ms = (time.perf_counter() - t0) * 1000
-    cm = cm or CostModel(graph, hw)
-    p.hardware = hw.name
-    p.kernel_count = count_kernels(graph, p.groups)
-    p.estimated_us, p.group_us = cm.plan_cost(p.groups)
+    cm = annotate(p, graph, hw, cm)
     if not p.explanations:
         if strategy == "tvm":
             p.explanations = _borrow_greedy_explanations(graph, hw, p)
         if not p.explanations:
             p.explanations = explain.explain(graph, p.groups, cm, strategy, **extra)
     return p
+
+
+def annotate(p: Plan, graph, hw, cm=None):
+    """Set a plan's profile, kernel count, estimated costs and group kinds for `hw`, in place
+    (every plan, made here, imported or re-costed, gets them from this one place). Returns the cost model."""
+    from . import kinds
+    from .cost import CostModel
+
+    cm = cm or CostModel(graph, hw)
+    p.hardware = hw.name
+    p.kernel_count = count_kernels(graph, p.groups)
+    p.estimated_us, p.group_us = cm.plan_cost(p.groups)
+    p.group_kinds = kinds.classify(cm, p.groups)
+    return cm
 
 
 def _borrow_greedy_explanations(graph, hw, p: Plan) -> list[dict]:
@@ -60,4 +75,4 @@ def _borrow_greedy_explanations(graph, hw, p: Plan) -> list[dict]:
     return g.explanations if same else []
 
 
-__all__ = ["STRATEGIES", "Plan", "make_plan"]
+__all__ = ["STRATEGIES", "Plan", "annotate", "make_plan"]

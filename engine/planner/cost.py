@@ -11,10 +11,11 @@ outputs). Values produced and consumed inside the group are free: an elementwise
 injective consumer recomputes them per element in registers. An anchor (OutEWiseFusable) or a
 reduction that reads a value produced inside its own group needs that value staged on chip:
 `staged_bytes / units` must fit `onchip_bytes` (shared memory per SM, L2 per core). That is the
-hardware limit the planners check. Staging is not free: staged bytes count at STAGE_COST (a tenth)
-of a DRAM byte, so between two equal plans the one with epilogue fusion wins. A profile whose
-backend cannot fuse a prologue into an anchor (`anchor_prologue: false`, the default, since our
-schedule rules compute epilogues only) forbids an anchor reading a value computed in its own group. Tuples and tuple-get-items move no data and launch nothing.
+hardware limit the planners check (an anchor chain computed tile by tile needs only a band of
+rows on chip: kinds.onchip_need). Staging is not free: staged bytes count at STAGE_COST (a tenth)
+of a DRAM byte, so between two equal plans the one with epilogue fusion wins. Which kinds of
+group beyond FuseOps' (prologue, anchor chain, horizontal, stitched reduction) a profile allows,
+and the efficiency of each, are the profile's (kinds.py). Tuples and tuple-get-items move no data and launch nothing.
 
 Everything is per node and additive, so planners can evaluate segments incrementally; the
 calibration knobs are the profile's efficiencies and launch_us.
@@ -25,6 +26,7 @@ from dataclasses import dataclass
 
 from ..hardware import Hardware
 from ..opgraph import DTYPE_BYTES
+from . import kinds
 
 GLUE = {"tuple", "tuple_get_item"}
 STAGE_COST = 0.1
@@ -54,6 +56,7 @@ class GroupEstimate:
     legal: bool = True
     why: str = ""            # the broken rule or limit, when not legal
     limit: str = ""          # "rule" | "hardware"
+    features: tuple = ()     # fusion kinds beyond FuseOps this group uses (kinds.py)
 
 
 class CostModel:
@@ -82,8 +85,8 @@ class CostModel:
         self.node_us = [self._single_us(i) for i in range(len(nodes))]
 
     # -- one formula, used by every planner ---------------------------------------------------
-    def time_us(self, flops: float, boundary: float, has_kernel: bool) -> tuple[float, float, float]:
-        c, m = flops / self.compute_rate, boundary / self.byte_rate
+    def time_us(self, flops: float, boundary: float, has_kernel: bool, eff: float = 1.0) -> tuple[float, float, float]:
+        c, m = flops / (self.compute_rate * eff), boundary / (self.byte_rate * eff)
         return (self.hw.launch_us if has_kernel else 0.0) + max(c, m), c, m
 
     def _single_us(self, i: int) -> float:
@@ -96,11 +99,12 @@ class CostModel:
         """Estimate one group given as node indices (or ids)."""
         idx = [self.index[m] if isinstance(m, str) else m for m in members]
         inside = set(idx)
+        shape = kinds.GroupShape(self, inside.__contains__)
         flops = bytes_in = bytes_out = staged = 0
         read: set[int] = set()
-        anchors = 0
         legal, why, limit = True, "", ""
-        for i in idx:
+        for i in sorted(idx, reverse=True):
+            shape.add(i)
             flops += self.flops[i]
             bytes_in += self.ext_bytes[i]
             for p in self.inputs[i]:
@@ -111,39 +115,33 @@ class CostModel:
             escapes = self.is_output[i] or any(c not in inside for c in self.consumers[i])
             if escapes:
                 bytes_out += 0 if self.glue[i] else self.vbytes[i]
-            if len(idx) > 1:
-                bad = self._rule(i, inside, escapes)
-                if bad and legal:
+            if len(idx) > 1 and legal:
+                bad = self._rule(i, escapes)
+                if bad:
                     legal, why, limit = False, bad, "rule"
-            anchors += self.pattern[i] == "OutEWiseFusable"
         bytes_in += sum(self.vbytes[p] for p in read)
-        if legal and anchors > 1:
-            legal, why, limit = False, f"{anchors} anchors (OutEWiseFusable) in one group; the backend schedules one", "rule"
-        if legal and staged > self.onchip_total:
-            legal, why, limit = False, (f"needs {staged / self.hw.units / 1024:.0f} KB on chip per unit, "
+        features = shape.features()
+        if legal and len(idx) > 1:
+            blocked, _ = shape.blocked(self.hw)
+            if blocked:
+                legal, why, limit = False, kinds.why_blocked(blocked, self.hw), "rule"
+        need = kinds.onchip_need(self, staged, features, inside)
+        if legal and need > self.onchip_total:
+            legal, why, limit = False, (f"needs {need / self.hw.units / 1024:.0f} KB on chip per unit, "
                                         f"{self.hw.title} has {self.hw.onchip_bytes / 1024:.0f} KB"), "hardware"
         has_kernel = not all(self.glue[i] for i in idx)
-        spill = STAGE_COST * staged if staged <= self.onchip_total else 2 * staged  # too big: spills to DRAM
-        us, c, m = self.time_us(flops, bytes_in + bytes_out + spill, has_kernel)
-        return GroupEstimate(us, c, m, flops, bytes_in, bytes_out, staged, legal, why, limit)
+        spill = STAGE_COST * staged if need <= self.onchip_total else 2 * staged  # too big: spills to DRAM
+        flops += kinds.extra_flops(self, shape)
+        us, c, m = self.time_us(flops, bytes_in + bytes_out + spill, has_kernel, kinds.efficiency(self.hw, features))
+        return GroupEstimate(us, c, m, int(flops), bytes_in, bytes_out, staged, legal, why, limit, features)
 
-    def _rule(self, i: int, inside: set, escapes: bool) -> str:
-        """Why node i cannot sit in a multi-op group, or ''."""
+    def _rule(self, i: int, escapes: bool) -> str:
+        """Why node i cannot sit in any multi-op group, or '' (the kinds' own rules are in kinds.py)."""
         n = self.graph.nodes[i]
         if self.pattern[i] == "Opaque" and not self.glue[i]:
             return f"{n.op} is Opaque"
-        if self.pattern[i] == "CommReduce":
-            for c in self.consumers[i]:
-                if c in inside and self.pattern[c] not in ("ElemWise", "Broadcast"):
-                    return f"reduction {n.op} ends a group (only an elementwise epilogue may follow)"
         if self.tuple_valued[i] and escapes:
             return f"{n.op} yields a tuple that is used outside the group"
-        if not self.hw.anchor_prologue and not self.glue[i]:
-            from .dp import _feeds_anchor
-
-            if _feeds_anchor(self, i, inside.__contains__):
-                return (f"{n.op} would run inside an anchor (conv/matmul/pool) of its group as a prologue; "
-                        "the schedule rules fuse only epilogues (a prologue is recomputed per use)")
         return ""
 
     def plan_cost(self, groups) -> tuple[float, list[float]]:

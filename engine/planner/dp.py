@@ -6,9 +6,10 @@ the 1-D form needs O(n * L) segment evaluations instead of O(n^3). Segments are 
 `order.chain_order`, so every group is convex and the group graph is acyclic.
 
 Pruning, as in the seed:
-- hardware constraints: a segment that breaks a rule (opaque op, a second anchor, an op after a
-  reduction, a tuple leaving the group) or the on-chip limit stays broken when extended, so the
-  extension loop stops there;
+- hardware constraints: a segment that breaks a rule (an opaque op, a tuple leaving the group, a
+  fusion kind the profile leaves off: kinds.GroupShape) or the on-chip limit stays broken when
+  extended, so the extension loop stops there (a prologue the profile leaves off may still become
+  an anchor chain, so that segment is skipped, not cut, when chains are allowed);
 - the 2x cut-off: a segment whose estimate exceeds twice the cost of running its ops apart is not
   extended further, and a prefix already costing more than the best known solution for the same
   end is not combined;
@@ -20,6 +21,7 @@ from __future__ import annotations
 
 import math
 
+from . import kinds
 from .cost import STAGE_COST, STAGING, CostModel
 from .order import chain_order
 
@@ -27,30 +29,37 @@ MAX_LEN = 32
 CUTOFF = 2.0
 
 
-def segment_dp(cm: CostModel, order: list[int], max_len: int = MAX_LEN, cutoff: float = CUTOFF):
-    """Best segmentation of `order` (node indices). Returns (list of segments, stats)."""
+def segment_dp(cm: CostModel, order: list[int], max_len: int = MAX_LEN, cutoff: float = CUTOFF, costs=None,
+               record: list | None = None):
+    """Best segmentation of `order` (node indices). Returns (list of segments, stats).
+
+    `costs(segment) -> us | None`, when given, replaces the model's estimate of a legal segment
+    (measured mode: a timed kernel); None keeps the estimate. `record`, when given, receives
+    (start, end, us) for every legal segment order[start:end] evaluated (optimal's candidates)."""
     n = len(order)
     pos = {v: k for k, v in enumerate(order)}
     best = [0.0] + [math.inf] * n
     choice = [0] * (n + 1)
-    stats = {"segments_evaluated": 0, "cut_rule": 0, "cut_hardware": 0, "cut_2x": 0, "cut_dominated": 0}
+    stats = {"segments_evaluated": 0, "cut_rule": 0, "cut_hardware": 0, "cut_2x": 0, "cut_dominated": 0,
+             "skipped_kind": 0}
     flops_, vbytes, ext, inputs, consumers = cm.flops, cm.vbytes, cm.ext_bytes, cm.inputs, cm.consumers
-    is_out, glue, pattern, tuple_valued, node_us = cm.is_output, cm.glue, cm.pattern, cm.tuple_valued, cm.node_us
+    is_out, glue, pattern, node_us = cm.is_output, cm.glue, cm.pattern, cm.node_us
     # the last position (in this order) of each node's consumers; outside the order counts as "after"
     far = [max((pos.get(c, n) for c in consumers[v]), default=-1) for v in order]
-    onchip, launch = cm.onchip_total, cm.hw.launch_us
-    no_prologue = not cm.hw.anchor_prologue
+    onchip, launch, hw = cm.onchip_total, cm.hw.launch_us, cm.hw
     crate, brate = cm.compute_rate, cm.byte_rate
     for i in range(1, n + 1):
         last = i - 1
         fl = bin_ = bout = staged = 0
         read: dict[int, int] = {}
         read_sum = 0
-        anchors = kernels = 0
+        kernels = 0
         apart = 0.0
+        shape = kinds.GroupShape(cm, lambda c, last=last: pos.get(c, n) <= last)
         for j in range(last, max(-1, last - max_len), -1):
             v = order[j]
             # ---- add node v at the front of segment order[j..last] ----
+            shape.add(v)
             fl += flops_[v]
             bin_ += ext[v]
             apart += node_us[v]
@@ -64,29 +73,43 @@ def segment_dp(cm: CostModel, order: list[int], max_len: int = MAX_LEN, cutoff: 
             escapes = is_out[v] or far[j] > last
             if escapes and not glue[v]:
                 bout += vbytes[v]
-            prologue = False
             for c in consumers[v]:
                 if pattern[c] in STAGING and pos.get(c, n) <= last:
                     staged += vbytes[v]
-            if no_prologue and not glue[v]:
-                prologue = _feeds_anchor(cm, v, lambda c: pos.get(c, n) <= last)
-            anchors += pattern[v] == "OutEWiseFusable"
             kernels += not glue[v]
             size = last - j + 1
+            features = ()
             if size > 1:
-                bad = _broken(cm, v, order, pos, last, escapes)
+                bad = _broken(cm, v, escapes)
                 if not bad and size == 2:
                     w = order[last]
-                    bad = _broken(cm, w, order, pos, last, is_out[w] or far[last] > last)
-                if bad or anchors > 1 or prologue:
+                    bad = _broken(cm, w, is_out[w] or far[last] > last)
+                if bad:
                     stats["cut_rule"] += 1
                     break
-                if staged > onchip:
+                blocked, final = shape.blocked(hw)
+                if blocked and final:
+                    stats["cut_rule"] += 1
+                    break
+                features = shape.features()
+                need = kinds.onchip_need(cm, staged, features, order[j:i]) if features else staged
+                if need > onchip:
                     stats["cut_hardware"] += 1
                     break
+                if blocked:                     # a prologue that an upstream anchor may yet make a chain
+                    stats["skipped_kind"] += 1
+                    continue
             stats["segments_evaluated"] += 1
-            c_us, m_us = fl / crate, (bin_ + read_sum + bout + STAGE_COST * staged) / brate
+            extra = kinds.extra_flops(cm, shape) if features else 0.0
+            eff = kinds.efficiency(hw, features) if features else 1.0
+            c_us, m_us = (fl + extra) / (crate * eff), (bin_ + read_sum + bout + STAGE_COST * staged) / (brate * eff)
             seg = (launch if kernels else 0.0) + (c_us if c_us > m_us else m_us)
+            if costs is not None and kernels:
+                measured = costs(order[j:i])
+                if measured is not None:
+                    seg = measured
+            if record is not None:
+                record.append((j, i, seg))
             if best[j] >= best[i]:
                 stats["cut_dominated"] += 1
             elif best[j] + seg < best[i]:
@@ -103,28 +126,9 @@ def segment_dp(cm: CostModel, order: list[int], max_len: int = MAX_LEN, cutoff: 
     return segs, stats
 
 
-def _feeds_anchor(cm: CostModel, v: int, inside) -> bool:
-    """Does v's value reach an anchor inside the group, directly or through tuples/get-items?"""
-    stack = [c for c in cm.consumers[v] if inside(c)]
-    while stack:
-        c = stack.pop()
-        if cm.pattern[c] == "OutEWiseFusable":
-            return True
-        if cm.glue[c]:
-            stack.extend(x for x in cm.consumers[c] if inside(x))
-    return False
-
-
-def _broken(cm: CostModel, v: int, order, pos, last: int, escapes: bool) -> bool:
-    """The per-node rules of CostModel._rule, with 'inside' meaning positions <= last."""
-    p = cm.pattern[v]
-    if p == "Opaque" and not cm.glue[v]:
-        return True
-    if p == "CommReduce":
-        for c in cm.consumers[v]:
-            if pos.get(c, len(order)) <= last and cm.pattern[c] not in ("ElemWise", "Broadcast"):
-                return True
-    return cm.tuple_valued[v] and escapes
+def _broken(cm: CostModel, v: int, escapes: bool) -> bool:
+    """CostModel._rule for the DP: an opaque op, or a tuple used outside the segment."""
+    return (cm.pattern[v] == "Opaque" and not cm.glue[v]) or (cm.tuple_valued[v] and escapes)
 
 
 def plan(graph, hw, max_len: int = MAX_LEN, cutoff: float = CUTOFF):

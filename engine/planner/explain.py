@@ -34,6 +34,8 @@ def explain(graph, groups, cm, strategy: str, order: list[int] | None = None, ma
             m = memo[key]
             split = cm.group(groups[a]).us + cm.group(groups[b]).us
             e.update(fused_us=round(m.us, 3), split_us=round(split, 3))
+            if m.features:                      # fusing would make a kernel of a kind beyond FuseOps
+                e["kinds"] = list(m.features)
             if not m.legal:
                 e.update(reason=m.limit, detail=m.why)
             elif seg_pos is not None and abs(seg_pos[a] - seg_pos[b]) != 1:

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-STRATEGIES = ("none", "tvm", "greedy", "dp", "hybrid")
+STRATEGIES = ("none", "tvm", "greedy", "dp", "hybrid", "optimal")
 
 
 @dataclass
@@ -23,6 +23,7 @@ class Plan:
     planning_ms: float = 0.0
     notes: dict = field(default_factory=dict)
     kernel_count: int = 0                   # groups holding at least one call_tir (set by make_plan)
+    group_kinds: list[dict] = field(default_factory=list)  # per group {"kind", "features"} (kinds.py)
 
     @property
     def kernels(self) -> int:

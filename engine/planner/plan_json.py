@@ -26,7 +26,8 @@ def to_dict(plan: Plan, graph, hw, measured: dict | None = None) -> dict:
         "strategy": plan.strategy,
         "hardware": hw.to_dict(),
         "nodes": [{"id": n.id, "name": n.op, "pattern": n.pattern} for n in graph.nodes],
-        "groups": [{"id": gi, "nodes": list(g), "estimated_us": round(plan.group_us[gi], 4) if plan.group_us else None}
+        "groups": [{"id": gi, "nodes": list(g), "estimated_us": round(plan.group_us[gi], 4) if plan.group_us else None,
+                    **(plan.group_kinds[gi] if gi < len(plan.group_kinds) else {})}
                    for gi, g in enumerate(plan.groups)],
         "kernels": plan.kernels,
         "estimated_us": round(plan.estimated_us, 4),

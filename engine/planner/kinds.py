@@ -1,0 +1,211 @@
+"""Fusion kinds: what kind of kernel a group is, and which kinds a profile's backend compiles.
+
+One rule per kind, in one place. The cost model (legality and cost), the DP and the hybrid (through
+the incremental `GroupShape`), `optimal`, the explanations and the app (badges) all read it.
+
+A group that TVM's FuseOps could make is one of:
+    single      one op
+    epilogue    at most one anchor (conv, matmul, pool) followed by elementwise/broadcast ops,
+                or a chain of elementwise/injective ops
+The kinds beyond FuseOps (features: one group may have several):
+    prologue          an op that is not an anchor computes a value an anchor of the same group
+                      reads, and no anchor of the group runs before it (pad, transpose, elementwise
+                      before a conv/matmul, computed inside the anchor's tile loop)
+    anchor_chain      an anchor's output reaches another anchor inside the group (1x1 conv ->
+                      depthwise conv -> 1x1 conv; the intermediate stays on chip, tile by tile)
+    horizontal        two or more anchors of the group whose outputs reach no other anchor of the
+                      group: siblings (Q/K/V matmuls, parallel convs) that run in one kernel
+    reduction_stitch  a reduction (or a pooling down to a small value) whose result reaches
+                      another anchor or reduction inside the group (squeeze-and-excitation:
+                      global pool -> conv -> act -> conv -> sigmoid -> scale; softmax and layer
+                      norm with the ops around them). Anchors that only read small values
+                      (<= SMALL_BYTES, e.g. the 1x1-spatial convs of an SE block) are part of
+                      the stitch, not an anchor chain: their inputs stay in registers/L1 anyway.
+
+Whether a kind is allowed, and what it costs, is the profile's choice (`Hardware.kinds`, per
+target: assets/hardware.json); a kind stays off where the backend cannot schedule it or where it
+measured slower.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+ANCHOR = "OutEWiseFusable"
+REDUCE = "CommReduce"
+EWISE = ("ElemWise", "Broadcast")
+
+BEYOND = ("prologue", "anchor_chain", "horizontal", "reduction_stitch")
+KINDS = ("single", "epilogue", *BEYOND)
+
+TITLES = {
+    "single": "single op",
+    "epilogue": "anchor + epilogue (FuseOps)",
+    "prologue": "prologue fused into an anchor",
+    "anchor_chain": "anchor chain (tile-wise)",
+    "horizontal": "horizontal (sibling anchors)",
+    "reduction_stitch": "stitched reduction",
+}
+
+# the order in which a group's main kind is named when it has several features
+PRIORITY = ("anchor_chain", "reduction_stitch", "horizontal", "prologue")
+
+# a value this small (an SE block's pooled vector) needs no tiling to stay on chip
+SMALL_BYTES = 64 * 1024
+
+
+@dataclass(frozen=True)
+class KindConfig:
+    """A kind's knobs on one profile: allowed at all, and the efficiency its kernels reach
+    relative to the profile's roofline (the calibration knob for that kind)."""
+    enabled: bool = False
+    efficiency: float = 1.0
+    note: str = ""
+
+
+def config(hw, kind: str) -> KindConfig:
+    raw = (getattr(hw, "kinds", None) or {}).get(kind)
+    if raw is None:
+        return KindConfig()
+    if isinstance(raw, bool):
+        return KindConfig(enabled=raw)
+    return KindConfig(**{k: raw[k] for k in ("enabled", "efficiency", "note") if k in raw})
+
+
+def enabled(hw, kind: str) -> bool:
+    return config(hw, kind).enabled
+
+
+class GroupShape:
+    """The kind features of a group, built by adding members in reverse topological order
+    (every inside consumer of a member is added before it), as the DP extends a segment to the
+    front. `inside(c)` says whether node c belongs to the group (now or by the time it is complete).
+
+    Monotone features (once present, no earlier member removes them): anchor_chain, horizontal,
+    reduction_stitch. `prologue` is not: a pending prologue op becomes part of a chain when an
+    anchor upstream of it joins the group.
+    """
+    __slots__ = ("cm", "inside", "feeds", "after", "pending", "anchors", "sink_anchors", "chain", "stitch",
+                 "members")
+
+    def __init__(self, cm, inside):
+        self.cm, self.inside = cm, inside
+        self.feeds: set[int] = set()      # members whose value reaches an anchor of the group
+        self.after: set[int] = set()      # members downstream of an anchor of the group
+        self.pending: set[int] = set()    # non-anchor compute members that feed an anchor
+        self.members: list[int] = []
+        self.anchors = self.sink_anchors = 0
+        self.chain = self.stitch = False
+
+    def add(self, v: int) -> None:
+        cm = self.cm
+        pat = cm.pattern[v]
+        inside_cons = [c for c in cm.consumers[v] if self.inside(c)]
+        feeds = any(cm.pattern[c] == ANCHOR or c in self.feeds for c in inside_cons)
+        if feeds:
+            self.feeds.add(v)
+        small = cm.vbytes[v] <= SMALL_BYTES
+        if pat == ANCHOR:
+            self.anchors += 1
+            if feeds and small:
+                self.stitch = True
+            elif feeds:
+                self.chain = True
+            else:
+                self.sink_anchors += 1
+            stack = inside_cons                   # mark what runs after this anchor
+            while stack:
+                c = stack.pop()
+                if c not in self.after:
+                    self.after.add(c)
+                    stack = stack + [x for x in cm.consumers[c] if self.inside(x)]
+        elif feeds and not cm.glue[v]:
+            self.pending.add(v)
+        if pat == REDUCE and (feeds or any(cm.pattern[c] not in EWISE for c in inside_cons if not cm.glue[c])):
+            self.stitch = True
+        self.members.append(v)
+
+    def features(self) -> tuple[str, ...]:
+        out = []
+        if self.pending and any(p not in self.after for p in self.pending):
+            out.append("prologue")
+        if self.chain:
+            out.append("anchor_chain")
+        if self.sink_anchors > 1:
+            out.append("horizontal")
+        if self.stitch:
+            out.append("reduction_stitch")
+        return tuple(out)
+
+    def blocked(self, hw) -> tuple[str, bool]:
+        """(the first feature the profile does not allow, whether adding earlier members can never
+        allow it) or ("", False)."""
+        for f in self.features():
+            if not enabled(hw, f):
+                final = f != "prologue" or not enabled(hw, "anchor_chain")
+                return f, final
+        return "", False
+
+
+def features_of(cm, members) -> tuple[str, ...]:
+    """The beyond-FuseOps features of a group given as node indices."""
+    inside = set(members)
+    s = GroupShape(cm, inside.__contains__)
+    for v in sorted(inside, reverse=True):     # graph.nodes is topological: reverse adds consumers first
+        s.add(v)
+    return s.features()
+
+
+def main_kind(n_members: int, features) -> str:
+    for k in PRIORITY:
+        if k in features:
+            return k
+    return "single" if n_members == 1 else "epilogue"
+
+
+def classify(cm, groups) -> list[dict]:
+    """Per group (node ids or indices): {"kind": main kind, "features": [...]}."""
+    out = []
+    for g in groups:
+        idx = [cm.index[m] if isinstance(m, str) else m for m in g]
+        f = features_of(cm, idx)
+        out.append({"kind": main_kind(len(idx), f), "features": list(f)})
+    return out
+
+
+def why_blocked(kind: str, hw) -> str:
+    c = config(hw, kind)
+    extra = f" ({c.note})" if c.note else ""
+    return f"fused, this would be a kernel of kind {kind} ({TITLES[kind]}); profile {hw.name} leaves that kind off{extra}"
+
+
+# ---- what a kind costs (estimates; measured mode replaces them by timings) -------------------
+
+BAND_ROWS = 14      # rows of the consumer's output per tile of an anchor chain (the CPU prototype's
+HALO_ROWS = 2       # bands); a 3x3 consumer needs 2 more producer rows per band, recomputed: +14%
+
+
+def _rows(node) -> int:
+    s = node.shape
+    return int(s[0] * s[2]) if isinstance(s, list) and len(s) == 4 and not isinstance(s[0], list) else 1
+
+
+def onchip_need(cm, staged: int, features, inside) -> float:
+    """Bytes the group must keep on chip (all units together). An anchor chain computed band by
+    band holds only a band of each intermediate (plus its halo); anything else holds all of it."""
+    if "anchor_chain" not in features or staged == 0:
+        return staged
+    rows = min((_rows(cm.graph.nodes[v]) for v in inside if cm.pattern[v] == ANCHOR), default=1)
+    return staged * min(1.0, (BAND_ROWS + HALO_ROWS) * cm.hw.units / max(rows, 1))
+
+
+def extra_flops(cm, shape: "GroupShape") -> float:
+    """An anchor chain recomputes its producer anchors' halo rows in every band: HALO/BAND more of
+    their work (the prototype measured 14% more expand work)."""
+    if not shape.chain:
+        return 0.0
+    return sum(cm.flops[v] for v in shape.feeds if cm.pattern[v] == ANCHOR) * HALO_ROWS / BAND_ROWS
+
+
+def efficiency(hw, features) -> float:
+    """The lowest efficiency among the group's kinds (1.0 for FuseOps' own kinds)."""
+    return min((config(hw, f).efficiency for f in features), default=1.0)
