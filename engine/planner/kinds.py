@@ -112,16 +112,18 @@ class GroupShape:
                 self.chain = True
             else:
                 self.sink_anchors += 1
-            stack = inside_cons                   # mark what runs after this anchor
+        elif pat == REDUCE:
+            if feeds or any(cm.pattern[c] not in EWISE for c in inside_cons if not cm.glue[c]):
+                self.stitch = True
+        elif feeds and not cm.glue[v]:
+            self.pending.add(v)
+        if pat in (ANCHOR, REDUCE):
+            stack = inside_cons                   # mark what runs after this anchor or reduction
             while stack:
                 c = stack.pop()
                 if c not in self.after:
                     self.after.add(c)
                     stack = stack + [x for x in cm.consumers[c] if self.inside(x)]
-        elif feeds and not cm.glue[v]:
-            self.pending.add(v)
-        if pat == REDUCE and (feeds or any(cm.pattern[c] not in EWISE for c in inside_cons if not cm.glue[c])):
-            self.stitch = True
         self.members.append(v)
 
     def features(self) -> tuple[str, ...]:

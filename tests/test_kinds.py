@@ -1,0 +1,108 @@
+"""Fusion kinds beyond FuseOps (engine/planner/kinds.py) and the `optimal` strategy.
+
+Kinds are read from one rule: these tests check the classification on small graphs built by hand,
+that the DP forms a kind only where the profile allows it, and that `optimal` bounds the DP.
+"""
+from dataclasses import replace
+from types import SimpleNamespace
+
+import pytest
+
+from engine import hardware, loader
+from engine.planner import kinds, make_plan, optimal
+from engine.planner.cost import CostModel
+from engine.planner.synthetic import _Builder
+from engine.planner.validate import check_convex_acyclic, check_partition
+
+
+def _cm(build, hw="t4"):
+    b = _Builder(c=32, hw=28)
+    ids = build(b)
+    return CostModel(b.graph("kinds"), hardware.get(hw)), ids
+
+
+def _features(cm, ids):
+    return set(kinds.features_of(cm, [cm.index[i] for i in ids]))
+
+
+def test_epilogue_group_has_no_kind_beyond_fuseops():
+    cm, ids = _cm(lambda b: [b.add("conv2d", []), b.add("bias_add", ["n0"]), b.add("relu", ["n1"])])
+    assert _features(cm, ids) == set()
+    assert kinds.classify(cm, [ids])[0]["kind"] == "epilogue"
+    assert kinds.classify(cm, [ids[:1]])[0]["kind"] == "single"
+
+
+def test_prologue_chain_horizontal_and_stitch_are_told_apart():
+    def g(b):
+        x = b.add("relu", [])                    # n0: elementwise before an anchor
+        c1 = b.add("conv2d", [x])                # n1
+        r = b.add("relu", [c1])                  # n2: between two anchors
+        c2 = b.add("conv2d", [r])                # n3: chain c1 -> c2
+        c3 = b.add("conv2d", [r])                # n4: sibling of c2 (reads the same value)
+        s = b.add("sum", [c2], shape=[1, 32, 1, 1])       # n5: a reduction to a small value
+        m = b.add("matmul", [s], shape=[1, 32, 1, 1])     # n6: an anchor fed by the reduction
+        return [x, c1, r, c2, c3, s, m]
+    cm, n = _cm(g)
+    assert _features(cm, ["n0", "n1"]) == {"prologue"}
+    assert _features(cm, ["n1", "n2", "n3"]) == {"anchor_chain"}        # relu is c1's epilogue, not a prologue
+    assert _features(cm, ["n2", "n3", "n4"]) == {"prologue", "horizontal"}
+    assert _features(cm, ["n3", "n4"]) == {"horizontal"}
+    assert _features(cm, ["n5", "n6"]) == {"reduction_stitch"}
+    assert kinds.main_kind(3, ("prologue", "anchor_chain")) == "anchor_chain"
+
+
+def test_a_kind_the_profile_leaves_off_is_illegal_and_says_why():
+    def g(b):
+        c1 = b.add("conv2d", [])
+        return [c1, b.add("conv2d", [c1])]
+    cm, ids = _cm(g)
+    assert cm.group(ids).legal                                   # t4: chains on
+    off = replace(hardware.get("t4"), kinds={**hardware.get("t4").kinds, "anchor_chain": {"enabled": False}})
+    est = CostModel(cm.graph, off).group(ids)
+    assert not est.legal and "anchor_chain" in est.why and est.features == ("anchor_chain",)
+
+
+@pytest.fixture(scope="module")
+def effnet():
+    return loader.load("zoo:efficientnet_b0@64")
+
+
+def test_dp_forms_kinds_only_where_the_profile_allows(effnet):
+    host = hardware.get("host")
+    greedy = make_plan(effnet, "greedy", host)
+    assert {k["kind"] for k in greedy.group_kinds} <= {"single", "epilogue"}   # FuseOps' own kinds
+    dp = make_plan(effnet, "dp", host)
+    allowed = {k for k in kinds.BEYOND if kinds.enabled(host, k)}
+    used = {f for k in dp.group_kinds for f in k["features"]}
+    assert used <= allowed
+    assert sum(k["kind"] == "reduction_stitch" for k in dp.group_kinds) == 16   # one per SE block
+    none_on = replace(host, kinds={k: {"enabled": False} for k in kinds.BEYOND})
+    plain = make_plan(effnet, "dp", none_on)
+    assert all(not k["features"] for k in plain.group_kinds)
+    assert plain.kernels > dp.kernels
+
+
+@pytest.mark.parametrize("hw", ["host", "t4"])
+def test_optimal_bounds_dp_and_greedy(effnet, hw):
+    prof = hardware.get(hw)
+    opt = make_plan(effnet, "optimal", prof)
+    check_partition(effnet, opt.groups)
+    check_convex_acyclic(effnet, opt.groups)
+    cm = CostModel(effnet, prof)
+    assert all(cm.group(g).legal for g in opt.groups)
+    for s in ("dp", "greedy"):
+        assert opt.estimated_us <= make_plan(effnet, s, prof).estimated_us * (1 + 1e-9)
+    assert opt.notes["optimal"]["objective_us"] == pytest.approx(opt.estimated_us, rel=1e-6)
+
+
+def test_optimal_cuts_a_cycle_between_convex_groups():
+    """a -> c and b -> d: groups {a, d} and {b, c} are each convex but need each other first.
+    The cheapest cover is that pair; the lazy cut must reject it and return an acyclic one."""
+    inputs = [[], [], [0], [1, 0]]               # a, b, c <- a, d <- b, a
+    cm = SimpleNamespace(ids=["a", "b", "c", "d"], inputs=inputs)
+    cands = {(0, 3): 1.0, (1, 2): 1.0, (0,): 2.0, (1,): 2.0, (2,): 2.0, (3,): 2.0, (0, 2): 1.6, (1, 3): 1.6}
+    groups, stats = optimal.solve(cm, cands)
+    assert stats["cuts"] >= 1
+    assert optimal._cycle(cm, groups) == []
+    assert sorted(map(tuple, groups)) == [(0, 2), (1, 3)]
+    assert stats["objective_us"] == pytest.approx(3.2)
