@@ -71,6 +71,10 @@ class Actions:
         self.a_find_next = A("Find &Next", lambda: self.find_step(+1), [QtGui.QKeySequence.FindNext, "F3"])
         self.a_find_prev = A("Find &Previous", lambda: self.find_step(-1), [QtGui.QKeySequence.FindPrevious,
                                                                           "Shift+F3"])
+        self.a_diff_next = A("Next &Difference", lambda: self.diff_step(+1), "N",
+                             tip="Side by side: select and centre the next group only one plan has")
+        self.a_diff_prev = A("Previous Di&fference", lambda: self.diff_step(-1), "Shift+N",
+                             tip="Side by side: select and centre the previous group only one plan has")
         self.a_bench = A("&Benchmark", lambda: self.benchmark(), "Ctrl+B",
                          tip="Build and time the shown strategies on the selected device")
         self.a_bench_all = A("Benchmark &All Strategies", lambda: self.benchmark(all_strategies=True), "Ctrl+Shift+B")
@@ -208,10 +212,10 @@ class Actions:
         for a in (self.a_collapse, self.a_expand, self.a_collapse_all, self.a_expand_all):
             v.addAction(a)
         v.addSeparator()
-        for a in (self.a_side, self.a_heat, self.a_log, self.a_minimap):
+        for a in (self.a_side, self.a_diff_next, self.a_diff_prev, self.a_heat, self.a_log, self.a_minimap):
             v.addAction(a)
         v.addSeparator()
-        for d in (self.dock_props, self.dock_latency, self.dock_rec):
+        for d in (self.dock_props, self.dock_diff, self.dock_latency, self.dock_rec):
             v.addAction(d.toggleViewAction())
         s = mb.addMenu("&Strategy")
         self.strategy_group = QtGui.QActionGroup(self)

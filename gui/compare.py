@@ -26,6 +26,7 @@ class ViewSync(QtCore.QObject):
             if abs(dst.scale_factor() - src.scale_factor()) > 1e-9:
                 dst.setTransform(src.transform())
                 dst.scene().set_text_visible(src.scene().text_visible)
+                dst.scene().set_badge_zoom(src.scale_factor())
             c = src.mapToScene(src.viewport().rect().center())
             dst.centerOn(c)
             dst.minimap.update()

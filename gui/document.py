@@ -38,12 +38,22 @@ class Document:
 
     def only_in(self, a: str, b: str) -> tuple[int, int]:
         """Multi-op groups present only in plan a, only in plan b."""
+        d = self.differences(a, b)
+        return sum(side == 0 for side, _ in d), sum(side == 1 for side, _ in d)
+
+    def differences(self, a: str, b: str) -> list[tuple[int, int]]:
+        """The multi-op groups only one of plans a and b has, as (side: 0 for a, 1 for b, group index in
+        that plan), in graph order (by each group's first operator; a's before b's at the same place)."""
         pa, pb = self.plans.get(a), self.plans.get(b)
         if pa is None or pb is None:
-            return 0, 0
+            return []
         sa = {frozenset(g) for g in pa.groups if len(g) > 1}
         sb = {frozenset(g) for g in pb.groups if len(g) > 1}
-        return len(sa - sb), len(sb - sa)
+        pos = {n.id: k for k, n in enumerate(self.graph.nodes)}
+        out = [(min(pos[m] for m in g), side, gi)
+               for side, p, other in ((0, pa, sb), (1, pb, sa))
+               for gi, g in enumerate(p.groups) if len(g) > 1 and frozenset(g) not in other]
+        return [(side, gi) for _, side, gi in sorted(out)]
 
 
 def plan_strategies(graph, hw, strategies, progress=None, cancel=None) -> tuple[dict, dict]:

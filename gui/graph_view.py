@@ -15,8 +15,9 @@ from . import style
 
 Z_BOX, Z_EDGE, Z_NODE, Z_TEXT = -10, -5, 0, 1
 Z_BADGE = 2
-BADGE_H = 14.0
+BADGE_H = 16.0
 BOX_PEN_W, KIND_BOX_PEN_W = 1.6, 2.8   # a group of a kind beyond FuseOps gets a heavier outline and a badge
+BADGE_MAX_GROW = 2.5                   # zoomed out, badges grow (up to this) to stay as large as at 100 %
 TEXT_MIN_SCALE = 0.42
 NODE_PEN_W = 1.0
 RANK_H = L.NODE_H + L.RANK_SEP
@@ -68,9 +69,10 @@ class GraphScene(QtWidgets.QGraphicsScene):
         self._box_pool, self._box_by_set, self._colour_cache, self._coloured_for = [], {}, {}, None
         self._box_geom, self._box_looks = {}, {}
         self._badge_pool: list[QtWidgets.QGraphicsPathItem] = []
+        self._badge_scale = 1.0
         self._text_mode = "plain"
         self._badge_font = QtGui.QFont()
-        self._badge_font.setPointSizeF(7.0)
+        self._badge_font.setPointSizeF(7.5)
         self._badge_font.setBold(True)
         self._title_font = QtGui.QFont()
         self._title_font.setPointSizeF(8.5)
@@ -396,10 +398,6 @@ class GraphScene(QtWidgets.QGraphicsScene):
         pen.setCosmetic(True)
         b.setPen(pen)
         t.setPos(-w / 2 - br.width() / 2, -br.height() / 2)
-        from engine.planner import kinds
-
-        b.setToolTip("; ".join(f"{style.KIND_LETTERS[k]} = {kinds.TITLES[k]}" for k in style.KIND_ORDER
-                               if style.KIND_LETTERS[k] in text))
 
     def _place_badges(self):
         """One badge per box of a group of a kind beyond FuseOps, on the box's top edge near its right end.
@@ -416,13 +414,14 @@ class GraphScene(QtWidgets.QGraphicsScene):
             else:
                 b = self._make_badge()
                 b.setZValue(Z_BADGE)
+                b.setScale(self._badge_scale)
                 self.addItem(b)
                 pool.append(b)
             used += 1
             self._style_badge(b, text, self.kind_of(gi)["kind"])
             r = box.path().boundingRect()
             b.setPos(r.right() - 8, r.top())
-            b.setData(0, ("group", gi))
+            b.setData(0, ("badge", gi))
             if not b.isVisible():
                 b.setVisible(True)
             self.kind_badges[gi] = b
@@ -598,7 +597,8 @@ class GraphScene(QtWidgets.QGraphicsScene):
             from engine.planner import kinds
 
             extra = [kinds.TITLES.get(f, f) for f in info.get("features") or () if f != info.get("kind")]
-            kind = f"\nkind: {kinds.TITLES.get(info['kind'], info['kind'])}" + (f" (+ {', '.join(extra)})" if extra else "")
+            kind = (f"\nkind: {kinds.TITLES.get(info['kind'], info['kind'])}"
+                    + (f" (+ {', '.join(extra)})" if extra else ""))
         return (f"group {gi}: {L.group_name(self.graph, members)}, {len(members)} ops" + kind
                 + ("\n(only in this plan)" if gi in self.only_here else ""))
 
@@ -701,6 +701,16 @@ class GraphScene(QtWidgets.QGraphicsScene):
         return self.expand(set(self.collapsed))
 
     # ---- text level of detail ----------------------------------------------------------------------
+
+    def set_badge_zoom(self, view_scale: float):
+        """Zoomed out below 100 %, kind badges grow (up to BADGE_MAX_GROW) so that their letters stay
+        readable while the op labels are still shown."""
+        k = min(BADGE_MAX_GROW, max(1.0, 1.0 / max(view_scale, 1e-6)))
+        if abs(k - self._badge_scale) < 1e-3:
+            return
+        self._badge_scale = k
+        for b in self._badge_pool:
+            b.setScale(k)
 
     def set_text_visible(self, on: bool):
         if on == self.text_visible:
@@ -962,7 +972,8 @@ class HeatLegend(QtWidgets.QWidget):
 
 class KindLegend(QtWidgets.QWidget):
     """The badges of the fusion kinds beyond FuseOps present in the drawn plan, each with its title and
-    how many groups have it, in the view's top-left corner (hidden when the plan has none)."""
+    how many groups have it, in the view's bottom-left corner, above the heat legend (hidden when the plan
+    has none). Drawn in the palette's colours, so it follows the light or dark scheme."""
 
     ROW_H = 17
 
@@ -984,22 +995,19 @@ class KindLegend(QtWidgets.QWidget):
         if not counts:
             self.hide()
             return
-        fm = QtGui.QFontMetrics(self._font())
-        rows = [self._row_text(k, n) for k, n in counts.items()] + [self._title(), self._footer()]
-        w = max(fm.horizontalAdvance(t) for t in rows) + 44
-        self.setFixedSize(min(w, 340), 8 + self.ROW_H * (len(counts) + 2) + 2)
+        fm, fb = QtGui.QFontMetrics(self._font()), QtGui.QFontMetrics(self._font(8.0, True))
+        w = max([fm.horizontalAdvance(self._row_text(k, n)) + 42 for k, n in counts.items()]
+                + [fb.horizontalAdvance(self._title()) + 16])
+        self.setFixedSize(min(w, 340), 6 + self.ROW_H * (len(counts) + 1) + 4)
         self.setToolTip("\n".join(f"{style.KIND_LETTERS[k]}: {kinds.TITLES[k]}" for k in counts)
-                        + "\nClick a group for its kind and features (Properties)")
+                        + "\nA box without a badge is a kind TVM's FuseOps forms too (single op, anchor + "
+                          "epilogue).\nClick a group: Properties names its kind and features.")
         self.show()
         self.update()
 
     @staticmethod
     def _title() -> str:
         return "Fusion kinds beyond FuseOps"
-
-    @staticmethod
-    def _footer() -> str:
-        return "no badge: FuseOps (single / epilogue)"
 
     @staticmethod
     def _row_text(kind: str, n: int) -> str:
@@ -1020,8 +1028,8 @@ class KindLegend(QtWidgets.QWidget):
         p.setFont(self._font(8.0, True))
         p.setPen(text)
         w = self.width()
-        p.drawText(QtCore.QRectF(8, 4, w - 16, self.ROW_H), QtCore.Qt.AlignLeft | QtCore.Qt.AlignVCenter, self._title())
-        y = 4 + self.ROW_H
+        p.drawText(QtCore.QRectF(8, 3, w - 16, self.ROW_H), QtCore.Qt.AlignLeft | QtCore.Qt.AlignVCenter, self._title())
+        y = 3 + self.ROW_H
         for kind, n in self.counts.items():
             pill = QtCore.QRectF(8, y + 2, 20, self.ROW_H - 4)
             p.setPen(QtCore.Qt.NoPen)
@@ -1035,10 +1043,6 @@ class KindLegend(QtWidgets.QWidget):
             p.drawText(QtCore.QRectF(34, y, w - 40, self.ROW_H), QtCore.Qt.AlignLeft | QtCore.Qt.AlignVCenter,
                        self._row_text(kind, n))
             y += self.ROW_H
-        p.setPen(pal.color(QtGui.QPalette.PlaceholderText))
-        p.setFont(self._font(7.5))
-        p.drawText(QtCore.QRectF(8, y, w - 16, self.ROW_H), QtCore.Qt.AlignLeft | QtCore.Qt.AlignVCenter,
-                   self._footer())
         p.end()
 
 
@@ -1084,9 +1088,9 @@ class GraphView(QtWidgets.QGraphicsView):
 
     def resizeEvent(self, ev):  # noqa: N802
         super().resizeEvent(ev)
-        self._place_overlays()
+        self.place_overlays()
 
-    def _place_overlays(self):
+    def place_overlays(self):
         vp = self.viewport().geometry()
         size = QtCore.QSize(max(60, min(150, vp.width() // 5)), max(70, min(190, vp.height() // 3)))
         if size != self.minimap.size():
@@ -1094,11 +1098,12 @@ class GraphView(QtWidgets.QGraphicsView):
             self.minimap.rebuild()
         self.minimap.move(vp.right() - self.minimap.width() - 6, vp.bottom() - self.minimap.height() - 6)
         self.legend.move(vp.left() + 8, vp.bottom() - self.legend.height() - 8)  # the minimap has the right
-        self.kinds_legend.move(vp.left() + 8, vp.top() + 8)
+        above = self.legend.y() - 6 if not self.legend.isHidden() else vp.bottom() - 8
+        self.kinds_legend.move(vp.left() + 8, above - self.kinds_legend.height())
 
     def _update_kinds_legend(self):
         self.kinds_legend.set_kinds(self.scene().kinds_present())
-        self._place_overlays()
+        self.place_overlays()
 
     def _changed(self, *_):
         sc = self.scene()
@@ -1126,6 +1131,7 @@ class GraphView(QtWidgets.QGraphicsView):
 
     def _after_zoom(self):
         self.scene().set_text_visible(self.scale_factor() >= TEXT_MIN_SCALE)
+        self.scene().set_badge_zoom(self.scale_factor())
         self._changed()
 
     def fit(self):
@@ -1156,13 +1162,25 @@ class GraphView(QtWidgets.QGraphicsView):
         self.set_scale(1.0)
         self.centerOn(c)
 
-    def reveal(self, sel: tuple, min_scale: float = 0.8):
+    def reveal(self, sel: tuple, min_scale: float = 0.8, fit: bool = False):
+        """Centre `sel`, zoomed to at least `min_scale`. fit: zoom out (as far as text stays readable)
+        so that a large group fits; one taller than the view shows its top, where its badge is."""
         r = self.scene().item_rect(sel)
         if r is None:
             return
-        if self.scale_factor() < min_scale:
-            self.set_scale(1.0)
-        self.centerOn(r.center())
+        if not fit:
+            if self.scale_factor() < min_scale:
+                self.set_scale(1.0)
+            self.centerOn(r.center())
+            return
+        vp = self.viewport().rect()
+        s = min(1.0, vp.width() / (r.width() + 40), vp.height() / (r.height() + 40))
+        cur = self.scale_factor()
+        if cur > s or cur < min(s, min_scale):
+            self.set_scale(max(s, TEXT_MIN_SCALE))
+        s = self.scale_factor()
+        h = vp.height() / s
+        self.centerOn(r.center().x(), r.center().y() if r.height() + 40 <= h else r.top() + h / 2 - 20)
 
     # ---- input ----------------------------------------------------------------------------------
 
@@ -1180,8 +1198,8 @@ class GraphView(QtWidgets.QGraphicsView):
             super().keyPressEvent(ev)
 
     def hit(self, pos) -> tuple | None:
-        """What is under `pos` (viewport coordinates): a node, else an edge within a few pixels, else a
-        group box."""
+        """What is under `pos` (viewport coordinates): a node (or a group's kind badge: the group), else an
+        edge within a few pixels, else a group box."""
         def tagged(items):
             out = []
             for it in items:
@@ -1197,6 +1215,8 @@ class GraphView(QtWidgets.QGraphicsView):
         for d in exact:
             if d[0] in ("node", "collapsed"):
                 return d
+            if d[0] == "badge":
+                return ("group", d[1])
         near = QtCore.QRect(pos.x() - 4, pos.y() - 4, 9, 9)
         for d in tagged(self.items(near, QtCore.Qt.IntersectsItemShape)):
             if d[0] == "edge":

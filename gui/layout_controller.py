@@ -177,7 +177,7 @@ class Layouts:
         self.rview.refresh_labels()
         self._apply_heat()
         self.rview.minimap.rebuild()
-        self.area.set_summary(self.doc, self.strategy, self.right_strategy)
+        self._update_compare()
         QtCore.QTimer.singleShot(0, self.area.sync.now)
 
     def _other_plan(self, left: bool):

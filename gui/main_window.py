@@ -10,6 +10,7 @@ strategies side by side, benchmarks them, and shows the latency and the recommen
     bench_controller   devices and Benchmark through engine.runner
     layout_controller  layout requests and applying them to the two views
     strategies         switching strategies and the side-by-side comparison
+    differences        side by side: the summary, the groups only one plan has, next / previous difference
     overlays           heat overlay and minimap
     selection          selection, properties, collapse / expand
     find               the find box
@@ -28,12 +29,14 @@ from .actions import STRATEGY_TIPS, Actions, all_strategies  # noqa: F401 - STRA
 from .activity import QUIET_TASKS, Activity  # noqa: F401 - QUIET_TASKS: public name
 from .bench_controller import Benchmarks
 from .compare import GraphArea
+from .differences import Differences
 from .document import Document
 from .file_io import NeedShapes, FileIO  # noqa: F401 - NeedShapes: public name
 from .find import Find
 from .layout_controller import Layouts
 from .layout_worker import LayoutService
 from .overlays import Overlays
+from .panels.differences import DifferencesPanel
 from .panels.latency import LatencyPanel
 from .panels.properties import PropertiesPanel
 from .panels.recommendation import RecommendationPanel
@@ -43,8 +46,8 @@ from .settings import Settings
 from .strategies import Strategies
 
 
-class MainWindow(Actions, Activity, FileIO, Planning, Benchmarks, Layouts, Strategies, Overlays, Selection, Find,
-                 QtWidgets.QMainWindow):
+class MainWindow(Actions, Activity, FileIO, Planning, Benchmarks, Layouts, Strategies, Differences, Overlays,
+                 Selection, Find, QtWidgets.QMainWindow):
     """The composition: builds the views, docks, actions and status bar, and ties a loaded Document
     to them; each base class above does one job over the state kept here."""
 
@@ -97,6 +100,7 @@ class MainWindow(Actions, Activity, FileIO, Planning, Benchmarks, Layouts, Strat
         self._build_menus()
         self._build_statusbar()
         self.settings.restore_window(self)
+        self.dock_diff.setVisible(self.area.side_by_side)  # shown with side by side only
         app = QtWidgets.QApplication.instance()
         if app is not None:
             app.styleHints().colorSchemeChanged.connect(self._on_scheme_changed)
@@ -108,9 +112,13 @@ class MainWindow(Actions, Activity, FileIO, Planning, Benchmarks, Layouts, Strat
         self.props.node_requested.connect(lambda nid: self.select_node(nid))
         self.latency = LatencyPanel()
         self.recpanel = RecommendationPanel()
+        self.diffs = DifferencesPanel()
+        self.diffs.chosen.connect(self._show_difference)
         self.dock_props = self._dock("Properties", self.props.container(), QtCore.Qt.RightDockWidgetArea, "props")
         self.dock_latency = self._dock("Latency", self.latency, QtCore.Qt.BottomDockWidgetArea, "latency")
         self.dock_rec = self._dock("Recommendation", self.recpanel, QtCore.Qt.BottomDockWidgetArea, "rec")
+        self.dock_diff = self._dock("Differences", self.diffs, QtCore.Qt.RightDockWidgetArea, "diff")
+        self.splitDockWidget(self.dock_props, self.dock_diff, QtCore.Qt.Vertical)
         self.splitDockWidget(self.dock_latency, self.dock_rec, QtCore.Qt.Horizontal)
         self.resizeDocks([self.dock_props], [400], QtCore.Qt.Horizontal)
         self.resizeDocks([self.dock_latency], [320], QtCore.Qt.Vertical)

@@ -44,6 +44,7 @@ class Overlays:
                 v.legend.show()
             else:
                 v.legend.hide()
+            v.place_overlays()  # the kinds legend sits above the heat legend
 
     def set_minimap(self, on: bool):
         self.settings.minimap = on

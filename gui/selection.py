@@ -13,6 +13,7 @@ class Selection:
             self.rview.scene().select(sel if sel and sel[0] in ("node", "edge") else None)
         if view is self.rview:
             self.rview.scene().select(sel)
+        self._note_selection(view, sel)
         self._show_props(sc, sel)
 
     def _show_props(self, sc, sel):

@@ -49,7 +49,7 @@ class Strategies:
         if self.area.side_by_side and self.rview.scene().graph is self.doc.graph and not self.rview.scene().building:
             if self.right_strategy in self.doc.plans:
                 self.rview.scene().set_plan(self.doc.plans[self.right_strategy], plan)
-            self.area.set_summary(self.doc, self.strategy, self.right_strategy)
+            self._update_compare()
         self._apply_heat()
         self._refresh_selection()
         self.last_toggle_ms = (time.perf_counter() - t0) * 1000
@@ -76,6 +76,8 @@ class Strategies:
         self.a_side.setChecked(on)
         self.right_box_action.setVisible(on)
         self.area.set_side_by_side(on)
+        self.dock_diff.setVisible(on)
+        self._update_compare()
         if self.doc is None:
             return
         if on:

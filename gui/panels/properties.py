@@ -6,6 +6,8 @@ from PySide6 import QtCore, QtWidgets
 from engine import layout as L
 from engine.report import human
 
+from .. import style
+
 
 class PropertiesPanel(QtWidgets.QTreeWidget):
     """Key/value rows (with nested rows for a group's members). `values()` gives them as a dict."""
@@ -97,6 +99,9 @@ class PropertiesPanel(QtWidgets.QTreeWidget):
             gi = plan.group_of()[nid]
             members = plan.groups[gi]
             self._row("group", f"{gi}: {L.group_name(graph, members)} ({len(members)} ops)")
+            info = group_kind(plan, gi)
+            if info is not None:
+                self._row("group kind", kind_title(info))
             self._add_cost(plan, gi, result)
         self._detail("ONNX node", n.onnx_name or "-") if n.onnx_name else self._detail("operator", f"{n.op} ({n.func})")
         self.expandAll()
@@ -112,6 +117,16 @@ class PropertiesPanel(QtWidgets.QTreeWidget):
         self.kind = "group"
         self._row("group", f"{gi}: {L.group_name(graph, members)}")
         self._row("strategy", plan.strategy)
+        info = group_kind(plan, gi)
+        if info is not None:
+            from engine.planner import kinds
+
+            self._row("fusion kind", _title(info["kind"]), tip=_kind_tip(info["kind"]))
+            badge = style.kind_badge_text(info)
+            self._row("beyond FuseOps", f"yes (badge {badge})" if badge else "no: FuseOps forms it too",
+                      tip=_kind_tip(info["kind"]))
+            feats = [f for f in info.get("features") or () if f in kinds.KINDS]
+            self._row("kind features", ", ".join(_title(f) for f in feats) if feats else "-")
         self._row("operators", str(len(members)))
         kernels = sum(graph.by_id[m].kind == "call_tir" for m in members)
         self._row("kernel", "yes (one launch)" if kernels else "no (tuples only, nothing launches)")
@@ -132,7 +147,8 @@ class PropertiesPanel(QtWidgets.QTreeWidget):
             n = graph.by_id[m]
             it = self._row(n.id, f"{n.op}  [{n.pattern}]  {L.shape_text(n.shape)}", top)
             it.setData(0, QtCore.Qt.UserRole, n.id)
-        self._detail("group", f"{gi}: {L.group_name(graph, members)}, {len(members)} ops")
+        self._detail("group", f"{gi}: {L.group_name(graph, members)}, {len(members)} ops"
+                     + (f"; {kind_title(info)}" if info is not None else ""))
         self.expandAll()
 
     def show_edge(self, graph, plan, src: str, dst: str):
@@ -144,9 +160,15 @@ class PropertiesPanel(QtWidgets.QTreeWidget):
         self._row("tensor", f"{L.shape_text(a.shape)} {a.dtype}")
         if g[src] == g[dst]:
             self._row("fused", f"yes: both in group {g[src]} ({L.group_name(graph, plan.groups[g[src]])})")
+            info = group_kind(plan, g[src])
+            if info is not None:
+                self._row("group kind", kind_title(info))
             self._detail("fused", "yes: the two ops run in one kernel")
             return
         self._row("fused", f"no: group {g[src]} -> group {g[dst]}")
+        ka, kb = group_kind(plan, g[src]), group_kind(plan, g[dst])
+        if ka is not None and kb is not None:
+            self._row("group kinds", f"{_title(ka['kind'])} -> {_title(kb['kind'])}")
         e = next((x for x in plan.explanations if x.get("src") == src and x.get("dst") == dst), None)
         if e is None:
             self._row("why not fused", f"no explanation recorded by the {plan.strategy} planner")
@@ -154,12 +176,72 @@ class PropertiesPanel(QtWidgets.QTreeWidget):
             return
         self._row("reason", str(e.get("reason", "")))
         self._row("why not fused", str(e.get("detail", "")))
-        self._detail("why not fused", str(e.get("detail", "")))
+        considered = kinds_text(e.get("kinds"))   # the kinds the fused kernel would be
+        if considered:
+            self._row("kinds if fused", considered)
+        self._detail("why not fused", str(e.get("detail", "")) + (f" (kinds if fused: {considered})"
+                                                                  if considered else ""))
         if "fused_us" in e:
             self._row("fused cost", f"{e['fused_us']:.2f} us")
         if "split_us" in e:
             self._row("apart cost", f"{e['split_us']:.2f} us")
         self.resizeColumnToContents(0)
+
+
+def _title(kind) -> str:
+    from engine.planner import kinds
+
+    return kinds.TITLES.get(str(kind), str(kind))
+
+
+def _kind_tip(kind: str) -> str:
+    from engine.planner import kinds
+
+    return f"{_title(kind)}" + (" - a kernel TVM's FuseOps does not form (engine/planner/kinds.py)"
+                                if kind in kinds.BEYOND else " - a kernel TVM's FuseOps forms too")
+
+
+def group_kind(plan, gi: int) -> dict | None:
+    """plan.group_kinds[gi] ({"kind", "features"}), or None where the plan has no kinds."""
+    gk = getattr(plan, "group_kinds", None) or []
+    return gk[gi] if len(gk) == len(plan.groups) and 0 <= gi < len(gk) else None
+
+
+def kind_title(info: dict) -> str:
+    """'anchor chain (tile-wise) + stitched reduction [CS]': the main kind, the group's other features,
+    and its badge (kinds beyond FuseOps only)."""
+    main = info.get("kind", "")
+    extra = [_title(f) for f in info.get("features") or () if f != main]
+    badge = style.kind_badge_text(info)
+    return _title(main) + (f" + {', '.join(extra)}" if extra else "") + (f" [{badge}]" if badge else "")
+
+
+def kinds_text(v) -> str:
+    """An explanation's "kinds" entry, whatever its shape: names, {kind: note} or [{"kind": ..., ...}]."""
+    if not v:
+        return ""
+    if isinstance(v, str):
+        return _title(v)
+    if isinstance(v, dict):
+        return "; ".join(f"{_title(k)}: {_plain(x)}" if x not in (None, "", True) else _title(k) for k, x in v.items())
+    parts = []
+    for x in v:
+        if isinstance(x, dict):
+            name = x.get("kind") or x.get("name") or "?"
+            rest = ", ".join(f"{k} {_plain(val)}" for k, val in x.items() if k not in ("kind", "name"))
+            parts.append(_title(name) + (f" ({rest})" if rest else ""))
+        else:
+            letter = style.KIND_LETTERS.get(str(x))
+            parts.append(_title(x) + (f" [{letter}]" if letter else ""))
+    return "; ".join(parts)
+
+
+def _plain(x) -> str:
+    if isinstance(x, float):
+        return f"{x:.2f}"
+    if isinstance(x, bool):
+        return "yes" if x else "no"
+    return str(x)
 
 
 def _measured(result, gi) -> str:
