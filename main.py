@@ -45,6 +45,9 @@ def build_parser() -> argparse.ArgumentParser:
     _shape_args(pl)
     pl.add_argument("--out", help="write the plan JSON here")
     pl.add_argument("--explain", action="store_true", help="list why each edge between groups was not fused")
+    pl.add_argument("--cost", choices=["model", "measured"], default="model",
+                    help="decide by the cost model's estimates, or by timing the candidate kernels on --target")
+    pl.add_argument("--target", default="cpu", help="where --cost measured times kernels (default cpu)")
 
     be = sub.add_parser("bench", help="build, check and time strategies side by side")
     be.add_argument("model")
@@ -55,6 +58,8 @@ def build_parser() -> argparse.ArgumentParser:
     be.add_argument("--json", dest="json_out", help="write the results here")
     be.add_argument("--force", action="store_true", help="re-measure even when a cached result exists")
     be.add_argument("--unscheduled", action="store_true", help="build without schedule rules")
+    be.add_argument("--cost", choices=["model", "measured"], default=None,
+                    help="how dp/hybrid/optimal decide (default: measured where the target can time kernels, else model)")
     _shape_args(be)
 
     ta = sub.add_parser("table", help="reproduce the published four-model table")
@@ -64,6 +69,7 @@ def build_parser() -> argparse.ArgumentParser:
     ta.add_argument("--repeat", type=int, default=10)
     ta.add_argument("--out", default="results", help="folder for table.md, table.csv, table.json, table.png")
     ta.add_argument("--force", action="store_true")
+    ta.add_argument("--cost", choices=["model", "measured"], default=None)
 
     sub.add_parser("devices", help="list the devices a benchmark can run on")
 
@@ -111,7 +117,9 @@ def cmd_plan(a) -> int:
 
     g = loader.load(a.model, onnx_input.parse_shape_args(a.input_shape))
     hw = hardware.get(a.hardware)
-    p = make_plan(g, a.strategy, hw)
+    p = make_plan(g, a.strategy, hw, cost=a.cost, target=a.target, progress=_progress)
+    if sys.stderr.isatty() and a.cost == "measured":
+        print(file=sys.stderr)
     print(report.plan_summary(g, p, hw, explain=a.explain))
     if a.out:
         plan_json.save(a.out, p, g, hw)
@@ -129,7 +137,7 @@ def cmd_bench(a) -> int:
 
     hw = a.hardware or ("host" if a.target == "cpu" else "t4")
     b = compare.bench_model(a.model, onnx_input.parse_shape_args(a.input_shape), a.strategies.split(","), hw,
-                            a.target, a.repeat, a.force, _progress, scheduled=not a.unscheduled)
+                            a.target, a.repeat, a.force, _progress, scheduled=not a.unscheduled, cost=a.cost)
     if sys.stderr.isatty():
         print(file=sys.stderr)
     print(report.bench_table(b))
@@ -150,7 +158,7 @@ def cmd_table(a) -> int:
     for m in a.models.split(","):
         print(f"{m} ...", file=sys.stderr)
         b = compare.bench_model(f"zoo:{m}", None, ["none", "greedy", "dp", "hybrid"], hw, a.target, a.repeat,
-                                a.force, _progress)
+                                a.force, _progress, cost=a.cost)
         rows.append(compare.table_row(b))
         raw.append(compare.bench_json(b))
     out = Path(a.out)

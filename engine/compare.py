@@ -30,17 +30,24 @@ def ort_latency(graph, threads: int | None = None, repeat: int = 10) -> dict:
     return {"median": statistics.median(times), "min": min(times), "max": max(times), "threads": so.intra_op_num_threads}
 
 
+def default_cost(target: str) -> str:
+    """Measured where kernels can be timed (this machine's CPU); the cost model elsewhere."""
+    return "measured" if target == "cpu" else "model"
+
+
 def bench_model(spec: str, shapes, strategies, hw_name: str, target: str, repeat: int, force=False,
-                progress=None, scheduled=True) -> dict:
+                progress=None, scheduled=True, cost: str | None = None) -> dict:
+    """Plan, build, check and time each strategy on `target`. cost=None: dp/hybrid/optimal decide by
+    measured kernel times where the target can time kernels (default_cost), else by the model."""
     g = loader.load(spec, shapes)
     hw = hardware.get(hw_name)
+    cost = cost or default_cost(target)
     results = {}
     for k, s in enumerate(strategies):
-        p = make_plan(g, s, hw)
-
         def prog(stage, frac, s=s, k=k):
             if progress:
                 progress(f"{s}: {stage}", (k + frac) / len(strategies))
+        p = make_plan(g, s, hw, cost=cost, target=target, progress=prog)
         results[s] = runner.benchmark(spec, shapes, p, target, repeat=repeat, progress=prog, force=force,
                                       scheduled=scheduled)
     ort = ort_latency(g, repeat=repeat) if target == "cpu" else None

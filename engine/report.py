@@ -36,6 +36,14 @@ def plan_summary(g, p, hw, explain: bool = False, top: int = 8) -> str:
     lines = [f"{p.strategy}: {p.kernels} kernels for {len(g)} ops of {g.name}   "
              f"estimated {p.estimated_us / 1000:.3f} ms on {hw.title} (cost model estimate)   "
              f"planned in {p.planning_ms:.1f} ms"]
+    if p.notes.get("cost") == "measured":
+        m = p.notes.get("measure") or {}
+        mus = [u for u in p.notes.get("measured_group_us") or [] if u is not None]
+        lines.append(f"decided by measured kernel times on {m.get('target', '?')}: {m.get('candidates', '?')} candidates, "
+                     f"{m.get('unique_kernels', '?')} distinct kernels ({m.get('built', 0)} built now, "
+                     f"{m.get('cached', 0)} from the cache) in {m.get('seconds', 0):.1f} s; measured kernels of this "
+                     f"plan sum to {sum(mus) / 1000:.3f} ms ({len(mus)} of {len(p.groups)} groups timed, cold caches)"
+                     + (f"; profiling error: {m['error']}" if m.get("error") else ""))
     kinds_of = [k["kind"] for k in p.group_kinds] or [""] * len(p.groups)
     beyond = Counter(k for k in kinds_of if k not in ("", "single", "epilogue"))
     lines.append("kernels beyond FuseOps: " + (", ".join(f"{k} {v}" for k, v in beyond.most_common()) or "none"))

@@ -12,11 +12,28 @@ from ..errors import PlanError
 from .plan import STRATEGIES, Plan, count_kernels
 
 
-def make_plan(graph, strategy: str, hw) -> Plan:
-    """Plan `graph` for hardware profile `hw`, with cost estimates, explanations and planning time."""
+COSTS = ("model", "measured")
+COSTED = ("dp", "hybrid", "optimal")   # the strategies that decide by cost
+
+
+def make_plan(graph, strategy: str, hw, cost: str = "model", target: str = "cpu", progress=None,
+              cancel=None) -> Plan:
+    """Plan `graph` for hardware profile `hw`, with cost estimates, explanations and planning time.
+
+    cost="measured" (dp, hybrid, optimal): the candidate kernels are built and timed on `target`
+    first (engine/planner/measure.py, cached by kernel structure), and the planner decides by
+    those times where it has them, by the model elsewhere. The plan's notes say which."""
     from . import explain
 
+    if cost not in COSTS:
+        raise PlanError(f"unknown cost {cost!r}; choose from {', '.join(COSTS)}")
     t0 = time.perf_counter()
+    costs = None
+    if cost == "measured" and strategy in COSTED:
+        from . import measure
+
+        costs = measure.measured_costs(graph, hw, target, progress=progress, cancel=cancel)
+    t_measure = time.perf_counter() - t0
     extra = {}
     if strategy == "none":
         from . import none as mod
@@ -30,20 +47,24 @@ def make_plan(graph, strategy: str, hw) -> Plan:
     elif strategy == "dp":
         from . import dp
         from .order import chain_order
-        p, cm = dp.plan(graph, hw)
+        p, cm = dp.plan(graph, hw, costs=costs)
         extra = {"order": chain_order(graph), "max_len": p.notes["max_len"]}
     elif strategy == "optimal":
         from . import optimal
-        p, cm = optimal.plan(graph, hw)
+        p, cm = optimal.plan(graph, hw, costs=costs)
         extra = {"max_len": p.notes["max_len"]}
     elif strategy == "hybrid":
         from . import hybrid
-        p, cm, order, forced = hybrid.plan(graph, hw)
+        p, cm, order, forced = hybrid.plan(graph, hw, costs=costs)
         extra = {"order": order, "max_len": p.notes["max_len"], "forced": forced}
     else:
         raise PlanError(f"unknown strategy {strategy!r}; choose from {', '.join(STRATEGIES)}")
     p.planning_ms = (time.perf_counter() - t0) * 1000
     cm = annotate(p, graph, hw, cm)
+    p.notes["cost"] = "measured" if costs is not None else "model"
+    if costs is not None:
+        p.notes["measure"] = {**costs.stats, "seconds": round(t_measure, 3), "target": target}
+        p.notes["measured_group_us"] = [costs.group_us(g) for g in p.groups]
     if not p.explanations:
         if strategy == "tvm":
             p.explanations = _borrow_greedy_explanations(graph, hw, p)

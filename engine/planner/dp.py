@@ -131,10 +131,12 @@ def _broken(cm: CostModel, v: int, escapes: bool) -> bool:
     return (cm.pattern[v] == "Opaque" and not cm.glue[v]) or (cm.tuple_valued[v] and escapes)
 
 
-def plan(graph, hw, max_len: int = MAX_LEN, cutoff: float = CUTOFF):
+def plan(graph, hw, max_len: int = MAX_LEN, cutoff: float = CUTOFF, costs=None):
     from .plan import Plan
 
     cm = CostModel(graph, hw)
-    segs, stats = segment_dp(cm, chain_order(graph), max_len, cutoff)
+    if costs is not None:   # measured times and the model's "apart" estimate are different scales
+        cutoff = math.inf
+    segs, stats = segment_dp(cm, chain_order(graph), max_len, cutoff, costs=costs)
     groups = [[cm.ids[v] for v in sorted(s)] for s in segs]
     return Plan("dp", groups, notes={"dp": stats, "max_len": max_len, "cutoff": cutoff}), cm

@@ -35,8 +35,10 @@ def critical_path(cm: CostModel) -> list[int]:
     return path[::-1]
 
 
-def plan(graph, hw, fraction: float = 0.2, max_len: int = MAX_LEN, cutoff: float = CUTOFF):
+def plan(graph, hw, fraction: float = 0.2, max_len: int = MAX_LEN, cutoff: float = CUTOFF, costs=None):
     cm = CostModel(graph, hw)
+    if costs is not None:   # measured times and the model's "apart" estimate are different scales
+        cutoff = math.inf
     base_groups, _ = greedy.partition(graph)  # the groups only; hybrid explains its own plan
     path = critical_path(cm)
     k = max(1, math.ceil(fraction * len(path))) if path else 0
@@ -50,7 +52,7 @@ def plan(graph, hw, fraction: float = 0.2, max_len: int = MAX_LEN, cutoff: float
 
     def flush():
         if run:
-            segs, st = segment_dp(cm, run, max_len, cutoff)
+            segs, st = segment_dp(cm, run, max_len, cutoff, costs=costs)
             for key in st:
                 stats[key] = stats.get(key, 0) + st[key]
             groups.extend([cm.ids[v] for v in sorted(s)] for s in segs)
