@@ -42,24 +42,26 @@ def bench_model(spec: str, shapes, strategies, hw_name: str, target: str, repeat
     g = loader.load(spec, shapes)
     hw = hardware.get(hw_name)
     cost = cost or default_cost(target)
-    results = {}
+    results, costs = {}, {}
     for k, s in enumerate(strategies):
         def prog(stage, frac, s=s, k=k):
             if progress:
                 progress(f"{s}: {stage}", (k + frac) / len(strategies))
         p = make_plan(g, s, hw, cost=cost, target=target, progress=prog)
+        costs[s] = p.notes.get("cost", "model")
         results[s] = runner.benchmark(spec, shapes, p, target, repeat=repeat, progress=prog, force=force,
                                       scheduled=scheduled)
     ort = ort_latency(g, repeat=repeat) if target == "cpu" else None
     return {"model": g.name, "ops": sum(n.kind == "call_tir" for n in g.nodes), "results": results, "ort": ort,
-            "graph": g}
+            "graph": g, "costs": costs}
 
 
 def bench_json(b: dict) -> dict:
     return {"model": b["model"], "ops": b["ops"], "onnxruntime_ms": b["ort"],
             "strategies": [{"strategy": s, "latency_ms": r.latency_ms, "planning_ms": round(r.planning_ms, 3),
                             "build_s": round(r.build_s, 3), "kernels": r.kernels, "correct": r.correct,
-                            "error": r.error, "cached": r.cached} for s, r in b["results"].items()]}
+                            "error": r.error, "cached": r.cached, "cost": b.get("costs", {}).get(s, "model")}
+                           for s, r in b["results"].items()]}
 
 
 def table_row(b: dict) -> dict:

@@ -85,6 +85,8 @@ def test_bench_cli_json_contract(tmp_path):
     for e in d["strategies"]:
         assert {"strategy", "latency_ms", "planning_ms", "build_s", "kernels", "correct"} <= set(e)
         assert set(e["latency_ms"]) == {"median", "min", "max"} and e["correct"] is True
+    # on the CPU the DP decides by measured kernel times by default; 'none' has nothing to decide
+    assert [e["cost"] for e in d["strategies"]] == ["model", "measured"]
     assert "ONNX Runtime" in res.stdout and "median ms" in res.stdout
 
 
@@ -96,7 +98,8 @@ def test_table_cli_writes_markdown_csv_json_png(tmp_path):
     from tests.conftest import ROOT
 
     res = subprocess.run([sys.executable, str(ROOT / "main.py"), "table", "--models", "mobilenetv2@32",
-                          "--repeat", "3", "--out", str(tmp_path)], capture_output=True, text=True, timeout=1200)
+                          "--repeat", "3", "--out", str(tmp_path), "--cost", "model"], capture_output=True, text=True,
+                         timeout=1200)
     assert res.returncode == 0, res.stderr[-2000:]
     md = (tmp_path / "table.md").read_text()
     assert "| mobilenetv2@32 |" in md and "DP/greedy" in md and "15.6 / 11.2 / 8.9" in md
