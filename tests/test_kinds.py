@@ -15,10 +15,14 @@ from engine.planner.synthetic import _Builder
 from engine.planner.validate import check_convex_acyclic, check_partition
 
 
+def _all_on(hw="t4"):
+    return replace(hardware.get(hw), kinds={k: {"enabled": True} for k in kinds.BEYOND})
+
+
 def _cm(build, hw="t4"):
     b = _Builder(c=32, hw=28)
     ids = build(b)
-    return CostModel(b.graph("kinds"), hardware.get(hw)), ids
+    return CostModel(b.graph("kinds"), _all_on(hw)), ids
 
 
 def _features(cm, ids):
@@ -56,10 +60,28 @@ def test_a_kind_the_profile_leaves_off_is_illegal_and_says_why():
         c1 = b.add("conv2d", [])
         return [c1, b.add("conv2d", [c1])]
     cm, ids = _cm(g)
-    assert cm.group(ids).legal                                   # t4: chains on
-    off = replace(hardware.get("t4"), kinds={**hardware.get("t4").kinds, "anchor_chain": {"enabled": False}})
+    assert cm.group(ids).legal                                   # every kind on
+    off = replace(_all_on(), kinds={**_all_on().kinds, "anchor_chain": {"enabled": False}})
     est = CostModel(cm.graph, off).group(ids)
     assert not est.legal and "anchor_chain" in est.why and est.features == ("anchor_chain",)
+
+
+def test_a_chain_must_have_the_shape_the_schedule_computes_band_by_band():
+    def g(b):
+        c1 = b.add("conv2d", [])                 # n0
+        r = b.add("relu", [c1])                  # n1
+        c2 = b.add("conv2d", [r])                # n2
+        side = b.add("relu", [r])                # n3: reads the intermediate, feeds no conv
+        join = b.add("add", [c2, side])          # n4: the last conv's epilogue joins the side branch
+        m = b.add("matmul", [join])              # n5: not a convolution
+        c3 = b.add("conv2d", [m])                # n6
+        c4 = b.add("conv2d", [c3])               # n7
+        return [c1, r, c2, side, join, m, c3, c4]
+    cm, _ = _cm(g)
+    assert cm.group(["n6", "n7"]).legal and cm.group(["n6", "n7"]).features == ("anchor_chain",)
+    assert "used outside" in cm.group(["n0", "n1", "n2"]).why      # n3, outside, reads n1
+    assert "side branch" in cm.group(["n0", "n1", "n2", "n3", "n4"]).why
+    assert "not a 4-D convolution" in cm.group(["n4", "n5", "n6"]).why
 
 
 @pytest.fixture(scope="module")

@@ -122,9 +122,9 @@ class CostModel:
         bytes_in += sum(self.vbytes[p] for p in read)
         features = shape.features()
         if legal and len(idx) > 1:
-            blocked, _ = shape.blocked(self.hw)
+            blocked, _, reason = shape.blocked(self.hw)
             if blocked:
-                legal, why, limit = False, kinds.why_blocked(blocked, self.hw), "rule"
+                legal, why, limit = False, reason, "rule"
         need = kinds.onchip_need(self, staged, features, inside)
         if legal and need > self.onchip_total:
             legal, why, limit = False, (f"needs {need / self.hw.units / 1024:.0f} KB on chip per unit, "

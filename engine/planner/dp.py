@@ -87,7 +87,7 @@ def segment_dp(cm: CostModel, order: list[int], max_len: int = MAX_LEN, cutoff: 
                 if bad:
                     stats["cut_rule"] += 1
                     break
-                blocked, final = shape.blocked(hw)
+                blocked, final, _ = shape.blocked(hw)
                 if blocked and final:
                     stats["cut_rule"] += 1
                     break

@@ -15,12 +15,12 @@ The kinds beyond FuseOps (features: one group may have several):
                       depthwise conv -> 1x1 conv; the intermediate stays on chip, tile by tile)
     horizontal        two or more anchors of the group whose outputs reach no other anchor of the
                       group: siblings (Q/K/V matmuls, parallel convs) that run in one kernel
-    reduction_stitch  a reduction (or a pooling down to a small value) whose result reaches
-                      another anchor or reduction inside the group (squeeze-and-excitation:
-                      global pool -> conv -> act -> conv -> sigmoid -> scale; softmax and layer
-                      norm with the ops around them). Anchors that only read small values
-                      (<= SMALL_BYTES, e.g. the 1x1-spatial convs of an SE block) are part of
-                      the stitch, not an anchor chain: their inputs stay in registers/L1 anyway.
+    reduction_stitch  a reduction (or pooling) whose result reaches another anchor or reduction
+                      inside the group (squeeze-and-excitation: global pool -> conv -> act ->
+                      conv -> sigmoid -> scale; softmax and layer norm with the ops around them).
+                      An anchor downstream of that reduction whose output is small
+                      (<= SMALL_BYTES: the 1x1-spatial convs of an SE block) feeding another
+                      anchor is part of the stitch, not an anchor chain.
 
 Whether a kind is allowed, and what it costs, is the profile's choice (`Hardware.kinds`, per
 target: assets/hardware.json); a kind stays off where the backend cannot schedule it or where it
@@ -84,13 +84,15 @@ class GroupShape:
     reduction_stitch. `prologue` is not: a pending prologue op becomes part of a chain when an
     anchor upstream of it joins the group.
     """
-    __slots__ = ("cm", "inside", "feeds", "after", "pending", "anchors", "sink_anchors", "chain", "stitch",
-                 "members")
+    __slots__ = ("cm", "inside", "feeds", "after", "after_reduce", "pending", "small_links", "anchors",
+                 "sink_anchors", "chain", "stitch", "members")
 
     def __init__(self, cm, inside):
         self.cm, self.inside = cm, inside
         self.feeds: set[int] = set()      # members whose value reaches an anchor of the group
         self.after: set[int] = set()      # members downstream of an anchor of the group
+        self.after_reduce: set[int] = set()  # members downstream of a reduction (or pooling) of the group
+        self.small_links: set[int] = set()   # anchors with a small output that feed another anchor
         self.pending: set[int] = set()    # non-anchor compute members that feed an anchor
         self.members: list[int] = []
         self.anchors = self.sink_anchors = 0
@@ -103,49 +105,106 @@ class GroupShape:
         feeds = any(cm.pattern[c] == ANCHOR or c in self.feeds for c in inside_cons)
         if feeds:
             self.feeds.add(v)
-        small = cm.vbytes[v] <= SMALL_BYTES
+        reducer = pat == REDUCE or (pat == ANCHOR and not is_mac(cm.graph.nodes[v].op))
         if pat == ANCHOR:
             self.anchors += 1
-            if feeds and small:
-                self.stitch = True
-            elif feeds:
-                self.chain = True
-            else:
+            if not feeds:
                 self.sink_anchors += 1
+            elif reducer:
+                self.stitch = True
+            elif cm.vbytes[v] <= SMALL_BYTES:
+                self.small_links.add(v)           # a stitch if it runs after a reduction, else a chain
+            else:
+                self.chain = True
         elif pat == REDUCE:
             if feeds or any(cm.pattern[c] not in EWISE for c in inside_cons if not cm.glue[c]):
                 self.stitch = True
         elif feeds and not cm.glue[v]:
             self.pending.add(v)
         if pat in (ANCHOR, REDUCE):
-            stack = inside_cons                   # mark what runs after this anchor or reduction
-            while stack:
-                c = stack.pop()
-                if c not in self.after:
-                    self.after.add(c)
-                    stack = stack + [x for x in cm.consumers[c] if self.inside(x)]
+            self._mark(inside_cons, self.after)   # what runs after this anchor or reduction
+        if reducer:
+            self._mark(inside_cons, self.after_reduce)
         self.members.append(v)
+
+    def _mark(self, start, seen: set) -> None:
+        stack = list(start)
+        while stack:
+            c = stack.pop()
+            if c not in seen:
+                seen.add(c)
+                stack.extend(x for x in self.cm.consumers[c] if self.inside(x))
+
+    def _small_chain(self) -> bool:
+        return any(v not in self.after_reduce for v in self.small_links)
 
     def features(self) -> tuple[str, ...]:
         out = []
         if self.pending and any(p not in self.after for p in self.pending):
             out.append("prologue")
-        if self.chain:
+        if self.chain or self._small_chain():
             out.append("anchor_chain")
         if self.sink_anchors > 1:
             out.append("horizontal")
-        if self.stitch:
+        if self.stitch or any(v in self.after_reduce for v in self.small_links):
             out.append("reduction_stitch")
         return tuple(out)
 
-    def blocked(self, hw) -> tuple[str, bool]:
+    def blocked(self, hw) -> tuple[str, bool, str]:
         """(the first feature the profile does not allow, whether adding earlier members can never
-        allow it) or ("", False)."""
+        allow it, why) or ("", False, ""). Not final: a prologue that an anchor upstream may make
+        part of a chain, and a chain of small values that a reduction upstream makes a stitch."""
         for f in self.features():
-            if not enabled(hw, f):
-                final = f != "prologue" or not enabled(hw, "anchor_chain")
-                return f, final
-        return "", False
+            bad = why_blocked(f, hw) if not enabled(hw, f) else ""
+            if not bad and f == "anchor_chain":
+                shape = chain_shape(self.cm, self.members)
+                bad = f"not a chain the backend computes band by band: {shape}" if shape else ""
+            if bad:
+                final = not ((f == "prologue" and enabled(hw, "anchor_chain"))
+                             or (f == "anchor_chain" and not self.chain and enabled(hw, "reduction_stitch")))
+                return f, final, bad
+        return "", False, ""
+
+
+def is_mac(op: str) -> bool:
+    """A multiply-accumulate anchor (convolution, matmul); pools and means are reductions."""
+    return op.startswith(("conv", "matmul", "dense", "batch_matmul"))
+
+
+def chain_shape(cm, members) -> str:
+    """Why the anchors of a group are not a chain that is computed band by band (the CPU `Chain`
+    schedule rule's shape), or '': every anchor a 4-D convolution, the anchors one path, no
+    intermediate used outside the group, no side branch (every op feeds the last convolution or is
+    its epilogue). Adding earlier ops never repairs a broken shape, so the DP stops there."""
+    inside = set(members)
+    nodes = cm.graph.nodes
+    anchors = sorted(v for v in inside if cm.pattern[v] == ANCHOR)
+    for v in anchors:
+        shp = nodes[v].shape
+        if not nodes[v].op.startswith("conv2d") or not isinstance(shp, list) or len(shp) != 4:
+            return f"{nodes[v].op} is not a 4-D convolution"
+
+    def reach(v):
+        seen, stack = set(), [v]
+        while stack:
+            x = stack.pop()
+            for c in cm.consumers[x]:
+                if c in inside and c not in seen:
+                    seen.add(c)
+                    stack.append(c)
+        return seen
+    down = {v: reach(v) for v in anchors}
+    for a, b in zip(anchors, anchors[1:]):
+        if b not in down[a]:
+            return "its convolutions are not one path"
+    sink = anchors[-1]
+    tail = down[sink] | {sink}
+    for v in inside - tail:
+        if cm.is_output[v] or any(c not in inside for c in cm.consumers[v]):
+            return f"the intermediate {nodes[v].op} ({cm.ids[v]}) is also used outside the group"
+        if sink not in reach(v):
+            return f"{nodes[v].op} ({cm.ids[v]}) is a side branch"
+    return ""
 
 
 def features_of(cm, members) -> tuple[str, ...]:

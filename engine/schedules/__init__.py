@@ -18,7 +18,7 @@ from dataclasses import dataclass, field
 from . import cpu_rules, fastmath, gpu_rules, target as target_mod
 from .target import host_target, make_target
 
-SCHEDULE_VERSION = 3
+SCHEDULE_VERSION = 4
 
 FALLBACK_RULES = {"cpu.Fallback", "Fallback"}
 

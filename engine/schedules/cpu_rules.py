@@ -198,206 +198,220 @@ class Anchor(CPURule):
                     stages.remove(n)
                 except Exception:  # noqa: BLE001 - an output of the function: stays a stage
                     pass
-        rv = sch.get_sblock(anchor_name)
-        a = block_info(sch, rv)
-        if not a.trivial:
+        if not tile_anchor(sch, anchor_name, stages, pads, lanes, cores):
             return None
-        s_idx = [k for k, kd in enumerate(a.kinds) if kd == "S"]
-        r_idx = [k for k, kd in enumerate(a.kinds) if kd == "R"]
-        if not r_idx or len(s_idx) + len(r_idx) != len(a.loops) or any(e is None for e in a.extents):
-            return None
-        if max(r_idx) < max(s_idx) or min(r_idx) < max(s_idx):
-            return None  # expect spatial loops outside reduction loops (as legalized)
-        # 2. choose the vector axis v and the second register axis u
-        out = a.block.writes[0]
-        out_vars = index_vars(out)
-        vk = None
-        for d in range(len(out_vars) - 1, -1, -1):
-            dims = out_vars[d]
-            ks = [k for k in s_idx if a.iter_of_loop[k] in dims]
-            if len(ks) == 1 and a.extents[ks[0]] > 1:
-                vk = ks[0]
-                break
-            if ks or (a.extents and _dim_extent(out, d) != 1):
-                break
-        if vk is None:
-            return None
-        vvar = a.iter_of_loop[vk]
-        reads_v = [r for r in a.block.reads if any(vvar in dv for dv in index_vars(r))]
-        uk, reuse = None, False
-        cands = []
-        for k in s_idx:
-            if k == vk or a.extents[k] < 2:
-                continue
-            var = a.iter_of_loop[k]
-            absent = any(all(var not in dv for dv in index_vars(r)) for r in reads_v)
-            if absent:
-                cands.append(k)
-        if cands:
-            uk, reuse = max(cands, key=lambda k: a.extents[k]), True
-        else:
-            outer_s = [k for k in s_idx if k < vk and a.extents[k] > 1]
-            uk = outer_s[-1] if outer_s else None
-        # 2a. widths with no good vector tile (26 = 2 x 13, 13), or only a part of one vector (14 ->
-        #     7 lanes) when there are enough pixels to amortise a weight repack: vectorise the
-        #     output channels instead, from a repacked copy of the weights (_apply_channel_vector;
-        #     the repack costs about vector-FMA-rate / pixels of the convolution: too much at 7x7)
-        pixels = 1
-        for k in s_idx:
-            if k != uk:
-                pixels *= a.extents[k]
-        if reuse and a.extents[uk] % lanes == 0 and \
-                (_poor_tile(a.extents[vk], lanes) or (_vec_tile(a.extents[vk], lanes) < lanes and pixels >= 128)):
-            done = _apply_channel_vector(sch, rv, a, vk, uk, lanes, cores, stages, pads)
-            if done:
-                return sch
-            return None
-        # 2b. a strided read along the vector axis (stride-2 convolution / pooling): a gather of
-        #     scalars per vector. Read it instead from a de-interleaved copy [.., w % s, w // s]
-        #     (the padding/stage block writes it, or a cache_read copy per tile), where it is a
-        #     plain contiguous vector load.
-        new_stage = _deinterleave_strided_read(sch, rv, a, vvar, pads + stages)
-        if new_stage is not None:
-            stages.append(new_stage)
-            a = block_info(sch, rv)
-        # 3. tile sizes: xi along v (whole vectors, see _vec_tile), ui along u; when xi is at most
-        #    one vector and u is a reuse axis, also wi = 2 rows along the next spatial axis out
-        #    (two input vectors per step share each broadcast weight: 8 loads per 12 FMAs
-        #    instead of 9 per 8)
-        ve = a.extents[vk]
-        xi = _vec_tile(ve, lanes)
-        acc_budget = 12 if lanes <= 8 else 24
-        if uk is None or a.extents[uk] == 1:
-            # nothing else to tile (GEMV-like dense layers): spend the accumulators on the vector
-            # axis, so each weight row is read in long contiguous pieces
-            wide = [d for d in _divisors(ve) if d % lanes == 0 and d <= acc_budget * lanes]
-            if wide:
-                xi = max(wide)
-        nvec = -(-xi // lanes)
-        wk, wi = None, 1
-        if reuse and nvec == 1:
-            outs = [k for k in s_idx if k < vk and k != uk and a.extents[k] > 1]
-            if outs and a.extents[outs[-1]] % 2 == 0:
-                wk, wi = outs[-1], 2
-        ui = 1
-        if uk is not None:
-            ue = a.extents[uk]
-            best = 1
-            for d in _divisors(ue):
-                if d * nvec * wi <= acc_budget and d <= 16:
-                    best = max(best, d)
-            ui = best
-            if reuse and ui * wi * nvec < 6 and wi > 1:
-                wk, wi = None, 1  # few channels: keep one row
-                ui = max(d for d in _divisors(ue) if d * nvec <= acc_budget and d <= 16)
-        # 4. loop structure: [outer spatial ..., (u outer innermost when it is a reuse axis)] [R] [ui, wi, xi]
-        loops = list(a.loops)
-        outer, inner_u, inner_v, inner_w = [], None, None, None
-        for k in s_idx:
-            lp = loops[k]
-            if k == vk:
-                if xi < ve:
-                    o, i = sch.split(lp, factors=[None, xi])
-                    outer.append((k, o, ve // xi))
-                else:
-                    i = lp
-                inner_v = i
-            elif k == uk and ui > 1:
-                if ui < a.extents[k]:
-                    o, i = sch.split(lp, factors=[None, ui])
-                    outer.append((k, o, a.extents[k] // ui))
-                else:
-                    i = lp
-                inner_u = i
-            elif k == wk:
-                o, i = sch.split(lp, factors=[None, wi])
-                outer.append((k, o, a.extents[k] // wi))
-                inner_w = i
-            else:
-                outer.append((k, lp, a.extents[k]))
-        # 5. loop order and the parallel loop. With a reuse axis u (output channels):
-        #    case A, enough spatial tiles: [spatial tiles (parallel)] [u tiles] - the input strip of
-        #        one spatial tile stays in cache for every channel tile; pads and stages are computed
-        #        per parallel tile (no recomputation across channel tiles);
-        #    case B, few spatial tiles (7x7 maps): [u tiles, spatial tiles] all parallel; pads and
-        #        stages are passes of their own before the loop nest.
-        #    Without one (depthwise, pooling): natural order, pads/stages per parallel tile.
-        uo = [t for t in outer if t[0] == uk] if reuse else []
-        sp = [t for t in outer if not (reuse and t[0] == uk)]
-        work = 1
-        for t in sp:
-            work *= t[2]
-        case_b = bool(uo) and uo[0][2] > 1 and not (work >= 8 * cores or (work >= 2 * cores and work % cores == 0))
-        outer = (uo + sp) if case_b else (sp + uo)
-        rloops = [loops[k] for k in r_idx]
-        inner = [x for x in (inner_u, inner_w, inner_v) if x is not None]
-        sch.reorder(*[t[1] for t in outer], *rloops, *inner)
-        outer_loops = [t[1] for t in outer]
-        outer_ext = [t[2] for t in outer]
-        if case_b:
-            par, n = _parallel_outer(sch, outer_loops, outer_ext, cores, fuse_all=True)
-        elif uo:
-            par, n = _parallel_outer(sch, outer_loops[:len(sp)], outer_ext[:len(sp)], cores)
-        else:
-            par, n = _parallel_outer(sch, outer_loops, outer_ext, cores)
-        if par is not None:
-            outer_loops = [par] + outer_loops[n:]
-        tile_loop = outer_loops[-1] if outer_loops else None
-        for pname in stages + pads:
-            prv = sch.get_sblock(pname)
-            if par is not None and not case_b:
-                try:
-                    sch.compute_at(prv, par, preserve_unit_loops=True)
-                except Exception:  # noqa: BLE001
-                    pass
-                else:
-                    _pad_in_tile(sch, prv, lanes)
-                    continue
-            _pad_standalone(sch, prv, lanes, cores)
-        # 6. accumulate in a local tile; write back (with the epilogue) per tile
-        produced = sch.get(rv).writes[0].source
-        consumers = [c for c in sch.get_consumers(rv) if same_domain_consumer(sch, c, produced)]
-        wb = sch.cache_write(rv, 0, "local")
-        if tile_loop is not None:
-            sch.reverse_compute_at(wb, tile_loop, preserve_unit_loops=True)
-        # epilogue: inline into the write-back where possible, else compute it at the tile loop
-        for c in consumers:
-            try:
-                sch.reverse_compute_inline(c)
-                continue
-            except Exception:  # noqa: BLE001
-                pass
-            if tile_loop is not None:
-                try:
-                    sch.reverse_compute_at(c, tile_loop, preserve_unit_loops=True)
-                except Exception:  # noqa: BLE001
-                    pass
-        # 7. inner loops: unroll u, vectorise v (anchor, init, write-back, epilogue at the tile)
-        if inner_u is not None:
-            sch.unroll(inner_u)
-        if inner_w is not None:
-            sch.unroll(inner_w)
-        sch.vectorize(inner_v)
-        if a.extents[r_idx[-1]] <= 8 and len(r_idx) > 1:
-            sch.unroll(rloops[-1])
-        init = sch.decompose_reduction(rv, rloops[0])
-        for blk in [init, wb]:
-            _vectorize_tile(sch, blk, lanes)
-        for c in consumers:
-            try:
-                _vectorize_tile(sch, c, lanes)
-            except Exception:  # noqa: BLE001
-                pass
-        # 8. anything left outside the tile (sibling outputs, prologues that did not inline)
-        for brv in child_blocks(sch):
-            b = block_info(sch, brv)
-            if b.loops and not any(sch.get(lp).kind == tirx.ForKind.PARALLEL for lp in b.loops) and \
-                    b.is_spatial and (tile_loop is None or not _under(sch, brv, tile_loop)):
-                try:
-                    _vectorize_inner(sch, brv, lanes, cores)
-                except Exception:  # noqa: BLE001
-                    pass
         return sch
+
+
+def tile_anchor(sch: s_tir.Schedule, anchor_name: str, stages: list[str], pads: list[str], lanes: int,
+                cores: int, tidy: bool = True, skip_consumers: set[str] | None = None) -> bool:
+    """Steps 2-8 of the Anchor rule on one multiply-accumulate/pool block `anchor_name` of `sch`
+    whose prologue is already inlined: register tile, parallel loop, `stages` and `pads` (names of
+    kept producer blocks) computed per parallel tile or as passes of their own, epilogue inlined
+    into the tile's write-back. With tidy, spatial blocks left outside the tile are vectorised and
+    parallelised too (the Anchor rule; a multi-stage rule passes False and places them itself).
+    `skip_consumers`: names of epilogue blocks to leave where they are (a multi-stage rule's join
+    of two anchors must not run in the tile of the first one).
+    Returns False when the block is not tileable (the schedule may then be partly changed: start
+    again from the PrimFunc)."""
+    rv = sch.get_sblock(anchor_name)
+    a = block_info(sch, rv)
+    if not a.trivial:
+        return False
+    s_idx = [k for k, kd in enumerate(a.kinds) if kd == "S"]
+    r_idx = [k for k, kd in enumerate(a.kinds) if kd == "R"]
+    if not r_idx or len(s_idx) + len(r_idx) != len(a.loops) or any(e is None for e in a.extents):
+        return False
+    if max(r_idx) < max(s_idx) or min(r_idx) < max(s_idx):
+        return False  # expect spatial loops outside reduction loops (as legalized)
+    # 2. choose the vector axis v and the second register axis u
+    out = a.block.writes[0]
+    out_vars = index_vars(out)
+    vk = None
+    for d in range(len(out_vars) - 1, -1, -1):
+        dims = out_vars[d]
+        ks = [k for k in s_idx if a.iter_of_loop[k] in dims]
+        if len(ks) == 1 and a.extents[ks[0]] > 1:
+            vk = ks[0]
+            break
+        if ks or (a.extents and _dim_extent(out, d) != 1):
+            break
+    if vk is None:
+        return False
+    vvar = a.iter_of_loop[vk]
+    reads_v = [r for r in a.block.reads if any(vvar in dv for dv in index_vars(r))]
+    uk, reuse = None, False
+    cands = []
+    for k in s_idx:
+        if k == vk or a.extents[k] < 2:
+            continue
+        var = a.iter_of_loop[k]
+        absent = any(all(var not in dv for dv in index_vars(r)) for r in reads_v)
+        if absent:
+            cands.append(k)
+    if cands:
+        uk, reuse = max(cands, key=lambda k: a.extents[k]), True
+    else:
+        outer_s = [k for k in s_idx if k < vk and a.extents[k] > 1]
+        uk = outer_s[-1] if outer_s else None
+    # 2a. widths with no good vector tile (26 = 2 x 13, 13), or only a part of one vector (14 ->
+    #     7 lanes) when there are enough pixels to amortise a weight repack: vectorise the
+    #     output channels instead, from a repacked copy of the weights (_apply_channel_vector;
+    #     the repack costs about vector-FMA-rate / pixels of the convolution: too much at 7x7)
+    pixels = 1
+    for k in s_idx:
+        if k != uk:
+            pixels *= a.extents[k]
+    if reuse and a.extents[uk] % lanes == 0 and \
+            (_poor_tile(a.extents[vk], lanes) or (_vec_tile(a.extents[vk], lanes) < lanes and pixels >= 128)):
+        return bool(_apply_channel_vector(sch, rv, a, vk, uk, lanes, cores, stages, pads, tidy, skip_consumers))
+    # 2b. a strided read along the vector axis (stride-2 convolution / pooling): a gather of
+    #     scalars per vector. Read it instead from a de-interleaved copy [.., w % s, w // s]
+    #     (the padding/stage block writes it, or a cache_read copy per tile), where it is a
+    #     plain contiguous vector load.
+    new_stage = _deinterleave_strided_read(sch, rv, a, vvar, pads + stages)
+    if new_stage is not None:
+        stages.append(new_stage)
+        a = block_info(sch, rv)
+    # 3. tile sizes: xi along v (whole vectors, see _vec_tile), ui along u; when xi is at most
+    #    one vector and u is a reuse axis, also wi = 2 rows along the next spatial axis out
+    #    (two input vectors per step share each broadcast weight: 8 loads per 12 FMAs
+    #    instead of 9 per 8)
+    ve = a.extents[vk]
+    xi = _vec_tile(ve, lanes)
+    acc_budget = 12 if lanes <= 8 else 24
+    if uk is None or a.extents[uk] == 1:
+        # nothing else to tile (GEMV-like dense layers): spend the accumulators on the vector
+        # axis, so each weight row is read in long contiguous pieces
+        wide = [d for d in _divisors(ve) if d % lanes == 0 and d <= acc_budget * lanes]
+        if wide:
+            xi = max(wide)
+    nvec = -(-xi // lanes)
+    wk, wi = None, 1
+    if reuse and nvec == 1:
+        outs = [k for k in s_idx if k < vk and k != uk and a.extents[k] > 1]
+        if outs and a.extents[outs[-1]] % 2 == 0:
+            wk, wi = outs[-1], 2
+    ui = 1
+    if uk is not None:
+        ue = a.extents[uk]
+        best = 1
+        for d in _divisors(ue):
+            if d * nvec * wi <= acc_budget and d <= 16:
+                best = max(best, d)
+        ui = best
+        if reuse and ui * wi * nvec < 6 and wi > 1:
+            wk, wi = None, 1  # few channels: keep one row
+            ui = max(d for d in _divisors(ue) if d * nvec <= acc_budget and d <= 16)
+    # 4. loop structure: [outer spatial ..., (u outer innermost when it is a reuse axis)] [R] [ui, wi, xi]
+    loops = list(a.loops)
+    outer, inner_u, inner_v, inner_w = [], None, None, None
+    for k in s_idx:
+        lp = loops[k]
+        if k == vk:
+            if xi < ve:
+                o, i = sch.split(lp, factors=[None, xi])
+                outer.append((k, o, ve // xi))
+            else:
+                i = lp
+            inner_v = i
+        elif k == uk and ui > 1:
+            if ui < a.extents[k]:
+                o, i = sch.split(lp, factors=[None, ui])
+                outer.append((k, o, a.extents[k] // ui))
+            else:
+                i = lp
+            inner_u = i
+        elif k == wk:
+            o, i = sch.split(lp, factors=[None, wi])
+            outer.append((k, o, a.extents[k] // wi))
+            inner_w = i
+        else:
+            outer.append((k, lp, a.extents[k]))
+    # 5. loop order and the parallel loop. With a reuse axis u (output channels):
+    #    case A, enough spatial tiles: [spatial tiles (parallel)] [u tiles] - the input strip of
+    #        one spatial tile stays in cache for every channel tile; pads and stages are computed
+    #        per parallel tile (no recomputation across channel tiles);
+    #    case B, few spatial tiles (7x7 maps): [u tiles, spatial tiles] all parallel; pads and
+    #        stages are passes of their own before the loop nest.
+    #    Without one (depthwise, pooling): natural order, pads/stages per parallel tile.
+    uo = [t for t in outer if t[0] == uk] if reuse else []
+    sp = [t for t in outer if not (reuse and t[0] == uk)]
+    work = 1
+    for t in sp:
+        work *= t[2]
+    case_b = bool(uo) and uo[0][2] > 1 and not (work >= 8 * cores or (work >= 2 * cores and work % cores == 0))
+    outer = (uo + sp) if case_b else (sp + uo)
+    rloops = [loops[k] for k in r_idx]
+    inner = [x for x in (inner_u, inner_w, inner_v) if x is not None]
+    sch.reorder(*[t[1] for t in outer], *rloops, *inner)
+    outer_loops = [t[1] for t in outer]
+    outer_ext = [t[2] for t in outer]
+    if case_b:
+        par, n = _parallel_outer(sch, outer_loops, outer_ext, cores, fuse_all=True)
+    elif uo:
+        par, n = _parallel_outer(sch, outer_loops[:len(sp)], outer_ext[:len(sp)], cores)
+    else:
+        par, n = _parallel_outer(sch, outer_loops, outer_ext, cores)
+    if par is not None:
+        outer_loops = [par] + outer_loops[n:]
+    tile_loop = outer_loops[-1] if outer_loops else None
+    for pname in stages + pads:
+        prv = sch.get_sblock(pname)
+        if par is not None and not case_b:
+            try:
+                sch.compute_at(prv, par, preserve_unit_loops=True)
+            except Exception:  # noqa: BLE001
+                pass
+            else:
+                _pad_in_tile(sch, prv, lanes)
+                continue
+        _pad_standalone(sch, prv, lanes, cores)
+    # 6. accumulate in a local tile; write back (with the epilogue) per tile
+    produced = sch.get(rv).writes[0].source
+    consumers = [c for c in sch.get_consumers(rv) if same_domain_consumer(sch, c, produced) and
+                 sch.get(c).name_hint not in (skip_consumers or ())]
+    wb = sch.cache_write(rv, 0, "local")
+    if tile_loop is not None:
+        sch.reverse_compute_at(wb, tile_loop, preserve_unit_loops=True)
+    # epilogue: inline into the write-back where possible, else compute it at the tile loop
+    for c in consumers:
+        try:
+            sch.reverse_compute_inline(c)
+            continue
+        except Exception:  # noqa: BLE001
+            pass
+        if tile_loop is not None:
+            try:
+                sch.reverse_compute_at(c, tile_loop, preserve_unit_loops=True)
+            except Exception:  # noqa: BLE001
+                pass
+    # 7. inner loops: unroll u, vectorise v (anchor, init, write-back, epilogue at the tile)
+    if inner_u is not None:
+        sch.unroll(inner_u)
+    if inner_w is not None:
+        sch.unroll(inner_w)
+    sch.vectorize(inner_v)
+    if a.extents[r_idx[-1]] <= 8 and len(r_idx) > 1:
+        sch.unroll(rloops[-1])
+    init = sch.decompose_reduction(rv, rloops[0])
+    for blk in [init, wb]:
+        _vectorize_tile(sch, blk, lanes)
+    for c in consumers:
+        try:
+            _vectorize_tile(sch, c, lanes)
+        except Exception:  # noqa: BLE001
+            pass
+    # 8. anything left outside the tile (sibling outputs, prologues that did not inline)
+    for brv in (child_blocks(sch) if tidy else []):
+        b = block_info(sch, brv)
+        if b.loops and not any(sch.get(lp).kind == tirx.ForKind.PARALLEL for lp in b.loops) and \
+                b.is_spatial and (tile_loop is None or not _under(sch, brv, tile_loop)):
+            try:
+                _vectorize_inner(sch, brv, lanes, cores)
+            except Exception:  # noqa: BLE001
+                pass
+    return True
 
 
 def _poor_tile(extent: int, lanes: int) -> bool:
@@ -409,7 +423,8 @@ def _poor_tile(extent: int, lanes: int) -> bool:
     return xi < lanes and xi / lanes < 0.8 and xi != extent or xi < max(2, lanes // 2)
 
 
-def _apply_channel_vector(sch, rv, a, vk, uk, lanes, cores, stages, pads) -> bool:
+def _apply_channel_vector(sch, rv, a, vk, uk, lanes, cores, stages, pads, tidy: bool = True,
+                          skip_consumers: set[str] | None = None) -> bool:
     """Convolution/matmul variant with the vector along the output channels u: the weights are
     repacked once per call into [u // L, .., u % L] (a pass of its own: a few % of the convolution
     for the shapes it is used on), so one vector load gives L channels' weights; each input value
@@ -476,7 +491,8 @@ def _apply_channel_vector(sch, rv, a, vk, uk, lanes, cores, stages, pads) -> boo
     _place_stages(sch, stages + pads, par, case_b, lanes, cores)
     _pad_standalone(sch, wst, lanes, cores)
     produced = sch.get(rv).writes[0].source
-    consumers = [c for c in sch.get_consumers(rv) if same_domain_consumer(sch, c, produced)]
+    consumers = [c for c in sch.get_consumers(rv) if same_domain_consumer(sch, c, produced) and
+                 sch.get(c).name_hint not in (skip_consumers or ())]
     wb = sch.cache_write(rv, 0, "local")
     ond = len(produced.shape)
     dims_u = [d for d, e in enumerate(index_vars(sch.get(rv).writes[0])) if uvar in e]
@@ -509,7 +525,7 @@ def _apply_channel_vector(sch, rv, a, vk, uk, lanes, cores, stages, pads) -> boo
             _vectorize_dim(sch, blk, dims_u[0] - ond if len(dims_u) == 1 else -1, lanes)
         except Exception:  # noqa: BLE001
             pass
-    for brv in child_blocks(sch):
+    for brv in (child_blocks(sch) if tidy else []):
         b = block_info(sch, brv)
         if b.loops and not any(sch.get(lp).kind == tirx.ForKind.PARALLEL for lp in b.loops) and \
                 b.is_spatial and (tile_loop is None or not _under(sch, brv, tile_loop)):
@@ -819,4 +835,6 @@ class Fallback(CPURule):
 
 
 def default_rules() -> list[CPURule]:
-    return [Anchor(), Elementwise(), Reduction(), Fallback()]
+    from .chain_rules import Chain  # chain_rules builds on this module's helpers (import here: no cycle)
+    from .stage_rules import Stages  # several reductions, one stage each (same import pattern)
+    return [Chain(), Anchor(), Stages(), Elementwise(), Reduction(), Fallback()]

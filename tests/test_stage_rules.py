@@ -1,0 +1,239 @@
+"""The `Stages` CPU rule (engine/schedules/stage_rules.py) on the planner's beyond-FuseOps kinds:
+EfficientNet-B0's squeeze-and-excitation groups (`reduction_stitch`) and the transformer's Q/K/V
+matmuls in one group (`horizontal`). Whole-model builds are compared with the unscheduled, unfused
+(`none` plan) build and with ONNX Runtime; the same modules build for CUDA sm_75/sm_80/sm_90.
+
+Tolerance: max |out - ref| <= 1e-4 * max |ref| + 1e-5 (float32; rfactor and FMA contraction change
+the summation order, see tests/test_schedules.py). Small inputs (EfficientNet at 64x64, sequence
+128) keep the file near two minutes on 2 cores.
+"""
+import shutil
+
+import numpy as np
+import pytest
+import tvm
+import tvm_ffi
+from tvm import relax, tirx
+
+from engine import build, hardware, loader, schedules
+from engine.planner import make_plan
+from engine.planner.apply import apply, kernel_groups
+from engine.schedules import stage_rules, target as target_mod
+from scripts.bench_kinds_stages import qkv_transformer, se_regions
+
+STITCHED = ("reduction_stitch", "horizontal")
+needs_nvcc = pytest.mark.skipif(not shutil.which("nvcc"), reason="nvcc not installed")
+
+
+def close(out, ref):
+    return len(out) == len(ref) and all(
+        a.shape == b.shape and np.abs(a - b).max() <= 1e-4 * np.abs(b).max() + 1e-5 for a, b in zip(out, ref))
+
+
+def group_funcs(graph, groups, mod) -> dict[int, str]:
+    """{group index: name of the PrimFunc its kernel calls}, from main's call order."""
+    main = mod["main"]
+    calls = []
+    for blk in main.body.blocks:
+        for bd in blk.bindings:
+            v = bd.value
+            if isinstance(v, relax.Call) and getattr(v.op, "name", "") == "relax.call_tir":
+                calls.append(v.args[0].name_hint)
+    order = kernel_groups(graph, groups)
+    assert len(order) == len(calls)
+    return dict(zip(order, calls))
+
+
+def loop_kinds(func) -> list:
+    kinds = []
+    tvm_ffi.structural_walk(func.body, (tirx.For, lambda f: kinds.append(f.kind)), order="pre")
+    return kinds
+
+
+def stitched_names(graph, groups, kinds, mod) -> list[str]:
+    funcs = group_funcs(graph, groups, mod)
+    return sorted({funcs[gi] for gi, k in enumerate(kinds) if k in STITCHED and gi in funcs})
+
+
+# ---- EfficientNet-B0: reduction_stitch -------------------------------------------------------------
+
+@pytest.fixture(scope="module")
+def effnet():
+    g = loader.load("zoo:efficientnet_b0@64")
+    x = build.random_inputs(g, seed=1)
+    ort = build.onnxruntime_outputs(g, x)
+    unfused = build.run(schedules.build(apply(g, make_plan(g, "none", hardware.get("host")).groups), "cpu",
+                                        scheduled=False), x)
+    assert close(unfused, ort)
+    return g, x, ort, unfused
+
+
+def se_module(g):
+    """The host DP plan with SE block 5 stitched whole (mean -> conv -> swish -> conv -> sigmoid ->
+    scale of the big tensor) and SE block 15 also with the projection conv that reads the scaled
+    tensor: (groups, kinds, module)."""
+    hw = hardware.get("host")
+    dp = make_plan(g, "dp", hw)
+    greedy = make_plan(g, "greedy", hw).groups
+    groups = [list(x) for x in dp.groups]
+    kinds = [k["kind"] for k in dp.group_kinds]
+    for which, variant in ((5, "B"), (15, "C")):
+        region = {m for grp in se_regions(g, greedy, which)[variant] for m in grp}
+        touched = [gi for gi, grp in enumerate(groups) if region & set(grp)]
+        assert all(set(groups[gi]) <= region for gi in touched)
+        groups = [grp for gi, grp in enumerate(groups) if gi not in touched] + [sorted(region)]
+        kinds = [k for gi, k in enumerate(kinds) if gi not in touched] + ["reduction_stitch"]
+    return groups, kinds, apply(g, groups)
+
+
+def test_effnet_dp_stitched_groups_take_stages_and_match(effnet):
+    g, x, ort, unfused = effnet
+    p = make_plan(g, "dp", hardware.get("host"))
+    kinds = [k["kind"] for k in p.group_kinds]
+    assert kinds.count("reduction_stitch") >= 10, kinds
+    mod = apply(g, p.groups)
+    smod, report = schedules.schedule(mod, "cpu")
+    names = stitched_names(g, p.groups, kinds, mod)
+    assert names
+    for n in names:
+        assert report.rule_of(n) == "cpu.Stages", (n, report.summary(), report.errors)
+        # every stage of an SE path at 64x64 is tiny: one core, no thread-pool launch, vectorised
+        lk = loop_kinds(smod[n])
+        assert tirx.ForKind.PARALLEL not in lk and tirx.ForKind.VECTORIZED in lk, n
+    assert not report.fallback, report.summary()
+    out = build.run(schedules.build(smod, "cpu", scheduled=False), x)
+    assert close(out, unfused) and close(out, ort)
+
+
+def test_effnet_whole_se_block_and_projection_conv(effnet):
+    g, x, ort, unfused = effnet
+    groups, kinds, mod = se_module(g)
+    smod, report = schedules.schedule(mod, "cpu")
+    names = stitched_names(g, groups, kinds, mod)
+    assert any(n.count("conv2d") == 2 for n in names)  # identical PrimFuncs share one name
+    for n in names:
+        assert report.rule_of(n) == "cpu.Stages", (n, report.errors)
+    # the group with the projection conv: the conv is a big stage (Anchor tile, parallel)
+    with_proj = [n for n in names if n.count("conv2d") == 3]
+    assert with_proj and all(tirx.ForKind.PARALLEL in loop_kinds(smod[n]) for n in with_proj)
+    out = build.run(schedules.build(smod, "cpu", scheduled=False), x)
+    assert close(out, unfused) and close(out, ort)
+
+
+# ---- transformer: horizontal Q/K/V ---------------------------------------------------------------
+
+@pytest.fixture(scope="module")
+def transformer(tmp_path_factory):
+    path = qkv_transformer(tmp_path_factory.mktemp("qkv"), 128)
+    g = loader.load(path)
+    x = build.random_inputs(g, seed=1)
+    ort = build.onnxruntime_outputs(g, x)
+    unfused = build.run(schedules.build(apply(g, make_plan(g, "none", hardware.get("host")).groups), "cpu",
+                                        scheduled=False), x)
+    assert close(unfused, ort)
+    return g, x, ort, unfused
+
+
+def qkv_plan(g):
+    """The host DP plan; if it has no horizontal group, the greedy groups of the three matmuls that
+    read one input merged by hand. (groups, kinds)."""
+    hw = hardware.get("host")
+    dp = make_plan(g, "dp", hw)
+    kinds = [k["kind"] for k in dp.group_kinds]
+    if "horizontal" in kinds:
+        return [list(x) for x in dp.groups], kinds
+    greedy = [list(x) for x in make_plan(g, "greedy", hw).groups]
+    kinds = ["epilogue"] * len(greedy)
+    src = next(n.id for n in g.nodes if sum(g.by_id[c].op == "matmul" for c in g.consumers[n.id]) == 3)
+    mms = [c for c in g.consumers[src] if g.by_id[c].op == "matmul"]
+    where = {m: gi for gi, grp in enumerate(greedy) for m in grp}
+    parts = sorted({where[m] for m in mms})
+    merged = sorted(m for gi in parts for m in greedy[gi])
+    return [grp for gi, grp in enumerate(greedy) if gi not in parts] + [merged], \
+        [k for gi, k in enumerate(kinds) if gi not in parts] + ["horizontal"]
+
+
+def test_transformer_horizontal_qkv_takes_stages_and_matches(transformer):
+    g, x, ort, unfused = transformer
+    assert sum(n.op == "matmul" for n in g.nodes) >= 6 + 4  # Q/K/V are separate matmuls
+    groups, kinds = qkv_plan(g)
+    assert "horizontal" in kinds
+    mod = apply(g, groups)
+    smod, report = schedules.schedule(mod, "cpu")
+    funcs = group_funcs(g, groups, mod)
+    horizontal = sorted({funcs[gi] for gi, k in enumerate(kinds) if k == "horizontal"})
+    for n in stitched_names(g, groups, kinds, mod):
+        assert report.rule_of(n) == "cpu.Stages", (n, report.errors)
+    for n in horizontal:
+        # the three tiled matmuls share one parallel loop (one thread-pool launch)
+        assert loop_kinds(smod[n]).count(tirx.ForKind.PARALLEL) == 1, smod[n].script()
+    out = build.run(schedules.build(smod, "cpu", scheduled=False), x)
+    assert close(out, unfused) and close(out, ort)
+
+
+# ---- what the rule does not take ------------------------------------------------------------------
+
+def _fused(make_body, inputs):
+    bb = relax.BlockBuilder()
+    params = [relax.Var(n, relax.TensorType(s, "float32")) for n, s in inputs.items()]
+    with bb.function("main", params):
+        with bb.dataflow():
+            out = bb.emit_output(make_body(bb, *params))
+        bb.emit_func_output(out)
+    seq = tvm.transform.Sequential([relax.transform.LegalizeOps(), relax.transform.AnnotateTIROpPattern(),
+                                    relax.transform.FuseOps(), relax.transform.FuseTIR()])
+    mod = seq(bb.get())
+    return [f for _, f in mod.functions_items() if isinstance(f, tirx.PrimFunc)]
+
+
+@pytest.mark.parametrize("case", ["softmax", "layer_norm", "conv"])
+def test_stages_leaves_pure_reductions_and_single_anchors(case):
+    if case == "softmax":
+        funcs = _fused(lambda bb, x: bb.emit(relax.op.nn.softmax(x, axis=-1)), {"x": (4, 37)})
+    elif case == "layer_norm":
+        funcs = _fused(lambda bb, x, w, b: bb.emit(relax.op.nn.layer_norm(x, w, b, axes=[-1])),
+                       {"x": (8, 32), "w": (32,), "b": (32,)})
+    else:
+        funcs = _fused(lambda bb, x, w: bb.emit(relax.op.nn.relu(bb.emit(relax.op.nn.conv2d(x, w)))),
+                       {"x": (1, 4, 8, 8), "w": (8, 4, 3, 3)})
+    tgt = target_mod.host_target()
+    with tgt:
+        assert all(stage_rules.Stages().apply(f, tgt, False) is None for f in funcs)
+
+
+def _reductions(funcs) -> list:
+    from tvm import s_tir
+
+    from engine.schedules.analysis import block_info, child_blocks
+    out = []
+    for f in funcs:
+        sch = s_tir.Schedule(f)
+        out += [b.block for b in (block_info(sch, rv) for rv in child_blocks(sch)) if b.is_reduction]
+    return out
+
+
+def test_mac_and_pool_detection():
+    """An anchor multiplies two different tensors (matmul; not layer norm's sum of squares) or
+    takes the max over a sliding window (pooling; not softmax's row max)."""
+    mm = _reductions(_fused(lambda bb, x, w: bb.emit(relax.op.matmul(x, w)), {"x": (4, 8), "w": (8, 6)}))
+    pool = _reductions(_fused(lambda bb, x: bb.emit(relax.op.nn.max_pool2d(x, (2, 2), (2, 2))),
+                              {"x": (1, 2, 6, 6)}))
+    soft = _reductions(_fused(lambda bb, x: bb.emit(relax.op.nn.softmax(x, axis=-1)), {"x": (4, 37)}))
+    ln = _reductions(_fused(lambda bb, x, w, b: bb.emit(relax.op.nn.layer_norm(x, w, b, axes=[-1])),
+                            {"x": (8, 32), "w": (32,), "b": (32,)}))
+    assert mm and pool and len(soft) == 2 and ln
+    assert all(stage_rules.is_mac_or_pool(b) for b in mm + pool)
+    assert not any(stage_rules.is_mac_or_pool(b) for b in soft + ln)
+
+
+# ---- CUDA builds without a GPU -----------------------------------------------------------------------
+
+@needs_nvcc
+@pytest.mark.parametrize("arch", ["sm_75", "sm_80", "sm_90"])
+def test_cuda_builds_stitched_and_horizontal(arch, effnet, transformer):
+    g = effnet[0]
+    _, _, mod = se_module(g)  # the DP plan's stitched SE groups plus a whole SE block and SE + projection
+    assert schedules.build(mod, f"cuda:{arch}") is not None
+    gt = transformer[0]
+    groups, _ = qkv_plan(gt)
+    assert schedules.build(apply(gt, groups), f"cuda:{arch}") is not None
