@@ -97,7 +97,12 @@ def test_dp_forms_kinds_only_where_the_profile_allows(effnet):
     allowed = {k for k in kinds.BEYOND if kinds.enabled(host, k)}
     used = {f for k in dp.group_kinds for f in k["features"]}
     assert used <= allowed
-    assert sum(k["kind"] == "reduction_stitch" for k in dp.group_kinds) == 16   # one per SE block
+    only_stitch = replace(host, kinds={"reduction_stitch": {"enabled": True}})
+    se = make_plan(effnet, "dp", only_stitch)
+    assert {f for k in se.group_kinds for f in k["features"]} == {"reduction_stitch"}
+    se_means = [n.id for n in effnet.nodes if n.op == "mean" and effnet.by_id[effnet.consumers[n.id][0]].op == "conv2d"]
+    where = se.group_of()
+    assert len(se_means) == 16 and all(se.group_kinds[where[m]]["kind"] == "reduction_stitch" for m in se_means)
     none_on = replace(host, kinds={k: {"enabled": False} for k in kinds.BEYOND})
     plain = make_plan(effnet, "dp", none_on)
     assert all(not k["features"] for k in plain.group_kinds)

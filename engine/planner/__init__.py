@@ -46,9 +46,8 @@ def make_plan(graph, strategy: str, hw, cost: str = "model", target: str = "cpu"
         p, cm = mod.plan(graph, hw), None
     elif strategy == "dp":
         from . import dp
-        from .order import chain_order
         p, cm = dp.plan(graph, hw, costs=costs)
-        extra = {"order": chain_order(graph), "max_len": p.notes["max_len"]}
+        extra = {"order": p.notes.pop("order_ix"), "max_len": p.notes["max_len"]}
     elif strategy == "optimal":
         from . import optimal
         p, cm = optimal.plan(graph, hw, costs=costs)

@@ -117,6 +117,7 @@ def segment_dp(cm: CostModel, order: list[int], max_len: int = MAX_LEN, cutoff: 
             if size > 1 and seg > cutoff * apart:
                 stats["cut_2x"] += 1
                 break
+    stats["best_us"] = best[n]
     segs, i = [], n
     while i > 0:
         j = choice[i]
@@ -132,11 +133,22 @@ def _broken(cm: CostModel, v: int, escapes: bool) -> bool:
 
 
 def plan(graph, hw, max_len: int = MAX_LEN, cutoff: float = CUTOFF, costs=None):
+    """The segment DP over two topological orders (chain_order, and the order in which greedy's
+    groups are contiguous, so FuseOps' groups and siblings it places side by side are ranges
+    too); the cheaper segmentation wins. Returns (Plan, CostModel); notes["order"] is the order used."""
+    from . import greedy
+    from .order import group_order
     from .plan import Plan
 
     cm = CostModel(graph, hw)
     if costs is not None:   # measured times and the model's "apart" estimate are different scales
         cutoff = math.inf
-    segs, stats = segment_dp(cm, chain_order(graph), max_len, cutoff, costs=costs)
+    best = None
+    for name, order in (("chain", chain_order(graph)), ("greedy groups", group_order(graph, greedy.partition(graph)[0]))):
+        segs, stats = segment_dp(cm, order, max_len, cutoff, costs=costs)
+        if best is None or stats["best_us"] < best[2]["best_us"] * (1 - 1e-9):
+            best = (name, order, stats, segs)
+    name, order, stats, segs = best
     groups = [[cm.ids[v] for v in sorted(s)] for s in segs]
-    return Plan("dp", groups, notes={"dp": stats, "max_len": max_len, "cutoff": cutoff}), cm
+    return Plan("dp", groups, notes={"dp": stats, "max_len": max_len, "cutoff": cutoff, "order": name,
+                                     "order_ix": order}), cm

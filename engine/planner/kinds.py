@@ -105,7 +105,8 @@ class GroupShape:
         feeds = any(cm.pattern[c] == ANCHOR or c in self.feeds for c in inside_cons)
         if feeds:
             self.feeds.add(v)
-        reducer = pat == REDUCE or (pat == ANCHOR and not is_mac(cm.graph.nodes[v].op))
+        # a reduction, or a pooling down to a small value (a global pool; a 2x2 max pool is an anchor)
+        reducer = pat == REDUCE or (pat == ANCHOR and not is_mac(cm.graph.nodes[v].op) and cm.vbytes[v] <= SMALL_BYTES)
         if pat == ANCHOR:
             self.anchors += 1
             if not feeds:

@@ -27,6 +27,7 @@ from .plan import Plan
 
 TIME_LIMIT_S = 60.0
 MAX_CUTS = 200
+MAX_OPS = 3000          # a bound for the DP, meant for models of up to a few thousand operators
 
 
 def candidates(cm: CostModel, orders, max_len: int, costs=None) -> dict[tuple, float]:
@@ -127,6 +128,9 @@ def _cycle(cm: CostModel, groups) -> list[int]:
 def plan(graph, hw, max_len: int = MAX_LEN, costs=None, time_limit: float = TIME_LIMIT_S):
     from . import greedy
 
+    if len(graph.nodes) > MAX_OPS:
+        raise PlanError(f"optimal solves models of up to {MAX_OPS:,} operators exactly; this one has "
+                        f"{len(graph.nodes):,} (use dp)")
     cm = CostModel(graph, hw)
     orders = [chain_order(graph), group_order(graph, greedy.partition(graph)[0])]
     t0 = time.perf_counter()
