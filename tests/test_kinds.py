@@ -133,3 +133,15 @@ def test_optimal_cuts_a_cycle_between_convex_groups():
     assert optimal._cycle(cm, groups) == []
     assert sorted(map(tuple, groups)) == [(0, 2), (1, 3)]
     assert stats["objective_us"] == pytest.approx(3.2)
+
+
+@pytest.mark.parametrize("target, says", [("rpc://127.0.0.1:1/pi", "remote"), ("bogus", "unknown target")])
+def test_measured_cost_on_a_target_it_cannot_time_is_one_line_and_exit_2(target, says):
+    import subprocess
+    import sys
+
+    from tests.conftest import ROOT
+
+    r = subprocess.run([sys.executable, str(ROOT / "main.py"), "plan", "zoo:mobilenetv2@32", "--strategy", "dp",
+                        "--cost", "measured", "--target", target], capture_output=True, text=True, timeout=300)
+    assert r.returncode == 2 and says in r.stderr and len(r.stderr.strip().splitlines()) == 1, r.stderr
