@@ -21,6 +21,16 @@ from engine.planner.apply import apply, kernel_groups
 from engine.schedules import stage_rules, target as target_mod
 from scripts.bench_kinds_stages import qkv_transformer, se_regions
 
+
+def host_stitch():
+    """This machine's profile with only the kinds cpu.Stages schedules (stitched reductions and
+    horizontal siblings), so the DP's groups are the ones these tests are about whatever else the
+    profile turns on."""
+    from dataclasses import replace
+
+    on = {"enabled": True}
+    return replace(hardware.get("host"), kinds={"reduction_stitch": on, "horizontal": on})
+
 STITCHED = ("reduction_stitch", "horizontal")
 needs_nvcc = pytest.mark.skipif(not shutil.which("nvcc"), reason="nvcc not installed")
 
@@ -72,7 +82,7 @@ def se_module(g):
     """The host DP plan with SE block 5 stitched whole (mean -> conv -> swish -> conv -> sigmoid ->
     scale of the big tensor) and SE block 15 also with the projection conv that reads the scaled
     tensor: (groups, kinds, module)."""
-    hw = hardware.get("host")
+    hw = host_stitch()
     dp = make_plan(g, "dp", hw)
     greedy = make_plan(g, "greedy", hw).groups
     groups = [list(x) for x in dp.groups]
@@ -88,7 +98,7 @@ def se_module(g):
 
 def test_effnet_dp_stitched_groups_take_stages_and_match(effnet):
     g, x, ort, unfused = effnet
-    p = make_plan(g, "dp", hardware.get("host"))
+    p = make_plan(g, "dp", host_stitch())
     kinds = [k["kind"] for k in p.group_kinds]
     assert kinds.count("reduction_stitch") >= 10, kinds
     mod = apply(g, p.groups)
@@ -137,7 +147,7 @@ def transformer(tmp_path_factory):
 def qkv_plan(g):
     """The host DP plan; if it has no horizontal group, the greedy groups of the three matmuls that
     read one input merged by hand. (groups, kinds)."""
-    hw = hardware.get("host")
+    hw = host_stitch()
     dp = make_plan(g, "dp", hw)
     kinds = [k["kind"] for k in dp.group_kinds]
     if "horizontal" in kinds:
