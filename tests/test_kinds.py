@@ -145,3 +145,20 @@ def test_measured_cost_on_a_target_it_cannot_time_is_one_line_and_exit_2(target,
     r = subprocess.run([sys.executable, str(ROOT / "main.py"), "plan", "zoo:mobilenetv2@32", "--strategy", "dp",
                         "--cost", "measured", "--target", target], capture_output=True, text=True, timeout=300)
     assert r.returncode == 2 and says in r.stderr and len(r.stderr.strip().splitlines()) == 1, r.stderr
+
+
+def test_prologue_groups_schedule_and_match_onnxruntime(effnet):
+    """With prologues allowed, the DP puts pads/elementwise ops in front of anchors; the scheduled
+    build of that plan computes what ONNX Runtime computes."""
+    from engine import build, schedules
+    from engine.planner.apply import apply
+
+    hw = replace(hardware.get("host"), kinds={"prologue": {"enabled": True}})
+    p = make_plan(effnet, "dp", hw)
+    assert any(k["kind"] == "prologue" for k in p.group_kinds)
+    x = build.random_inputs(effnet, seed=2)
+    ref = build.onnxruntime_outputs(effnet, x)
+    smod, report = schedules.schedule(apply(effnet, p.groups), "cpu")
+    assert not report.unscheduled, report.summary()
+    out = build.run(schedules.build(smod, "cpu", scheduled=False), x)
+    assert all(a.shape == b.shape and abs(a - b).max() <= 1e-4 * abs(b).max() + 1e-5 for a, b in zip(out, ref))
