@@ -8,15 +8,14 @@ from __future__ import annotations
 
 import hashlib
 import json
-import multiprocessing as mp
-import queue as _queue
 import re
 import statistics
 import time
 from dataclasses import asdict, dataclass, field
 
+from . import subproc
 from .cache_dir import cache_dir
-from .errors import FuseLensError
+from .subproc import run_in_child
 
 RUNNER_VERSION = 1
 
@@ -48,8 +47,7 @@ class BenchResult:
         return cls(**{k: d[k] for k in cls.__dataclass_fields__ if k in d})
 
 
-class Cancelled(FuseLensError):
-    pass
+Cancelled = subproc.Cancelled   # raised when a caller's cancel is set (subproc.run_in_child)
 
 
 def schedule_version() -> int:
@@ -98,40 +96,9 @@ def benchmark(spec: str, input_shapes: dict | None, plan, target: str = "cpu", r
                 progress("cached", 1.0)
             return r
     targets.check(t)
-    ctx = mp.get_context("spawn")
-    q = ctx.Queue()
     job = {"spec": spec, "shapes": input_shapes, "groups": plan.groups, "target": t.spec, "repeat": repeat,
            "scheduled": scheduled}
-    proc = ctx.Process(target=_worker, args=(q, job), daemon=True)
-    proc.start()
-    t0, payload = time.monotonic(), None
-    try:
-        while payload is None:
-            if cancel is not None and cancel.is_set():
-                raise Cancelled("benchmark cancelled")
-            if time.monotonic() - t0 > timeout_s:
-                payload = {"error": f"timed out after {timeout_s:.0f} s"}
-                break
-            try:
-                kind, *rest = q.get(timeout=0.1)
-            except _queue.Empty:
-                if not proc.is_alive():
-                    try:  # the last message may still be in the pipe
-                        kind, *rest = q.get(timeout=0.5)
-                    except _queue.Empty:
-                        payload = {"error": f"the worker process died (exit code {proc.exitcode}); "
-                                            "TVM may have crashed building or running this plan"}
-                        break
-                else:
-                    continue
-            if kind == "progress" and progress:
-                progress(rest[0], rest[1])
-            elif kind == "done":
-                payload = rest[0]
-    finally:
-        from .subproc import stop
-
-        stop(proc)
+    payload = run_in_child(_run_job, job, progress=progress, cancel=cancel, timeout_s=timeout_s, what="benchmark worker")
     r = BenchResult(model=graph.name, strategy=plan.strategy, target=t.spec, planning_ms=plan.planning_ms,
                     repeat=repeat, scheduled=scheduled, when=time.strftime("%Y-%m-%d %H:%M:%S"))
     for k, v in payload.items():
@@ -144,27 +111,6 @@ def benchmark(spec: str, input_shapes: dict | None, plan, target: str = "cpu", r
 
 
 # ---- the worker process ---------------------------------------------------------------------
-
-def _worker(q, job):
-    def say(stage, frac):
-        q.put(("progress", stage, frac))
-
-    import os
-
-    # TVM's thread pool: one thread per core this process may use (before TVM starts it)
-    os.environ.setdefault("TVM_NUM_THREADS", str(len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity")
-                                                 else (os.cpu_count() or 1)))
-    if os.environ.get("FUSELENS_WORKER_FAULT") == "segv":  # fault injection for the crash test
-        import signal
-
-        os.kill(os.getpid(), signal.SIGSEGV)
-
-    try:
-        q.put(("done", _run_job(job, say)))
-    except Exception as e:  # noqa: BLE001 - reported to the caller as the result's error
-        msg = str(e).strip().splitlines()
-        q.put(("done", {"error": f"{type(e).__name__}: {msg[-1] if msg else ''}"[:400]}))
-
 
 def _build(graph, groups, t, scheduled):
     from . import build

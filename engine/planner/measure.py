@@ -76,9 +76,7 @@ from __future__ import annotations
 
 import hashlib
 import json
-import multiprocessing as mp
 import os
-import queue as _queue
 import re
 import statistics
 import tempfile
@@ -86,6 +84,7 @@ import time
 from pathlib import Path
 
 from ..cache_dir import cache_dir
+from ..subproc import all_cores, run_in_child
 from .dp import CUTOFF, MAX_LEN
 
 FORMAT = 2
@@ -97,9 +96,6 @@ THREADS = 1                 # TVM threads kernels are timed on (None: all cores;
 
 
 # ---- keys and files ------------------------------------------------------------------------
-
-def all_cores() -> int:
-    return len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else (os.cpu_count() or 1)
 
 
 def target_key(target: str = "cpu", threads: int | None = THREADS, flush: str = FLUSH) -> str:
@@ -462,45 +458,17 @@ class KernelTimer:
         st["no_figure"] = sum(1 for k in self.keys(segs) if k not in table)
 
     def _run_worker(self, segs, progress, cancel, timeout_s, rnd, rounds) -> dict:
-        from ..runner import Cancelled
-        from ..subproc import stop
-
         g = self.graph
         job = {"spec": self.spec or g.source, "shapes": g.input_shapes, "sha": g.sha256,
                "segments": [[self.cm.ids[v] for v in s] for s in segs], "target": self.target,
                "tkey": self.tkey, "cache": str(self.cache.folder), "flush": self.flush, "threads": self.threads,
                "hw": {**self.hw.to_dict(), "kinds": self.hw.kinds}}
-        ctx = mp.get_context("spawn")
-        q = ctx.Queue()
-        proc = ctx.Process(target=_worker, args=(q, job), daemon=True)
-        proc.start()
-        t0, payload = time.monotonic(), None
         lo, span = rnd / rounds, 1.0 / rounds
-        try:
-            while payload is None:
-                if cancel is not None and cancel.is_set():
-                    raise Cancelled("profiling cancelled")
-                if time.monotonic() - t0 > timeout_s:
-                    payload = {"error": f"profiling timed out after {timeout_s:.0f} s (figures so far are kept)"}
-                    break
-                try:
-                    kind, *rest = q.get(timeout=0.1)
-                except _queue.Empty:
-                    if not proc.is_alive():
-                        try:
-                            kind, *rest = q.get(timeout=0.5)
-                        except _queue.Empty:
-                            payload = {"error": f"the profiling worker died (exit code {proc.exitcode}); "
-                                                "TVM may have crashed building or running a kernel"}
-                            break
-                    else:
-                        continue
-                if kind == "progress" and progress:
-                    progress(rest[0], lo + span * rest[1])
-                elif kind == "done":
-                    payload = rest[0]
-        finally:
-            stop(proc)
+        say = (lambda stage, frac: progress(stage, lo + span * frac)) if progress else None
+        payload = run_in_child(_profile_job, job, progress=say, cancel=cancel, timeout_s=timeout_s,
+                               what="profiling worker", threads=job["threads"] or all_cores())
+        if "timed out" in (payload.get("error") or ""):
+            payload["error"] += " (figures so far are kept)"
         return payload
 
 
@@ -551,22 +519,6 @@ def measured_dp(graph, hw, target: str = "cpu", costs: MeasuredCosts | None = No
 
 
 # ---- the worker process ----------------------------------------------------------------------
-
-def _worker(q, job):
-    def say(stage, frac):
-        q.put(("progress", stage, frac))
-
-    os.environ["TVM_NUM_THREADS"] = str(job.get("threads") or all_cores())   # before TVM starts its pool
-    if os.environ.get("FUSELENS_WORKER_FAULT") == "segv":  # fault injection for the crash test
-        import signal
-
-        os.kill(os.getpid(), signal.SIGSEGV)
-    try:
-        q.put(("done", _profile_job(job, say)))
-    except Exception as e:  # noqa: BLE001 - reported to the caller
-        msg = str(e).strip().splitlines()
-        q.put(("done", {"error": f"{type(e).__name__}: {msg[-1] if msg else ''}"[:400]}))
-
 
 def _profile_job(job, say) -> dict:
     from .. import loader, targets
