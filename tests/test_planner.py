@@ -184,3 +184,17 @@ def test_random_dags_give_legal_dp_and_hybrid_plans():
             p = make_plan(g, s, hardware.get("t4"))
             check_partition(g, p.groups)
             check_convex_acyclic(g, p.groups)
+
+
+def test_a_tuple_valued_op_keeps_its_get_items_in_its_group():
+    """TVM's FuseOps groups avg_pool2d with dropout, whose (output, mask) tuple FuseTIR cannot hand to
+    another group; every plan moves the get-items into the tuple's group (inception_v1, onnx light)."""
+    from engine.planner.validate import check_tuple_outputs
+    from tests.conftest import onnx_light
+
+    g = loader.load(str(onnx_light("inception_v1")))
+    for s in ("greedy", "dp", "none"):
+        p = make_plan(g, s, hardware.get("host"))
+        check_partition(g, p.groups)
+        check_convex_acyclic(g, p.groups)
+        check_tuple_outputs(g, p.groups)

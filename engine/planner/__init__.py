@@ -64,6 +64,9 @@ def make_plan(graph, strategy: str, hw, cost: str = "model", target: str = "cpu"
         extra = {"order": order, "max_len": p.notes["max_len"], "forced": forced}
     else:
         raise PlanError(f"unknown strategy {strategy!r}; choose from {', '.join(STRATEGIES)}")
+    from .validate import close_tuples
+
+    p.groups = close_tuples(graph, p.groups)
     p.planning_ms = (time.perf_counter() - t0) * 1000
     cm = annotate(p, graph, hw, cm)
     p.notes["cost"] = "measured" if costs is not None else "model"

@@ -70,3 +70,29 @@ def check_tuple_outputs(graph, groups) -> None:
             if tuple_valued and any(where[c] != gi for c in graph.consumers[m]):
                 raise PlanError(f"group {gi} hands the tuple {node.op} ({m}) to another group; "
                                 "put its tuple-get-items in the same group")
+
+
+def close_tuples(graph, groups) -> list[list[str]]:
+    """Move the tuple-get-items of a tuple-valued op into the op's group when the op shares a group
+    with others (TVM's FuseOps groups e.g. avg_pool2d + dropout, whose (output, mask) tuple FuseTIR
+    cannot hand to another group). A get-item depends only on its tuple, so groups stay convex.
+    Returns the groups (a new list when anything moved)."""
+    where = {n: gi for gi, g in enumerate(groups) for n in g}
+    moves = {}
+    for gi, g in enumerate(groups):
+        if len(g) < 2:
+            continue
+        for m in g:
+            node = graph.by_id[m]
+            if node.kind == "tuple" or not (node.shape and isinstance(node.shape[0], list)):
+                continue
+            for c in graph.consumers[m]:
+                if where[c] != gi and graph.by_id[c].kind == "tuple_get_item":
+                    moves[c] = gi
+    if not moves:
+        return groups
+    out = [[n for n in g if n not in moves] for g in groups]
+    for c, gi in moves.items():
+        out[gi].append(c)
+    pos = {n.id: k for k, n in enumerate(graph.nodes)}
+    return [sorted(g, key=pos.__getitem__) for g in out if g]
