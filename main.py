@@ -9,7 +9,7 @@ import json
 import os
 import sys
 
-COMMANDS = ("zoo", "inspect", "plan", "bench", "table", "devices", "gui")
+COMMANDS = ("zoo", "inspect", "plan", "bench", "table", "calibrate", "devices", "gui")
 DEFAULT_MODEL = "zoo:mobilenetv2"
 NO_DISPLAY = 3  # exit code when the app cannot open a window (make run treats it as a clean stop)
 
@@ -41,7 +41,8 @@ def build_parser() -> argparse.ArgumentParser:
     pl = sub.add_parser("plan", help="plan fusion groups with one strategy and write the plan as JSON")
     pl.add_argument("model")
     pl.add_argument("--strategy", default="dp", choices=list(STRATEGIES))
-    pl.add_argument("--hardware", default="t4", help="cost-model profile: t4, a100, h200, rpi4b, host")
+    pl.add_argument("--hardware", default="t4",
+                    help="cost-model profile: t4, a100, h200, rpi4b, host, host-calibrated (after `calibrate`)")
     _shape_args(pl)
     pl.add_argument("--out", help="write the plan JSON here")
     pl.add_argument("--explain", action="store_true", help="list why each edge between groups was not fused")
@@ -70,6 +71,9 @@ def build_parser() -> argparse.ArgumentParser:
     ta.add_argument("--out", default="results", help="folder for table.md, table.csv, table.json, table.png")
     ta.add_argument("--force", action="store_true")
     ta.add_argument("--cost", choices=["model", "measured"], default=None)
+
+    ca = sub.add_parser("calibrate", help="fit this machine's cost model to measured kernel times (profile host-calibrated)")
+    ca.add_argument("models", nargs="+", help="models whose kernels to time (.onnx or zoo:NAME[@RES])")
 
     sub.add_parser("devices", help="list the devices a benchmark can run on")
 
@@ -178,6 +182,26 @@ def cmd_table(a) -> int:
     return 0
 
 
+def cmd_calibrate(a) -> int:
+    """Time every model's candidate kernels on this CPU (cached), fit the host profile's roofline
+    to them, save it as profile `host-calibrated`, and print the fidelity before and after."""
+    from engine import hardware, loader
+    from engine.planner import calibrate, measure
+
+    hw = hardware.get("host")
+    graphs = [loader.load(m) for m in a.models]
+    for g in graphs:
+        c = measure.measured_costs(g, hw, "cpu", progress=_progress)
+        if sys.stderr.isatty():
+            print(file=sys.stderr)
+        print(f"{g.name}: {c.stats.get('unique_kernels')} kernels timed ({c.stats.get('built', 0)} now)"
+              + (f"; profiling error: {c.stats['error']}" if c.stats.get("error") else ""))
+    cal = calibrate.calibrate(graphs, hw, "cpu")
+    print(cal.summary())
+    print("saved: plan and bench with --hardware host-calibrated use it")
+    return 0
+
+
 def cmd_devices(a) -> int:
     from engine import targets
 
@@ -232,7 +256,7 @@ def main(argv: list[str] | None = None) -> int:
         if a.command == "gui":
             return cmd_gui(a.model, a.input_shape)
         return {"zoo": cmd_zoo, "inspect": cmd_inspect, "plan": cmd_plan, "bench": cmd_bench, "table": cmd_table,
-                "devices": cmd_devices}[a.command](a)
+                "calibrate": cmd_calibrate, "devices": cmd_devices}[a.command](a)
     except FuseLensError as e:
         print(f"error: {e}", file=sys.stderr)
         return 2

@@ -55,6 +55,7 @@ def _with_kinds(hw: Hardware, own: dict | None = None) -> Hardware:
 
 
 def names() -> list[str]:
+    """The profiles always there ("host-calibrated" exists once `main.py calibrate` has run)."""
     return [*_profiles(), "host"]
 
 
@@ -64,6 +65,13 @@ def get(name: str) -> Hardware:
     name = aliases.get(name, name)
     if name == "host":
         return host()
+    if name == "hostcalibrated":
+        from .planner.calibrate import calibrated
+
+        hw = calibrated(host(), "cpu")
+        if hw is None:
+            raise FuseLensError("no calibration saved for this machine yet: run `python main.py calibrate MODEL`")
+        return replace(hw, name="host-calibrated", title=hw.title + ", calibrated")
     p = _profiles()
     if name not in p:
         raise FuseLensError(f"unknown hardware profile {name!r}; choose from {', '.join(names())}")

@@ -197,3 +197,24 @@ def test_calibration_on_measured_kernels(profiled, graph, hw):
     cal = calibrate.calibrate(graph, hw, "cpu", cache=folder)
     assert cal.after["rms_log"] <= cal.before["rms_log"] + 1e-9
     assert calibrate.calibrated(hw, "cpu", cache=folder) is not None
+
+
+def test_calibrate_cli_saves_a_profile_that_plan_uses(tmp_path):
+    """`main.py calibrate` times a model's kernels, fits the host profile and saves it; `plan
+    --hardware host-calibrated` then plans with it. Before that, the profile is one clear line."""
+    import os
+    import subprocess
+    import sys
+
+    from tests.conftest import ROOT
+
+    env = {**os.environ, "FUSELENS_CACHE_DIR": str(tmp_path / "cache")}
+    run = lambda *a: subprocess.run([sys.executable, str(ROOT / "main.py"), *a], capture_output=True, text=True,
+                                    timeout=900, env=env)
+    r = run("plan", "zoo:mobilenetv2@32", "--hardware", "host-calibrated")
+    assert r.returncode == 2 and "calibrate" in r.stderr and len(r.stderr.strip().splitlines()) == 1
+    r = run("calibrate", "zoo:mobilenetv2@32")
+    assert r.returncode == 0, r.stderr[-2000:]
+    assert "Spearman" in r.stdout and "saved" in r.stdout
+    r = run("plan", "zoo:mobilenetv2@32", "--hardware", "host-calibrated", "--strategy", "dp")
+    assert r.returncode == 0 and "calibrated" in r.stdout, r.stderr[-2000:]
