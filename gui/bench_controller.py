@@ -65,6 +65,8 @@ class Benchmarks:
 
     def _on_device(self, name: str):
         self.settings.device = name
+        if self.doc is not None and self._cost_name() == "measured":
+            self.replan(f"Re-planning by kernel times measured on {name}")
         self._load_cached_results()
         self._update_panels()
         self._apply_heat()

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from PySide6 import QtCore, QtWidgets
 
+from .document import decided_by
 from .graph_view import GraphScene, GraphView
 
 
@@ -127,8 +128,10 @@ class GraphArea(QtWidgets.QWidget):
         def side(name, p, only):
             if p is None:
                 return f"<b>{name}</b>: planning..."
+            how = decided_by(p)
             return (f"<b>{name}</b>: {p.kernels} kernels, {len(p.groups)} groups, estimated "
-                    f"{p.estimated_us / 1000:.3f} ms on {doc.hw.title}; {only} fused groups only here")
+                    f"{p.estimated_us / 1000:.3f} ms on {doc.hw.title}" + (f" ({how})" if how else "")
+                    + f"; {only} fused groups only here")
 
         self.summary.setText(side(left, la, oa) + " &nbsp;|&nbsp; " + side(right, lb, ob)
                              + " &nbsp; <span style='color:#d6002a'>(dashed red boxes: only in that plan)</span>")

@@ -56,8 +56,13 @@ class Document:
         return [(side, gi) for _, side, gi in sorted(out)]
 
 
+def decided_by(plan) -> str:
+    """How the plan's strategy decided, for status and summary lines ("" for the cost model)."""
+    return "decided by measured kernel times" if (plan.notes or {}).get("cost") == "measured" else ""
+
+
 def plan_strategies(graph, hw, strategies, progress=None, cancel=None) -> tuple[dict, dict]:
-    """Plans for `strategies`; a strategy that fails gives an error message instead."""
+    """Plans for `strategies` by the cost model; a strategy that fails gives an error message instead."""
     from engine.planner import make_plan
 
     plans, errors = {}, {}

@@ -156,6 +156,8 @@ class MainWindow(Actions, Activity, FileIO, Planning, Benchmarks, Layouts, Strat
         if plan_tvm:
             self._plan_tvm()
         self._request_layout(full=True)
+        if self._cost_name() == "measured":
+            self.replan("Planning by measured kernel times")  # the open planned by the cost model
         QtCore.QTimer.singleShot(0, self._update_panels)
         self.status(f"Loaded {g.name}: {len(g)} operators; planned {', '.join(doc.plans)}"
                     + ("; tvm planning in the background" if plan_tvm and "tvm" not in doc.plans else ""))

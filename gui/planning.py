@@ -1,5 +1,6 @@
 """Planning off the UI thread: the fast strategies when a model opens, TVM's FuseOps in the background,
-and a re-plan of every strategy when the hardware profile changes.
+and a re-plan of every strategy when the hardware profile or the cost (model estimate or measured
+kernel times on the selected device) changes.
 
 The module-level functions run on worker threads and touch no Qt object; `Planning` is the part of
 `MainWindow` that starts them and puts their plans into the open Document. Plans live in
@@ -10,7 +11,7 @@ from __future__ import annotations
 from engine.errors import FuseLensError
 
 from . import procs, worker
-from .document import FAST_STRATEGIES, plan_strategies
+from .document import FAST_STRATEGIES, decided_by, plan_strategies
 
 
 def cached_results(graph, plans: dict, target: str) -> dict:
@@ -59,13 +60,44 @@ def plan_tvm_job(doc, target: str, progress, cancel):
     return plans, errors, cached_results(g, plans, target), target, hw
 
 
-def replan_job(graph, profile: str, strategies: list[str], progress, cancel):
-    """Worker: the hardware profile `profile` and `strategies` planned for it: (hw, (plans, errors))."""
+def replan_job(graph, profile: str, strategies: list[str], progress, cancel, cost: str = "model",
+               target: str = "cpu"):
+    """Worker: the hardware profile `profile` and `strategies` planned for it: (hw, (plans, errors),
+    measure_error). cost="measured": dp, hybrid and optimal decide by kernel times measured on `target`
+    (built and timed the first time, cached after); when that cannot be done (a remote or absent
+    target) they are planned by the cost model and measure_error says why ("" otherwise)."""
     from engine import hardware
+    from engine.planner import COSTED, make_plan
+    from engine.runner import Cancelled
 
     progress(f"re-planning for {profile}", 0.0)
     hw = hardware.get(profile)
-    return hw, plan_strategies(graph, hw, strategies, progress=progress, cancel=cancel)
+    measured = [s for s in strategies if cost == "measured" and s in COSTED]
+    plans, errors = plan_strategies(graph, hw, [s for s in strategies if s not in measured], cancel=cancel)
+    measure_error = ""
+    for k, s in enumerate(measured):
+        if cancel is not None and cancel.is_set():
+            break
+
+        def report(stage, fraction, k=k, s=s):
+            f = fraction if fraction is not None and fraction >= 0 else 0.0
+            progress(f"{s} by measured times: {stage}", (k + min(1.0, f)) / len(measured))
+
+        try:
+            plans[s] = make_plan(graph, s, hw, cost="measured", target=target, progress=report, cancel=cancel)
+        except Cancelled:
+            raise
+        except FuseLensError as e:      # the target cannot be timed on: the same for every strategy
+            measure_error = str(e)
+            break
+        except Exception as e:  # noqa: BLE001 - shown in the window, per strategy
+            msg = str(e).strip().splitlines()
+            errors[s] = f"{type(e).__name__}: {msg[0] if msg else ''}"
+    if measure_error:
+        more, errs = plan_strategies(graph, hw, [s for s in measured if s not in plans], cancel=cancel)
+        plans.update(more)
+        errors.update(errs)
+    return hw, (plans, errors), measure_error
 
 
 def recost(plan, graph, hw) -> None:
@@ -108,29 +140,58 @@ class Planning:
         if self.area.side_by_side and self.right_strategy in plans:
             self.set_right_strategy(self.right_strategy)
 
+    def _cost_name(self) -> str:
+        return self.cost_box.currentData() or "model"
+
     def set_profile(self, name: str):
         self.settings.profile = name
         i = self.profile_box.findData(name)
         if i >= 0 and i != self.profile_box.currentIndex():
             self.profile_box.setCurrentIndex(i)
-        if self.doc is None:
-            return
+        if self.doc is not None:
+            if "plan-tvm" in self._tasks and name != self.doc.hw.name:
+                self._tasks["plan-tvm"].cancel()  # the re-plan plans tvm for the new profile
+            self.replan(f"Re-planning for {name}")
+
+    def set_cost(self, cost: str):
+        """How dp, hybrid and optimal decide: "model" (the cost model) or "measured" (kernel times
+        measured on the selected device); re-plans them."""
+        self.settings.cost = cost
+        i = self.cost_box.findData(cost)
+        if i >= 0 and i != self.cost_box.currentIndex():
+            self.cost_box.setCurrentIndex(i)
+        if self.doc is not None:
+            self.replan("Re-planning by measured kernel times" if cost == "measured"
+                        else "Re-planning by the cost model")
+
+    def replan(self, text: str = "Re-planning"):
+        """Re-plan every fast strategy for the selected profile and cost (and device, for measured
+        costs) off the UI thread; TVM's FuseOps again when the profile changed."""
         doc, gen = self.doc, self._gen
-        if "plan-tvm" in self._tasks:
-            self._tasks["plan-tvm"].cancel()
+        profile, cost, target = self._profile_name(), self._cost_name(), self.device()
 
         def done(r):
             if gen != self._gen or doc is not self.doc:
                 return
-            hw, (plans, errors) = r
-            doc.hw = hw
-            custom = doc.plans.get("custom")
+            hw, (plans, errors), measure_error = r
+            new_profile = hw.name != doc.hw.name
+            if new_profile:
+                doc.hw = hw
+            old = doc.plans
+            if measure_error and not new_profile:  # keep the model-cost plans there were
+                for s, p in old.items():
+                    if s in plans and (p.notes or {}).get("cost", "model") == "model" \
+                            and (plans[s].notes or {}).get("cost", "model") == "model":
+                        plans[s] = p
+            for s in ("tvm", "custom"):
+                if s in old and not (new_profile and s == "tvm"):
+                    plans[s] = old[s]
+            if new_profile and "custom" in plans:
+                self._recost(plans["custom"])
             doc.plans = plans
-            if custom is not None:
-                self._recost(custom)
-                doc.plans["custom"] = custom
-            doc.plan_errors = errors
-            if not doc.spec.startswith("generated:"):
+            doc.plan_errors = {**{k: v for k, v in doc.plan_errors.items() if k == "tvm" and not new_profile},
+                               **errors}
+            if new_profile and not doc.spec.startswith("generated:"):
                 self._plan_tvm()  # TVM's FuseOps for the new profile (in the background)
             self._fill_strategy_boxes()
             self.set_strategy(self.strategy, force=True)
@@ -138,11 +199,19 @@ class Planning:
                 self.set_right_strategy(self.right_strategy)
             self._update_panels()
             self.plans_changed.emit()
-            self.status(f"Re-planned every strategy for {hw.title}")
+            if measure_error:
+                self.show_error(measure_error, "Planning by measured kernel times failed; the cost model decides")
+                return
+            for s, m in errors.items():
+                self.show_error(m, f"Planning with {s} failed")
+            by = [s for s, p in plans.items() if decided_by(p)]
+            self.status(f"Re-planned for {hw.title}: {', '.join(by)} {decided_by(plans[by[0]])} on {target}"
+                        if by else f"Re-planned every strategy for {hw.title} by the cost model", 10000)
 
-        t = worker.submit(replan_job, doc.graph, name, list(FAST_STRATEGIES), name="plan", background=True,
+        t = worker.submit(replan_job, doc.graph, profile, list(FAST_STRATEGIES), cost=cost, target=target,
+                          name="plan", background=True,
                           on_done=done, on_failed=lambda m: self.show_error(m, "Planning failed"))
-        self._start("plan", t, f"Re-planning for {name}")
+        self._start("plan", t, text)
 
     def _recost(self, plan):
         recost(plan, self.doc.graph, self.doc.hw)

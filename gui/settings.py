@@ -1,5 +1,5 @@
 """What persists between sessions (QSettings): window geometry and state, recent files, last
-directory, device, hardware profile, compile-time budget, strategy, input shapes per file."""
+directory, device, hardware profile, cost (model estimate or measured), compile-time budget, strategy, input shapes per file."""
 from __future__ import annotations
 
 import json
@@ -54,6 +54,16 @@ class Settings:
     @profile.setter
     def profile(self, v: str):
         self.qs.setValue("profile", v)
+
+    @property
+    def cost(self) -> str:
+        """How dp, hybrid and optimal decide: "model" (the cost model) or "measured" (timed kernels)."""
+        v = str(self._get("cost", "model"))
+        return v if v in ("model", "measured") else "model"
+
+    @cost.setter
+    def cost(self, v: str):
+        self.qs.setValue("cost", v)
 
     @property
     def budget_pct(self) -> float:

@@ -8,6 +8,7 @@ import time
 from PySide6 import QtCore
 
 from .actions import all_strategies
+from .document import decided_by
 
 
 class Strategies:
@@ -58,8 +59,10 @@ class Strategies:
         # positions stay unless group boxes would swallow nodes of other groups and this strategy's
         # own layout does clearly better (decided off the UI thread)
         self._request_layout(full=True, only_if_better=not self.compact)
+        how = decided_by(plan)
         self.status(f"{s}: {plan.kernels} kernels, {len(plan.groups)} groups, estimated "
-                    f"{plan.estimated_us / 1000:.3f} ms on {self.doc.hw.title} (toggle {self.last_toggle_ms:.0f} ms)")
+                    f"{plan.estimated_us / 1000:.3f} ms on {self.doc.hw.title}" + (f"; {how}" if how else "")
+                    + f" (toggle {self.last_toggle_ms:.0f} ms)")
 
     def set_right_strategy(self, s: str):
         self.right_strategy = s

@@ -109,6 +109,12 @@ class PropertiesPanel(QtWidgets.QTreeWidget):
     def _add_cost(self, plan, gi, result):
         if plan.group_us and gi < len(plan.group_us):
             self._row("estimated cost", f"{plan.group_us[gi]:.2f} us ({plan.hardware or 'profile'})")
+        measured = (plan.notes or {}).get("measured_group_us") or []
+        if gi < len(measured) and measured[gi] is not None:
+            self._row("measured (cold, alone)", f"{measured[gi]:.2f} us",
+                      tip="This group's kernel built and timed by itself on "
+                          f"{(plan.notes.get('measure') or {}).get('target', 'the device')} while planning; "
+                          "the planner decided by these times")
         self._row("measured kernel time", _measured(result, gi))
 
     def show_group(self, graph, plan, gi: int, result=None, collapsed: bool = False):

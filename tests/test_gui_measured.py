@@ -1,0 +1,152 @@
+"""The app's Cost selector, driven offscreen: "measured on device" re-plans dp, hybrid and optimal by
+kernel times measured on the selected device (off the UI thread, with progress and Cancel), and the
+window says so; "model estimate" goes back; a device that cannot be timed on shows an error and
+keeps the model-cost plans; the choice persists and applies to a model opened while it is chosen."""
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+pytest.importorskip("pytestqt")
+from PySide6 import QtWidgets  # noqa: E402
+
+from tests.test_gui import env, make_settings, make_window, settle  # noqa: E402,F401 - env: a fixture
+
+MODEL = "zoo:mobilenetv2@32"
+SHOT = Path("/tmp/fl/measured.png")
+MEASURE_MS = 600_000   # the first measurement builds and times the candidate kernels (seconds at 32x32)
+
+
+@pytest.fixture(scope="module")
+def win(qapp, env):  # noqa: F811
+    w = make_window(qapp, env / "settings.ini")
+    assert w.settings.cost == "model" and w.cost_box.currentData() == "model"
+    w.set_strategy("dp")
+    w.open_model(MODEL)
+    settle(w)
+    yield w
+    from gui import worker
+
+    w.close()
+    worker.wait_all(60000)
+
+
+def choose(box: QtWidgets.QComboBox, data: str):
+    """Pick an item as the user does (activated is what the window listens to)."""
+    i = box.findData(data)
+    assert i >= 0, data
+    box.setCurrentIndex(i)
+    box.activated.emit(i)
+
+
+def replanned(qtbot, w, fn, timeout=MEASURE_MS):
+    with qtbot.waitSignal(w.plans_changed, timeout=timeout):
+        fn()
+    qtbot.waitUntil(lambda: "plan" not in w._tasks, timeout=timeout)
+
+
+def assert_busy(w):
+    assert "plan" in w._tasks and w.progress.isVisible() and w.cancel_button.isVisible()
+
+
+def test_cost_box_sits_next_to_profile_and_device(win):
+    tb = win.findChild(QtWidgets.QToolBar)
+    boxes = [a for a in tb.findChildren(QtWidgets.QComboBox) if a.isVisible()]
+    assert win.cost_box in boxes
+    assert [win.cost_box.itemText(i) for i in range(win.cost_box.count())] == ["model estimate",
+                                                                              "measured on device"]
+    assert all(win.doc.plans[s].notes["cost"] == "model" for s in ("dp", "hybrid", "optimal"))
+
+
+def test_measured_replans_costed_strategies(qtbot, win, env):  # noqa: F811
+    greedy = win.doc.plans["greedy"]
+    replanned(qtbot, win, lambda: (choose(win.cost_box, "measured"),
+                                   # off the UI thread, with the progress bar and Cancel
+                                   assert_busy(win)))
+    assert win.last_error == "", win.last_error
+    plans = win.doc.plans
+    for s in ("dp", "hybrid", "optimal"):
+        assert plans[s].notes["cost"] == "measured", s
+    assert plans["greedy"].notes.get("cost", "model") == "model" and plans["greedy"].groups == greedy.groups
+    m = plans["dp"].notes["measure"]
+    assert m["unique_kernels"] > 0 and not m.get("error")
+    assert len(plans["dp"].notes["measured_group_us"]) == len(plans["dp"].groups)
+    assert win.cost_box.currentText() == "measured on device"
+    assert make_settings(env / "settings.ini").cost == "measured"      # persisted
+    assert "decided by measured kernel times" in win.statusBar().currentMessage()
+    # the summary line for the shown plan
+    win.set_strategy("dp", force=True)
+    msg = win.statusBar().currentMessage()
+    assert msg.startswith("dp: ") and "decided by measured kernel times" in msg, msg
+    win.set_strategy("greedy")
+    assert "measured" not in win.statusBar().currentMessage()
+    win.set_strategy("dp")
+    # side by side: the summary says which side was decided by measured times
+    win.set_side_by_side(True)
+    win.set_right_strategy("greedy")
+    settle(win)
+    text = win.area.summary.text()
+    assert text.count("decided by measured kernel times") == 1, text
+    # a group's properties show its measured kernel time
+    settle(win)
+    gus = plans["dp"].notes["measured_group_us"]
+    gi = max((i for i, v in enumerate(gus) if v is not None), key=lambda i: len(plans["dp"].groups[i]))
+    win._on_activated(win.view, ("group", gi))
+    v = win.props.values()
+    assert v["measured (cold, alone)"] == f"{gus[gi]:.2f} us", v
+    SHOT.parent.mkdir(parents=True, exist_ok=True)
+    for _ in range(3):
+        QtWidgets.QApplication.instance().processEvents()
+    assert win.grab().save(str(SHOT))
+    win.set_side_by_side(False)
+    settle(win)
+
+
+def test_model_opened_while_measured_is_planned_by_measured_times(qtbot, win):
+    assert win.settings.cost == "measured"
+    with qtbot.waitSignal(win.model_loaded, timeout=MEASURE_MS):
+        win.open_model(MODEL)
+    assert win.doc.plans["dp"].notes["cost"] == "model"     # the open plans by the model first ...
+    qtbot.waitUntil(lambda: win.doc.plans["dp"].notes["cost"] == "measured" and "plan" not in win._tasks,
+                    timeout=MEASURE_MS)                      # ... then by measured times (cached now)
+    assert win.doc.plans["dp"].notes["measure"]["built"] == 0
+    settle(win)
+
+
+def test_model_estimate_goes_back(qtbot, win, env):  # noqa: F811
+    replanned(qtbot, win, lambda: choose(win.cost_box, "model"))
+    for s in ("dp", "hybrid", "optimal"):
+        assert win.doc.plans[s].notes["cost"] == "model", s
+        assert "measured_group_us" not in win.doc.plans[s].notes
+    assert make_settings(env / "settings.ini").cost == "model"
+    win.set_strategy("dp", force=True)
+    msg = win.statusBar().currentMessage()
+    assert msg.startswith("dp: ") and "measured" not in msg, msg
+    gi = next(i for i, g in enumerate(win.doc.plans["dp"].groups) if len(g) > 1)
+    win._on_activated(win.view, ("group", gi))
+    assert "measured (cold, alone)" not in win.props.values()
+    settle(win)
+
+
+def test_device_that_cannot_be_timed_on_shows_error_and_keeps_plans(qtbot, win):
+    remote = "rpc://127.0.0.1:9"
+    win.device_box.addItem(remote, remote)
+    choose(win.device_box, remote)          # with the model estimate: nothing to re-plan
+    assert "plan" not in win._tasks
+    before = dict(win.doc.plans)
+    with qtbot.waitSignal(win.error_shown, timeout=60_000) as sig:
+        choose(win.cost_box, "measured")
+    qtbot.waitUntil(lambda: "plan" not in win._tasks, timeout=60_000)
+    assert "remote" in sig.args[0] and remote in sig.args[0], sig.args[0]
+    assert win.area.banner.isVisible() and win.area.banner_text.text() == sig.args[0]
+    for s in ("dp", "hybrid", "optimal", "greedy"):
+        assert win.doc.plans[s] is before[s], s          # the model-cost plans stay
+        assert win.doc.plans[s].notes.get("cost", "model") == "model"
+    # back to the CPU: measured again (from the cache), then the model estimate
+    replanned(qtbot, win, lambda: choose(win.device_box, "cpu"))
+    assert win.doc.plans["dp"].notes["cost"] == "measured"
+    replanned(qtbot, win, lambda: choose(win.cost_box, "model"))
+    assert win.doc.plans["dp"].notes["cost"] == "model"
+    win.device_box.removeItem(win.device_box.findData(remote))
+    settle(win)
