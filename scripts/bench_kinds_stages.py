@@ -374,7 +374,6 @@ def main():
                 groups = [list(greedy[p]) for p in parts]
                 if sorted(m for x in groups for m in x) != sorted(grp):
                     continue  # not a union of greedy groups
-                ops = "+".join(dict.fromkeys(g.by_id[m].op for m in grp if g.by_id[m].kind == "call_tir"))
                 r = run_case(f"transformer {kind}", g, list(grp), groups, a.rounds, a.sample_ms, rules, plus)
                 print_row(r)
                 results.append(r)
