@@ -644,19 +644,11 @@ def _accumulate_local(sch, rv, tile, consumers, lanes):
     kept, handled = [], set()
     for c in consumers:
         cname = sch.get(c).name_hint
-        try:
-            sch.reverse_compute_inline(c)
+        where = cr.place_epilogue(sch, c, tile_loop)
+        if where:
             handled.add(cname)
-            continue
-        except Exception:  # noqa: BLE001
-            pass
-        if tile_loop is not None:
-            try:
-                sch.reverse_compute_at(c, tile_loop, preserve_unit_loops=True)
-                kept.append(c)
-                handled.add(cname)
-            except Exception:  # noqa: BLE001
-                pass
+        if where == "at_tile":
+            kept.append(c)
     if inner_u is not None:
         sch.unroll(inner_u)
     if inner_w is not None:

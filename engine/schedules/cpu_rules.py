@@ -73,6 +73,23 @@ def _inline_all(sch: s_tir.Schedule, keep: set | None = None) -> None:
                 continue
 
 
+def place_epilogue(sch: s_tir.Schedule, c, tile_loop) -> str:
+    """Put the epilogue block `c` of an anchor into its accumulator write-back (inlined) or, when it
+    cannot be inlined, at the anchor's tile loop. Returns "inlined", "at_tile" or "" (left as is)."""
+    try:
+        sch.reverse_compute_inline(c)
+        return "inlined"
+    except Exception:  # noqa: BLE001 - TVM's ScheduleError: not inlinable here
+        pass
+    if tile_loop is not None:
+        try:
+            sch.reverse_compute_at(c, tile_loop, preserve_unit_loops=True)
+            return "at_tile"
+        except Exception:  # noqa: BLE001
+            pass
+    return ""
+
+
 def _parallel_outer(sch: s_tir.Schedule, loops: list, extents: list, cores: int, fuse_all: bool = False):
     """Fuse leading loops until there is enough parallel work (all of them with fuse_all);
     parallelise the fused loop. Returns (the parallel loop or None, the number of loops fused)."""
@@ -376,16 +393,7 @@ def tile_anchor(sch: s_tir.Schedule, anchor_name: str, stages: list[str], pads: 
         sch.reverse_compute_at(wb, tile_loop, preserve_unit_loops=True)
     # epilogue: inline into the write-back where possible, else compute it at the tile loop
     for c in consumers:
-        try:
-            sch.reverse_compute_inline(c)
-            continue
-        except Exception:  # noqa: BLE001
-            pass
-        if tile_loop is not None:
-            try:
-                sch.reverse_compute_at(c, tile_loop, preserve_unit_loops=True)
-            except Exception:  # noqa: BLE001
-                pass
+        place_epilogue(sch, c, tile_loop)
     # 7. inner loops: unroll u, vectorise v (anchor, init, write-back, epilogue at the tile)
     if inner_u is not None:
         sch.unroll(inner_u)
@@ -504,16 +512,7 @@ def _apply_channel_vector(sch, rv, a, vk, uk, lanes, cores, stages, pads, tidy: 
     if tile_loop is not None:
         sch.reverse_compute_at(wb, tile_loop, preserve_unit_loops=True)
     for c in consumers:
-        try:
-            sch.reverse_compute_inline(c)
-            continue
-        except Exception:  # noqa: BLE001
-            pass
-        if tile_loop is not None:
-            try:
-                sch.reverse_compute_at(c, tile_loop, preserve_unit_loops=True)
-            except Exception:  # noqa: BLE001
-                pass
+        place_epilogue(sch, c, tile_loop)
     sch.unroll(inner_x)
     sch.vectorize(inner_u)
     if a.extents[r_idx[-1]] <= 8 and len(r_idx) > 1:
