@@ -9,7 +9,7 @@ import json
 import os
 import sys
 
-COMMANDS = ("zoo", "inspect", "plan", "bench", "table", "calibrate", "devices", "gui")
+COMMANDS = ("zoo", "inspect", "plan", "bench", "table", "tune", "calibrate", "devices", "gui")
 DEFAULT_MODEL = "zoo:mobilenetv2"
 NO_DISPLAY = 3  # exit code when the app cannot open a window (make run treats it as a clean stop)
 
@@ -59,6 +59,8 @@ def build_parser() -> argparse.ArgumentParser:
     be.add_argument("--json", dest="json_out", help="write the results here")
     be.add_argument("--force", action="store_true", help="re-measure even when a cached result exists")
     be.add_argument("--unscheduled", action="store_true", help="build without schedule rules")
+    be.add_argument("--rules-only", action="store_true",
+                    help="ignore tuning records (`tune`): every kernel scheduled by the rules")
     be.add_argument("--cost", choices=["model", "measured"], default=None,
                     help="how dp/hybrid/optimal decide (default: measured where the target can time kernels, else model)")
     _shape_args(be)
@@ -71,6 +73,16 @@ def build_parser() -> argparse.ArgumentParser:
     ta.add_argument("--out", default="results", help="folder for table.md, table.csv, table.json, table.png")
     ta.add_argument("--force", action="store_true")
     ta.add_argument("--cost", choices=["model", "measured"], default=None)
+
+    tu = sub.add_parser("tune", help="tune a plan's kernels with MetaSchedule; builds then use the best schedules")
+    tu.add_argument("model")
+    tu.add_argument("--strategy", default="dp", choices=list(STRATEGIES))
+    tu.add_argument("--target", default="cpu", help="cpu, cuda, cuda:N, cuda:sm_XX (build only), rpc://TRACKER:PORT/KEY")
+    tu.add_argument("--hardware", default=None, help="cost-model profile for planning (default: host for cpu)")
+    tu.add_argument("--trials", type=int, default=None, help="trials in all (default 32 per kernel, at most 2000)")
+    tu.add_argument("--time-limit", type=float, default=None, metavar="MIN", help="stop after this many minutes")
+    tu.add_argument("--clear", action="store_true", help="delete this target's tuning records first")
+    _shape_args(tu)
 
     ca = sub.add_parser("calibrate", help="fit this machine's cost model to measured kernel times (profile host-calibrated)")
     ca.add_argument("models", nargs="+", help="models whose kernels to time (.onnx or zoo:NAME[@RES])")
@@ -141,7 +153,8 @@ def cmd_bench(a) -> int:
 
     hw = a.hardware or ("host" if a.target == "cpu" else "t4")
     b = compare.bench_model(a.model, onnx_input.parse_shape_args(a.input_shape), a.strategies.split(","), hw,
-                            a.target, a.repeat, a.force, _progress, scheduled=not a.unscheduled, cost=a.cost)
+                            a.target, a.repeat, a.force, _progress, scheduled=not a.unscheduled, cost=a.cost,
+                            tuned=not a.rules_only)
     if sys.stderr.isatty():
         print(file=sys.stderr)
     print(report.bench_table(b))
@@ -179,6 +192,25 @@ def cmd_table(a) -> int:
         print(f"(no PNG chart: {e})", file=sys.stderr)
     print(md)
     print(f"wrote {out}/table.md, table.csv, table.json, table.png")
+    return 0
+
+
+def cmd_tune(a) -> int:
+    from engine import onnx_input, targets, tuning
+
+    if a.clear:
+        n = tuning.store_for(targets.parse(a.target)).clear()
+        print(f"deleted {n} tuning records for {a.target}")
+    r = tuning.tune(a.model, onnx_input.parse_shape_args(a.input_shape), a.strategy, a.target, trials=a.trials,
+                    time_limit_s=a.time_limit * 60 if a.time_limit is not None else None, hw_name=a.hardware,
+                    progress=_progress)
+    if sys.stderr.isatty():
+        print(file=sys.stderr)
+    print(r.summary())
+    if r.error:
+        print(f"error: {r.error}", file=sys.stderr)
+        return 1
+    print("`bench` now builds with these schedules (--rules-only to compare without them)")
     return 0
 
 
@@ -256,7 +288,7 @@ def main(argv: list[str] | None = None) -> int:
         if a.command == "gui":
             return cmd_gui(a.model, a.input_shape)
         return {"zoo": cmd_zoo, "inspect": cmd_inspect, "plan": cmd_plan, "bench": cmd_bench, "table": cmd_table,
-                "calibrate": cmd_calibrate, "devices": cmd_devices}[a.command](a)
+                "calibrate": cmd_calibrate, "tune": cmd_tune, "devices": cmd_devices}[a.command](a)
     except FuseLensError as e:
         print(f"error: {e}", file=sys.stderr)
         return 2

@@ -36,7 +36,7 @@ def default_cost(target: str) -> str:
 
 
 def bench_model(spec: str, shapes, strategies, hw_name: str, target: str, repeat: int, force=False,
-                progress=None, scheduled=True, cost: str | None = None) -> dict:
+                progress=None, scheduled=True, cost: str | None = None, tuned: bool = True) -> dict:
     """Plan, build, check and time each strategy on `target`. cost=None: dp/hybrid/optimal decide by
     measured kernel times where the target can time kernels (default_cost), else by the model."""
     g = loader.load(spec, shapes)
@@ -50,7 +50,7 @@ def bench_model(spec: str, shapes, strategies, hw_name: str, target: str, repeat
         p = make_plan(g, s, hw, cost=cost, target=target, progress=prog)
         costs[s] = p.notes.get("cost", "model")
         results[s] = runner.benchmark(spec, shapes, p, target, repeat=repeat, progress=prog, force=force,
-                                      scheduled=scheduled)
+                                      scheduled=scheduled, tuned=tuned)
     ort = ort_latency(g, repeat=repeat) if target == "cpu" else None
     return {"model": g.name, "ops": sum(n.kind == "call_tir" for n in g.nodes), "results": results, "ort": ort,
             "graph": g, "costs": costs}
@@ -60,7 +60,8 @@ def bench_json(b: dict) -> dict:
     return {"model": b["model"], "ops": b["ops"], "onnxruntime_ms": b["ort"],
             "strategies": [{"strategy": s, "latency_ms": r.latency_ms, "planning_ms": round(r.planning_ms, 3),
                             "build_s": round(r.build_s, 3), "kernels": r.kernels, "correct": r.correct,
-                            "error": r.error, "cached": r.cached, "cost": b.get("costs", {}).get(s, "model")}
+                            "error": r.error, "cached": r.cached, "cost": b.get("costs", {}).get(s, "model"),
+                            "schedule": r.schedule, "tuned_kernels": r.tuned_kernels}
                            for s, r in b["results"].items()]}
 
 

@@ -83,14 +83,14 @@ def bench_table(b: dict) -> str:
     rows = []
     for s, r in res.items():
         if r.error:
-            rows.append([s, "error", "", "", "", "", "", "", "", r.error[:70]])
+            rows.append([s, "error", "", "", "", "", "", "", "", "", r.error[:70]])
             continue
         lat = r.latency_ms
         rows.append([s, _ms(lat["median"]), _ms(lat["min"]), _ms(lat["max"]),
                      f"{base_ms / lat['median']:.2f}x" if base_ms else "-", f"{r.planning_ms:.1f}", f"{r.build_s:.1f}",
-                     r.kernels, "yes" if r.correct else "NO", "cached" if r.cached else ""])
+                     r.kernels, _schedule(r), "yes" if r.correct else "NO", "cached" if r.cached else ""])
     head = [f"{b['model']} ({b['ops']} ops)", "median ms", "min", "max", "vs none", "plan ms", "build s", "kernels",
-            "correct", ""]
+            "schedule", "correct", ""]
     rows = [r + [""] * (len(head) - len(r)) for r in rows]
     text = table(rows, head)
     if b.get("ort"):
@@ -99,6 +99,13 @@ def bench_table(b: dict) -> str:
         text += (f"\nONNX Runtime ({o['threads']} threads): median {o['median']:.2f} ms"
                  + (f"; best TVM plan / ONNX Runtime = {best / o['median']:.2f}x" if best else ""))
     return text + f"\nmeasured on {machine()}"
+
+
+def _schedule(r) -> str:
+    """Whose schedules ran: the rules, tuning records (`tune`), or both (tuned kernels / kernels)."""
+    if not r.scheduled:
+        return "none"
+    return r.schedule if r.schedule != "mixed" else f"mixed {r.tuned_kernels}/{r.kernels}"
 
 
 def published_table_md(rows: list[dict], target: str) -> str:

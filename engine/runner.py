@@ -35,6 +35,8 @@ class BenchResult:
     repeat: int = 0
     scheduled: bool = True
     schedule_report: dict = field(default_factory=dict)
+    schedule: str = "rules"      # rules | tuned | mixed: whose schedules the kernels ran with
+    tuned_kernels: int = 0       # kernels scheduled by a tuning record (engine/tuned_store.py)
     error: str | None = None
     cached: bool = False
     when: str = ""
@@ -64,13 +66,17 @@ def plan_hash(groups) -> str:
     return hashlib.sha256(json.dumps(canon).encode()).hexdigest()[:24]
 
 
-def _key(model_sha: str, groups, target: str, scheduled: bool, repeat: int) -> str:
+def _key(model_sha: str, groups, target: str, scheduled: bool, repeat: int, tuned: bool = False) -> str:
     raw = f"{model_sha}|{plan_hash(groups)}|{target}|s{schedule_version() if scheduled else 'none'}|r{RUNNER_VERSION}"
+    if scheduled and tuned:  # a new tuning record may change the kernels: the store's generation
+        from . import targets, tuning
+
+        raw += f"|t{tuning.store_for(targets.parse(target)).generation()}"
     return hashlib.sha256(raw.encode()).hexdigest()[:32]
 
 
-def cached_result(graph, plan, target: str, scheduled: bool = True) -> BenchResult | None:
-    f = cache_dir("results") / f"{_key(graph.sha256, plan.groups, target, scheduled, 0)}.json"
+def cached_result(graph, plan, target: str, scheduled: bool = True, tuned: bool = True) -> BenchResult | None:
+    f = cache_dir("results") / f"{_key(graph.sha256, plan.groups, target, scheduled, 0, tuned)}.json"
     try:
         r = BenchResult.from_dict(json.loads(f.read_text()))
     except (OSError, ValueError, TypeError):
@@ -81,23 +87,25 @@ def cached_result(graph, plan, target: str, scheduled: bool = True) -> BenchResu
 
 def benchmark(spec: str, input_shapes: dict | None, plan, target: str = "cpu", repeat: int = 10,
               progress=None, cancel=None, force: bool = False, timeout_s: float = 900,
-              scheduled: bool = True) -> BenchResult:
+              scheduled: bool = True, tuned: bool = True) -> BenchResult:
     """Build `plan` of model `spec` for `target`, check it, time it. Never raises for a failed
-    build or run: the result carries `error`. Raises Cancelled when `cancel` is set."""
+    build or run: the result carries `error`. Raises Cancelled when `cancel` is set.
+    tuned=True: kernels with a tuning record for this target use it (engine/tuned_store.py), the
+    rest the rules; tuned=False: the rules only."""
     from . import loader, targets
 
     graph = loader.load(spec, input_shapes)
     t = targets.parse(target)
-    f = cache_dir("results") / f"{_key(graph.sha256, plan.groups, t.spec, scheduled, 0)}.json"
+    f = cache_dir("results") / f"{_key(graph.sha256, plan.groups, t.spec, scheduled, 0, tuned)}.json"
     if not force:
-        r = cached_result(graph, plan, t.spec, scheduled)
+        r = cached_result(graph, plan, t.spec, scheduled, tuned)
         if r is not None and r.repeat >= repeat and r.error is None:
             if progress:
                 progress("cached", 1.0)
             return r
     targets.check(t)
     job = {"spec": spec, "shapes": input_shapes, "groups": plan.groups, "target": t.spec, "repeat": repeat,
-           "scheduled": scheduled}
+           "scheduled": scheduled, "tuned": tuned}
     payload = run_in_child(_run_job, job, progress=progress, cancel=cancel, timeout_s=timeout_s, what="benchmark worker")
     r = BenchResult(model=graph.name, strategy=plan.strategy, target=t.spec, planning_ms=plan.planning_ms,
                     repeat=repeat, scheduled=scheduled, when=time.strftime("%Y-%m-%d %H:%M:%S"))
@@ -112,19 +120,26 @@ def benchmark(spec: str, input_shapes: dict | None, plan, target: str = "cpu", r
 
 # ---- the worker process ---------------------------------------------------------------------
 
-def _build(graph, groups, t, scheduled):
+def _build(graph, groups, t, scheduled, tuned=False):
     from . import build
     from .planner.apply import apply
 
     mod = apply(graph, groups)
     report = {}
+    if scheduled and tuned:
+        from . import tuning
+        from .tuned_store import apply_tuned
+
+        mod, names, total = apply_tuned(mod, build.tvm_target(t.build_for), tuning.store_for(t))
+        report = {"tuned": names, "kernels_total": total}
     if scheduled:
         try:
             from . import schedules
         except ImportError:
             schedules = None
         if schedules is not None:
-            mod, report = schedules.schedule(mod, t.build_for)
+            mod, rep = schedules.schedule(mod, t.build_for)
+            report = {**_jsonable(rep.__dict__), **report}
     elif t.is_gpu:
         import tvm
         from tvm.s_tir import dlight as dl
@@ -196,7 +211,7 @@ def _run_job(job, say):
         np.savez(ref_file, *ref)
     say("building the plan", 0.4)
     tb = time.perf_counter()
-    exe, report = _build(graph, job["groups"], t, job["scheduled"])
+    exe, report = _build(graph, job["groups"], t, job["scheduled"], job.get("tuned", False))
     build_s = time.perf_counter() - tb
     say("checking outputs", 0.65)
     vm, args, out = run(exe)
@@ -210,7 +225,14 @@ def _run_job(job, say):
     kernel_us = _profile_kernels(vm, args, graph, job["groups"], kernel_groups) if t.kind != "rpc" else []
     return {"latency_ms": {"median": statistics.median(res), "min": min(res), "max": max(res)},
             "build_s": build_s, "kernels": len(kernel_groups(graph, job["groups"])), "correct": correct,
-            "max_abs_err": err, "kernel_us": kernel_us, "schedule_report": _jsonable(report)}
+            "max_abs_err": err, "kernel_us": kernel_us, "schedule_report": _jsonable(report),
+            "schedule": _schedule_kind(report), "tuned_kernels": len(report.get("tuned", []))}
+
+
+def _schedule_kind(report: dict) -> str:
+    from .tuned_store import schedule_kind
+
+    return schedule_kind(len(report.get("tuned", [])), report.get("kernels_total", 0))
 
 
 def _profile_kernels(vm, args, graph, groups, kernel_groups, runs: int = 3):

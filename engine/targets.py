@@ -35,11 +35,14 @@ def parse(spec: str) -> Target:
     m = re.fullmatch(r"cuda(?::(\d+))?", s)
     if m:
         return Target(s, "cuda", int(m.group(1) or 0), build_for="cuda")
+    m = re.fullmatch(r"cuda:(sm_\d+)", s)
+    if m:  # a CUDA architecture: builds for it on any machine; runs on GPU 0 where there is one
+        return Target(s, "cuda", 0, build_for=s)
     m = _RPC.match(s)
     if m:
         return Target(s, "rpc", host=m["host"], port=int(m["port"]), key=m["key"] or "",
                       build_for=m["target"] or "cpu")
-    raise TargetError(f"unknown target {spec!r}; use cpu, cuda, cuda:N, rpc://HOST:PORT or rpc://HOST:PORT/KEY")
+    raise TargetError(f"unknown target {spec!r}; use cpu, cuda, cuda:N, cuda:sm_XX, rpc://HOST:PORT or rpc://HOST:PORT/KEY")
 
 
 def cuda_arch(index: int = 0) -> str:
