@@ -56,7 +56,7 @@ def test_cache_reopens_without_importing(tiny_model, monkeypatch):
     monkeypatch.setattr(relax_import, "to_relax", lambda *a: calls.append(1) or real(*a))
     again = loader.load(str(tiny_model))
     assert calls == [] and [n.summary() for n in again.nodes] == [n.summary() for n in first.nodes]
-    assert again.mod is not None and calls == []  # the module comes from the entry's module.json
+    assert again.mod is not None and calls == []  # the module comes from the entry's module.npz
 
 
 def test_real_world_model_with_dynamic_dims_needs_and_takes_shapes(tmp_path):
