@@ -69,7 +69,7 @@ def main():
         print(json.dumps(child(*a.child, a.strategy)))
         return
     specs = [m if ":" in m else f"zoo:{m}" for m in a.models]
-    for spec in specs:  # warm the cache: the entry, with its module.json
+    for spec in specs:  # warm the cache: the entry, with its module.npz
         subprocess.run([sys.executable, "-c", f"import sys; sys.path.insert(0, {ROOT!r}); from engine import loader; "
                         f"loader.load({spec!r}).mod"], check=True, cwd=ROOT)
     times = {(s, v): [] for s in specs for v in VARIANTS}

@@ -59,7 +59,7 @@ def _reopen(spec, monkeypatch, imports_allowed: bool):
 
     def to_relax(*a):
         if not imports_allowed:
-            raise AssertionError("re-imported although module.json is there")
+            raise AssertionError("re-imported although module.npz is there")
         calls.append(1)
         return real(*a)
 
