@@ -168,16 +168,28 @@ def cmd_bench(a) -> int:
 def cmd_table(a) -> int:
     from pathlib import Path
 
-    from engine import compare, report
+    from engine import compare, report, targets
 
-    rows, raw = [], []
     hw = a.hardware or ("host" if a.target == "cpu" else "t4")
-    for m in a.models.split(","):
+    models = a.models.split(",")
+    # a tracker key with several free devices: the models go to them in parallel
+    parallel = min(len(models), targets.free_devices(targets.parse(a.target)))
+
+    def one(m):
         print(f"{m} ...", file=sys.stderr)
-        b = compare.bench_model(f"zoo:{m}", None, ["none", "greedy", "dp", "hybrid"], hw, a.target, a.repeat,
-                                a.force, _progress, cost=a.cost)
-        rows.append(compare.table_row(b))
-        raw.append(compare.bench_json(b))
+        return compare.bench_model(f"zoo:{m}", None, ["none", "greedy", "dp", "hybrid"], hw, a.target, a.repeat,
+                                   a.force, _progress if parallel == 1 else None, cost=a.cost)
+
+    if parallel > 1:
+        from concurrent.futures import ThreadPoolExecutor
+
+        print(f"{parallel} free devices of {a.target}: models in parallel", file=sys.stderr)
+        with ThreadPoolExecutor(parallel) as pool:
+            benches = list(pool.map(one, models))
+    else:
+        benches = [one(m) for m in models]
+    rows = [compare.table_row(b) for b in benches]
+    raw = [compare.bench_json(b) for b in benches]
     out = Path(a.out)
     out.mkdir(parents=True, exist_ok=True)
     md = report.published_table_md(rows, a.target)

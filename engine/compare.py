@@ -3,6 +3,7 @@ from __future__ import annotations
 
 import os
 import statistics
+import threading
 import time
 
 from . import hardware, loader, runner
@@ -35,11 +36,15 @@ def default_cost(target: str) -> str:
     return "measured" if target == "cpu" else "model"
 
 
+_planning = threading.Lock()  # the ONNX importer and TVM's passes are not thread-safe: one model plans at a time
+
+
 def bench_model(spec: str, shapes, strategies, hw_name: str, target: str, repeat: int, force=False,
                 progress=None, scheduled=True, cost: str | None = None, tuned: bool = True) -> dict:
     """Plan, build, check and time each strategy on `target`. cost=None: dp/hybrid/optimal decide by
     measured kernel times where the target can time kernels (default_cost), else by the model."""
-    g = loader.load(spec, shapes)
+    with _planning:
+        g = loader.load(spec, shapes)
     hw = hardware.get(hw_name)
     cost = cost or default_cost(target)
     results, costs = {}, {}
@@ -47,7 +52,8 @@ def bench_model(spec: str, shapes, strategies, hw_name: str, target: str, repeat
         def prog(stage, frac, s=s, k=k):
             if progress:
                 progress(f"{s}: {stage}", (k + frac) / len(strategies))
-        p = make_plan(g, s, hw, cost=cost, target=target, progress=prog)
+        with _planning:
+            p = make_plan(g, s, hw, cost=cost, target=target, progress=prog)
         costs[s] = p.notes.get("cost", "model")
         results[s] = runner.benchmark(spec, shapes, p, target, repeat=repeat, progress=prog, force=force,
                                       scheduled=scheduled, tuned=tuned)

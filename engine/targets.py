@@ -75,6 +75,20 @@ def session(t: Target, timeout: int = 10):
         raise TargetError(f"{t.spec}: cannot reach {what} ({str(e).strip().splitlines()[-1][:160]})") from None
 
 
+def free_devices(t: Target) -> int:
+    """How many devices of a tracker key are free now (1 for anything else, or when the tracker
+    cannot say): work over a key can go to that many devices at once."""
+    if t.kind != "rpc" or not t.key:
+        return 1
+    try:
+        from tvm import rpc
+
+        q = rpc.connect_tracker(t.host, t.port).summary().get("queue_info", {}).get(t.key, {})
+        return max(1, int(q.get("free", 1)))
+    except Exception:  # noqa: BLE001
+        return 1
+
+
 def configured_rpc() -> list[str]:
     """RPC devices the user configured: $FUSELENS_RPC (comma separated) and devices.json in the cache folder."""
     out = [s for s in os.environ.get("FUSELENS_RPC", "").split(",") if s.strip()]

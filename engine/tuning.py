@@ -285,14 +285,9 @@ def _runner(t):
 
     evaluator = ms.runner.EvaluatorConfig(number=3, repeat=3, min_repeat_ms=20, enable_cpu_cache_flush=False)
     if t.kind == "rpc":
-        from tvm import rpc
+        from . import targets
 
-        free = 1
-        try:
-            q = rpc.connect_tracker(t.host, t.port).summary().get("queue_info", {}).get(t.key, {})
-            free = max(1, int(q.get("free", 1)))
-        except Exception:  # noqa: BLE001 - one device if the tracker cannot say
-            pass
+        free = targets.free_devices(t)
         cfg = ms.runner.RPCConfig(tracker_host=t.host, tracker_port=t.port, tracker_key=t.key,
                                   session_priority=1, session_timeout_sec=120)
         return ms.runner.RPCRunner(rpc_config=cfg, evaluator_config=evaluator, max_workers=free)

@@ -192,8 +192,12 @@ def test_parse_cuda_arch_target():
         targets.parse("cuda:sm_")
 
 
-def test_tune_over_a_loopback_tracker(tiny):
-    """MetaSchedule's RPC runner through a TVM tracker on loopback; records go to the key's own store."""
+@pytest.fixture(scope="module")
+def two_device_tracker():
+    """A loopback TVM tracker with two RPC servers registered under one key."""
+    import signal
+    import time
+
     from tests.test_rpc import free_port, wait_port
 
     tport = free_port()
@@ -203,31 +207,45 @@ def test_tune_over_a_loopback_tracker(tiny):
                               start_new_session=True)]
     try:
         wait_port(tport)
-        for _ in range(2):   # two devices of one key: the runner uses both
+        for _ in range(2):
             sport = free_port()
             procs.append(subprocess.Popen([py, "-m", "tvm.exec.rpc_server", "--host", "127.0.0.1", "--port",
                                            str(sport), "--port-end", str(sport + 1), "--tracker",
                                            f"127.0.0.1:{tport}", "--key", "tunebox"],
                                           stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, start_new_session=True))
             wait_port(sport)
-        import time
-
-        time.sleep(2)
-        spec = f"rpc://127.0.0.1:{tport}/tunebox"
-        r = tuning.tune(tiny, SHAPES, "greedy", spec, trials=8)
-        assert r.error is None, r.error
-        assert any(k.trials for k in r.kernels)
-        assert any(k.rules_us for k in r.kernels), [k.note for k in r.kernels]
-        store = tuning.store_for(targets.parse(spec))
-        assert "tunebox" in store.dir.name and store.dir != tuning.store_for(targets.parse("cpu")).dir
-        assert len(store) == sum(k.status == "tuned" for k in r.kernels)
+        time.sleep(2)  # registration
+        yield f"rpc://127.0.0.1:{tport}/tunebox"
     finally:
-        import signal
-
-        for p in procs:
+        for p in procs:  # the servers fork workers: end each process group
             try:
                 os.killpg(p.pid, signal.SIGTERM)
             except ProcessLookupError:
                 pass
         for p in procs:
             p.wait(10)
+
+
+def test_tune_over_a_loopback_tracker(tiny, two_device_tracker):
+    """MetaSchedule's RPC runner through a TVM tracker on loopback; records go to the key's own store."""
+    spec = two_device_tracker
+    assert targets.free_devices(targets.parse(spec)) == 2
+    r = tuning.tune(tiny, SHAPES, "greedy", spec, trials=8)
+    assert r.error is None, r.error
+    assert any(k.trials for k in r.kernels)
+    assert any(k.rules_us for k in r.kernels), [k.note for k in r.kernels]
+    store = tuning.store_for(targets.parse(spec))
+    assert "tunebox" in store.dir.name and store.dir != tuning.store_for(targets.parse("cpu")).dir
+    assert len(store) == sum(k.status == "tuned" for k in r.kernels)
+
+
+def test_table_spreads_models_over_the_free_devices_of_a_key(two_device_tracker, private_cache, tmp_path):
+    out = tmp_path / "t"
+    p = subprocess.run([sys.executable, "main.py", "table", "--models", "mobilenetv2@32,efficientnet_b0@32",
+                        "--target", two_device_tracker, "--repeat", "2", "--out", str(out), "--force"],
+                       capture_output=True, text=True, cwd=os.path.dirname(os.path.dirname(__file__)), timeout=1200)
+    assert p.returncode == 0, p.stderr[-2000:]
+    assert "2 free devices" in p.stderr
+    rows = json.loads((out / "table.json").read_text())["rows"]
+    assert [r["model"] for r in rows] == ["mobilenetv2@32", "efficientnet_b0@32"]
+    assert all(r["all_correct"] and not r["errors"] for r in rows), rows
