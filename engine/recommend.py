@@ -8,6 +8,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
+from . import stats
+
 BANDWIDTH_GBPS = 100.0
 MIN_OPS = 50
 DP_BUDGET_PCT = 40.0
@@ -31,6 +33,8 @@ class Recommendation:
     measured_detail: str | None = None
     disagreement: str | None = None
     measured: dict = field(default_factory=dict)
+    excluded: dict = field(default_factory=dict)      # strategy -> why its result does not count
+    comparisons: dict = field(default_factory=dict)   # strategy -> stats.Speedup.to_dict() against greedy
 
     @staticmethod
     def tree() -> dict:
@@ -39,7 +43,7 @@ class Recommendation:
     def to_dict(self) -> dict:
         return {"verdict": self.verdict, "tests": self.tests, "path": self.path,
                 "measured_verdict": self.measured_verdict, "measured_detail": self.measured_detail,
-                "disagreement": self.disagreement}
+                "disagreement": self.disagreement, "excluded": self.excluded, "comparisons": self.comparisons}
 
 
 def count_ops(graph) -> int:
@@ -69,32 +73,82 @@ def recommend(graph, hw, budget_pct: float, measured: dict | None = None) -> Rec
     return rec
 
 
+def unusable(r) -> str | None:
+    """Why a measured result cannot count in a verdict, or None when it can."""
+    if getattr(r, "error", None):
+        return "errored"
+    correct = getattr(r, "correct", None)
+    if correct is False:
+        return "result not correct"
+    if correct is not True:
+        return "correctness not checked"
+    if not (getattr(r, "latency_ms", None) or {}).get("median"):
+        return "not timed"
+    return None
+
+
 def _add_measured(rec: Recommendation, measured: dict, budget_pct: float) -> None:
-    """Which measured strategy was fastest within the compile budget, by how much, at what cost."""
-    ok = {s: r for s, r in measured.items() if getattr(r, "error", None) is None and r.latency_ms}
-    if "greedy" not in ok or len(ok) < 2:
+    """Which measured strategy was fastest within the compile budget, by how much, at what cost.
+
+    Only results that ran and are correct count; the others are named in the detail. A strategy
+    that costs more compile time replaces the current pick (starting from greedy, in order of
+    compile cost) only when it is significantly faster than that pick: the 95% bootstrap interval
+    of the ratio of medians (engine/stats.py) excludes 1.0. Otherwise the difference is "within
+    noise" and the cheaper strategy stays."""
+    excluded = {s: why for s, r in measured.items() if (why := unusable(r))}
+    ok = {s: r for s, r in measured.items() if s not in excluded}
+    rec.excluded = excluded
+    ignored = ("; ignored: " + ", ".join(f"{s} ({why})" for s, why in excluded.items())) if excluded else ""
+    if "greedy" not in ok:
+        if "greedy" in excluded:
+            rest = [f"{s} ({why})" for s, why in excluded.items() if s != "greedy"]
+            rec.measured_detail = (f"no measured verdict: greedy, the baseline of the comparison, "
+                                   f"has no usable result ({excluded['greedy']})"
+                                   + (f"; also ignored: {', '.join(rest)}" if rest else ""))
+        return
+    if len(ok) < 2 and not excluded:
         return
     g = ok["greedy"]
     g_compile = g.build_s + g.planning_ms / 1000
-    rows = {}
+    rows, vs_greedy = {}, {}
     for s, r in ok.items():
         if s not in ("greedy", "dp", "hybrid"):
             continue
         compile_s = r.build_s + r.planning_ms / 1000
+        sp = stats.speedup(g, r) if s != "greedy" else None
         rows[s] = {"latency_ms": r.latency_ms["median"], "speedup_vs_greedy": g.latency_ms["median"] / r.latency_ms["median"],
-                   "compile_overhead_pct": 100 * (compile_s / g_compile - 1) if g_compile else 0.0}
-    within = {s: v for s, v in rows.items() if s == "greedy" or v["compile_overhead_pct"] <= budget_pct}
-    best = min(within, key=lambda s: within[s]["latency_ms"])
-    b = rows[best]
+                   "compile_overhead_pct": 100 * (compile_s / g_compile - 1) if g_compile else 0.0,
+                   "ci": [sp.lo, sp.hi] if sp else None, "significant": sp.significant if sp else False,
+                   "vs_greedy": sp.word if sp else None}
+        if sp:
+            vs_greedy[s] = sp
+    within = [s for s, v in rows.items() if s == "greedy" or v["compile_overhead_pct"] <= budget_pct]
+    best, prev, why = "greedy", None, None
+    for s in sorted((s for s in within if s != "greedy"), key=lambda s: rows[s]["compile_overhead_pct"]):
+        c = stats.speedup(ok[best], ok[s])
+        if c is not None and c.lo > 1.0:
+            best, prev, why = s, best, c
     rec.measured = rows
     rec.measured_verdict = best
+    rec.comparisons = {s: c.to_dict() for s, c in vs_greedy.items()}
+
+    def cost(s):
+        v = rows[s]["compile_overhead_pct"]
+        return f"+{v:.0f}% compile" + ("" if s in within else f", over the {budget_pct:.0f}% budget")
+
+    others = [f"{vs_greedy[s].text(s, 'greedy')}, at {cost(s)}" for s in rows if s in vs_greedy and s != best]
     if best == "greedy":
-        others = ", ".join(f"{s} {v['speedup_vs_greedy']:.2f}x at +{v['compile_overhead_pct']:.0f}% compile"
-                           for s, v in rows.items() if s != "greedy")
-        rec.measured_detail = f"greedy was fastest within the {budget_pct:.0f}% budget ({others or 'nothing else measured'})"
+        rec.measured_detail = (f"greedy: nothing within the {budget_pct:.0f}% compile budget was significantly "
+                               f"faster ({'; '.join(others) or 'nothing else measured'}){ignored}")
     else:
-        rec.measured_detail = (f"{best} was {b['speedup_vs_greedy']:.2f}x faster than greedy "
-                               f"({b['latency_ms']:.2f} vs {rows['greedy']['latency_ms']:.2f} ms) "
-                               f"at +{b['compile_overhead_pct']:.0f}% compile time")
+        c = vs_greedy[best]
+        b = rows[best]
+        detail = (f"{best} was {c.ratio:.2f}x faster than greedy, 95% interval {c.interval} "
+                  f"(median {b['latency_ms']:.2f} vs {rows['greedy']['latency_ms']:.2f} ms), "
+                  f"at +{b['compile_overhead_pct']:.0f}% compile time")
+        if prev not in (None, "greedy"):  # it replaced a cheaper strategy that also beat greedy
+            detail += f"; {why.text(best, prev)}"
+        rec.measured_detail = detail + (f"; {'; '.join(others)}" if others else "") + ignored
     if best != rec.verdict:
         rec.disagreement = f"the rule says {rec.verdict}, the measurements say {best}"
+

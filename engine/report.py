@@ -63,7 +63,7 @@ def plan_summary(g, p, hw, explain: bool = False, top: int = 8) -> str:
 
 
 def machine() -> str:
-    import os
+    """This host: CPU model, cores, OS, Python."""
     import platform
 
     from .hardware import cpu_facts
@@ -72,33 +72,98 @@ def machine() -> str:
     return f"{f['model']}, {f['cores']} cores, {platform.system()} {platform.release()}, python {platform.python_version()}"
 
 
+def measured_on(target: str = "cpu", device: str | None = None) -> str:
+    """What a benchmark on `target` ran on: this host's CPU for `cpu`; the GPU's name for `cuda`
+    (`device`, as the worker saw it, else asked of TVM here); the RPC server or tracker key for
+    `rpc://` (with what the kernels were built for)."""
+    from . import targets
+
+    try:
+        t = targets.parse(target)
+    except Exception:  # noqa: BLE001 - a label only
+        return f"{target} (host: {machine()})"
+    if t.kind == "cpu":
+        return machine()
+    if t.kind == "cuda":
+        if not device:
+            try:
+                import tvm
+
+                dev = tvm.cuda(t.index)
+                device = f"{dev.device_name} ({t.spec}, compute {dev.compute_version})" if dev.exist else None
+            except Exception:  # noqa: BLE001
+                device = None
+        return f"{device or t.spec + ' (no CUDA device here)'}; host {machine()}"
+    where = f"tracker {t.host}:{t.port}, key {t.key!r}" if t.key else f"RPC server {t.host}:{t.port}"
+    return f"{device or 'a remote device'} via {where}, kernels built for {t.build_for}"
+
+
 def _ms(v):
     return f"{v:.2f}" if isinstance(v, (int, float)) else "-"
 
 
+def _vs(c, bad: bool = False) -> str:
+    """A table cell for a stats.Speedup: '1.52x [1.48, 1.57]', '~' appended when within noise."""
+    if bad:
+        return "(incorrect)"
+    if c is None:
+        return "-"
+    return f"{c.ratio:.2f}x {c.interval}" + (" ~" if not c.significant else "")
+
+
 def bench_table(b: dict) -> str:
+    from .compare import comparisons
+
     res = b["results"]
-    base = res.get("none")
-    base_ms = base.latency_ms.get("median") if base and base.error is None else None
+    comps = comparisons(res)
     rows = []
     for s, r in res.items():
         if r.error:
-            rows.append([s, "error", "", "", "", "", "", "", "", "", r.error[:70]])
+            rows.append([s, "error", "", "", "", "", "", "", "", "", "", r.error[:70]])
             continue
         lat = r.latency_ms
-        rows.append([s, _ms(lat["median"]), _ms(lat["min"]), _ms(lat["max"]),
-                     f"{base_ms / lat['median']:.2f}x" if base_ms else "-", f"{r.planning_ms:.1f}", f"{r.build_s:.1f}",
-                     r.kernels, _schedule(r), "yes" if r.correct else "NO", "cached" if r.cached else ""])
-    head = [f"{b['model']} ({b['ops']} ops)", "median ms", "min", "max", "vs none", "plan ms", "build s", "kernels",
-            "schedule", "correct", ""]
+        note = f"cached {r.when}" if r.cached else ""
+        rows.append([s, _ms(lat["median"]), _ms(lat["min"]), _ms(lat["max"]), len(r.samples) or "-",
+                     _vs(comps.get((s, "none")), r.correct is not True and s != "none") if s != "none" else "",
+                     f"{r.planning_ms:.1f}", f"{r.build_s:.1f}", r.kernels, _schedule(r),
+                     "yes" if r.correct else "NO", note])
+    head = [f"{b['model']} ({b['ops']} ops)", "median ms", "min", "max", "n", "vs none [95% CI]", "plan ms",
+            "build s", "kernels", "schedule", "correct", ""]
     rows = [r + [""] * (len(head) - len(r)) for r in rows]
-    text = table(rows, head)
+    lines = [table(rows, head)]
+    lines += verdict_lines(res, comps)
     if b.get("ort"):
         o = b["ort"]
-        best = min((r.latency_ms["median"] for r in res.values() if r.error is None), default=None)
-        text += (f"\nONNX Runtime ({o['threads']} threads): median {o['median']:.2f} ms"
-                 + (f"; best TVM plan / ONNX Runtime = {best / o['median']:.2f}x" if best else ""))
-    return text + f"\nmeasured on {machine()}"
+        best = min((r.latency_ms["median"] for r in res.values() if r.error is None and r.correct is True),
+                   default=None)
+        lines.append(f"ONNX Runtime ({o['threads']} threads): median {o['median']:.2f} ms"
+                     + (f"; best correct TVM plan / ONNX Runtime = {best / o['median']:.2f}x" if best else ""))
+    lines.append(f"measured on {measured_on(b.get('target') or 'cpu', b.get('device'))}")
+    return "\n".join(lines)
+
+
+def verdict_lines(res: dict, comps: dict | None = None) -> list[str]:
+    """The comparisons the bench table states in words: every strategy against greedy (against
+    none where greedy was not run), with its interval; strategies without a correct result are
+    named and left out; which strategies were sampled round-robin and which came from the cache."""
+    from .compare import comparisons
+
+    comps = comparisons(res) if comps is None else comps
+    base = "greedy" if any(k[1] == "greedy" for k in comps) else "none"
+    out = [comps[(s, base)].text(s, base) for s in res if (s, base) in comps]
+    bad = [f"{s} ({'error' if r.error else 'result NOT correct' if r.correct is False else 'not checked'})"
+           for s, r in res.items() if r.error or r.correct is not True]
+    if bad:
+        out.append("not compared: " + ", ".join(bad))
+    if any(c.method == "range" for c in comps.values()):
+        out.append("(results cached without samples: their intervals are min-max ranges)")
+    if out:
+        out.insert(0, "speed-up = median(base) / median(strategy), 95% bootstrap interval of that ratio; "
+                      "'~' / 'within noise': the interval includes 1.0")
+    cached = [f"{s} ({r.when or 'undated'})" for s, r in res.items() if r.cached]
+    if cached:
+        out.append("from the cache, not sampled alongside the others: " + ", ".join(cached))
+    return out
 
 
 def _schedule(r) -> str:
@@ -111,14 +176,18 @@ def _schedule(r) -> str:
 def published_table_md(rows: list[dict], target: str) -> str:
     import time
 
-    def x(v):
-        return f"{v:.2f}x" if isinstance(v, (int, float)) else "-"
+    def x(v, ci=None, verdict=None):
+        if not isinstance(v, (int, float)):
+            return "-"
+        return f"{v:.2f}x" + (f" [{ci[0]:.2f}, {ci[1]:.2f}]" if ci else "") + (" ~" if verdict == "within noise" else "")
 
     def pct(v):
         return f"{v * 100:+.0f}%" if isinstance(v, (int, float)) else "-"
 
-    lines = [f"Measured {time.strftime('%Y-%m-%d')} on {machine()}, target `{target}` "
-             "(TVM medians; published figures are NVIDIA T4).", "",
+    where = next((r["measured_on"] for r in rows if r.get("measured_on")), None) or measured_on(target)
+    lines = [f"Measured {time.strftime('%Y-%m-%d')} on {where}, target `{target}` "
+             "(TVM medians, strategies sampled round-robin; ratios with their 95% bootstrap interval, "
+             "~ within noise; published figures are NVIDIA T4 at the published resolution).", "",
              "| model | ops | baseline ms | greedy ms | DP ms | DP/baseline | DP/greedy | hybrid ms | hybrid keeps "
              "| DP compile | hybrid compile | ONNX Runtime ms | published T4 baseline / greedy / DP ms | published DP/greedy |",
              "|---|---|---|---|---|---|---|---|---|---|---|---|---|---|"]
@@ -127,9 +196,21 @@ def published_table_md(rows: list[dict], target: str) -> str:
                if "published_dp_ms" in r else "-")
         keep = f"{r['hybrid_gain_share'] * 100:.0f}%" if isinstance(r.get("hybrid_gain_share"), float) else "-"
         lines.append(f"| {r['model']} | {r['ops']} | {_ms(r['baseline_ms'])} | {_ms(r['greedy_ms'])} | {_ms(r['dp_ms'])} "
-                     f"| {x(r['dp_vs_baseline'])} | {x(r['dp_vs_greedy'])} | {_ms(r['hybrid_ms'])} | {keep} "
+                     f"| {x(r['dp_vs_baseline'], r.get('dp_vs_baseline_ci'), r.get('dp_vs_baseline_verdict'))} "
+                     f"| {x(r['dp_vs_greedy'], r.get('dp_vs_greedy_ci'), r.get('dp_vs_greedy_verdict'))} | {_ms(r['hybrid_ms'])} | {keep} "
                      f"| {pct(r['dp_compile_overhead'])} | {pct(r['hybrid_compile_overhead'])} "
                      f"| {_ms(r['onnxruntime_ms'])} | {pub} | {x(r.get('published_dp_vs_greedy'))} |")
+    notes = []
+    for r in rows:
+        if r.get("cached"):
+            notes.append(f"{r['model']}: " + ", ".join(f"{s} from the cache ({w or 'undated'})"
+                                                       for s, w in r["cached"].items()))
+        if r.get("incorrect") or r.get("errors"):
+            notes.append(f"{r['model']}: not compared: " + ", ".join(
+                [f"{s} (result NOT correct)" for s in r.get("incorrect") or []]
+                + [f"{s} (error)" for s in r.get("errors") or {}]))
+    if notes:
+        lines += [""] + [f"- {n}" for n in notes]
     return "\n".join(lines) + "\n"
 
 
@@ -137,7 +218,7 @@ def rows_csv(rows: list[dict]) -> str:
     import csv
     import io
 
-    keys = list(dict.fromkeys(k for r in rows for k in r if k != "errors"))
+    keys = list(dict.fromkeys(k for r in rows for k, v in r.items() if not isinstance(v, dict)))
     buf = io.StringIO()
     w = csv.DictWriter(buf, fieldnames=keys, extrasaction="ignore")
     w.writeheader()

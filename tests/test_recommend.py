@@ -35,8 +35,11 @@ def test_every_branch(bw, graph, budget, verdict, path):
     assert r.measured_verdict is None and r.disagreement is None
 
 
-def res(strategy, ms, build_s, plan_ms=10.0):
-    return BenchResult(model="m", strategy=strategy, target="cpu", latency_ms={"median": ms, "min": ms, "max": ms},
+def res(strategy, ms, build_s, plan_ms=10.0, spread=0.01):
+    # five timing samples around `ms`, +-1%: differences of a few percent or more are significant
+    samples = [ms * (1 + spread * k) for k in (-1, -0.5, 0, 0.5, 1)]
+    return BenchResult(model="m", strategy=strategy, target="cpu",
+                       latency_ms={"median": ms, "min": min(samples), "max": max(samples)}, samples=samples,
                        build_s=build_s, planning_ms=plan_ms, correct=True)
 
 
@@ -55,5 +58,23 @@ def test_measured_verdict_disagrees_and_respects_the_budget():
     # when fusion does not pay, greedy is the measured verdict
     m = {"greedy": res("greedy", 10.0, 10.0), "dp": res("dp", 10.5, 11.0)}
     r = recommend(BIG, hw(320), 80, m)
-    assert r.measured_verdict == "greedy" and "greedy was fastest" in r.measured_detail
+    assert r.measured_verdict == "greedy" and "nothing within the 80% compile budget was significantly faster" \
+        in r.measured_detail and "dp vs greedy: 0.95x [" in r.measured_detail
     assert r.disagreement == "the rule says dp, the measurements say greedy"
+
+
+def test_measured_verdict_within_noise_stays_with_greedy():
+    # dp's median is 3% lower, but the samples spread +-10%: not significant, greedy stays
+    m = {"greedy": res("greedy", 10.0, 10.0, spread=0.1), "dp": res("dp", 9.7, 11.0, spread=0.1)}
+    r = recommend(BIG, hw(320), 40, m)
+    assert r.measured_verdict == "greedy" and "dp vs greedy: 1.03x [" in r.measured_detail
+    assert "within noise" in r.measured_detail and r.measured["dp"]["significant"] is False
+    lo, hi = r.measured["dp"]["ci"]
+    assert lo < 1 < hi
+
+
+def test_measured_verdict_ignores_incorrect_results():
+    bad = res("dp", 5.0, 11.0)
+    bad.correct = False
+    r = recommend(BIG, hw(320), 40, {"greedy": res("greedy", 10.0, 10.0), "dp": bad})
+    assert r.measured_verdict == "greedy" and "ignored: dp (result not correct)" in r.measured_detail

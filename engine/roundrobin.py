@@ -1,0 +1,187 @@
+"""Benchmark several plans of one model together, sampled round-robin in one worker process.
+
+    results, device = bench_plans(spec, shapes, {"greedy": plan, "dp": plan2}, "cpu", repeat=10)
+
+One spawned worker (engine/subproc.run_in_child) loads the model, gets the unfused reference
+(runner._reference: built once, cached as ref-*.npz), builds every plan (runner._build) and checks
+its outputs (runner._check), then times the plans in turn: one sample of each per round, `repeat`
+rounds, so that load from other processes hits all of them alike (as scripts/bench_schedules.py
+does). A sample is TVM's time_evaluator over as many calls as last about 50 ms (the call count is
+fixed per plan before the first round). Then each plan's kernels are profiled (runner's
+_profile_kernels). A plan whose build or run fails gets an `error`; the others still run.
+
+Each result is a runner.BenchResult with every sample in `samples` (for the intervals of
+engine/stats.py) and is cached under the same key as runner.benchmark, so either finds the other's
+results. Plans with the same groups are built once and timed as separate entries.
+
+For cpu and cuda targets (engine/compare.bench_model); RPC targets keep runner.benchmark.
+"""
+from __future__ import annotations
+
+import json
+import math
+import os
+import statistics
+import tempfile
+import time
+
+from . import runner
+from .cache_dir import cache_dir
+from .subproc import run_in_child
+
+SAMPLE_MS = 50.0   # each sample lasts about this long
+
+
+def bench_plans(spec: str, input_shapes: dict | None, plans: dict, target: str = "cpu", repeat: int = 10,
+                progress=None, cancel=None, timeout_s: float | None = None, scheduled: bool = True,
+                tuned: bool = True) -> tuple[dict, str | None]:
+    """strategy -> Plan, built and timed together on `target`. Returns (strategy -> BenchResult,
+    the device's description as the worker saw it, or None). Never raises for a failed build or
+    run: the results carry `error`. Raises Cancelled when `cancel` is set, TargetError when the
+    target is not there."""
+    from . import loader, targets
+
+    graph = loader.load(spec, input_shapes)
+    t = targets.parse(target)
+    targets.check(t)
+    job = {"spec": spec, "shapes": input_shapes, "target": t.spec, "repeat": int(repeat), "scheduled": scheduled,
+           "tuned": tuned, "plans": [[s, p.groups] for s, p in plans.items()]}
+    payload = run_in_child(_job, job, progress=progress, cancel=cancel,
+                           timeout_s=timeout_s or 900 * max(1, len(plans)), what="benchmark worker")
+    when = time.strftime("%Y-%m-%d %H:%M:%S")
+    per = payload.get("results") or {}
+    out = {}
+    for s, p in plans.items():
+        r = runner.BenchResult(model=graph.name, strategy=s, target=t.spec, planning_ms=p.planning_ms, repeat=repeat,
+                               scheduled=scheduled, when=when)
+        d = per.get(s) or {"error": payload.get("error") or "the benchmark worker returned no result"}
+        for k, v in d.items():
+            setattr(r, k, v)
+        if r.error is None:
+            _store(cache_dir("results") / f"{runner._key(graph.sha256, p.groups, t.spec, scheduled, 0, tuned)}.json",
+                   r.to_dict())
+        out[s] = r
+    if progress:
+        progress("done", 1.0)
+    return out, payload.get("device")
+
+
+def _store(path, d: dict) -> None:
+    """Write a result atomically (the cache's writer where it has one)."""
+    try:
+        from .cache_dir import write_json
+    except ImportError:
+        write_json = None
+    if write_json is not None:
+        write_json(path, d)
+        return
+    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
+    try:
+        with os.fdopen(fd, "w") as f:
+            f.write(json.dumps(d))
+        os.replace(tmp, path)
+    except BaseException:
+        try:
+            os.unlink(tmp)
+        except OSError:
+            pass
+        raise
+
+
+# ---- the worker process ---------------------------------------------------------------------
+
+def _describe(t, dev) -> str | None:
+    try:
+        if t.kind == "cuda":
+            return f"{dev.device_name} ({t.spec}, compute {dev.compute_version})"
+    except Exception:  # noqa: BLE001 - a description only
+        return None
+    return None
+
+
+def _error(e: Exception) -> str:
+    msg = str(e).strip().splitlines()
+    return f"{type(e).__name__}: {msg[-1] if msg else ''}"[:400]
+
+
+def _job(job, say):
+    import tvm
+    from tvm import relax
+
+    from . import build, loader, targets
+    from .planner.apply import kernel_groups
+
+    t = targets.parse(job["target"])
+    if t.kind == "cuda" and t.build_for == "cuda":
+        t = targets.Target(t.spec, "cuda", t.index, build_for="cuda:" + targets.cuda_arch(t.index))
+    plans = [(s, g) for s, g in job["plans"]]
+    n = len(plans)
+    say("loading model", 0.02)
+    graph = loader.load(job["spec"], job["shapes"])
+    graph.mod
+    dev, load, _remote = runner._session(t)
+    x = build.random_inputs(graph, seed=0)
+
+    def run(exe):
+        vm = relax.VirtualMachine(load(exe), dev)
+        args = [tvm.runtime.tensor(a, dev) for a in x]
+        return vm, args, build._flatten(vm["main"](*args))
+
+    # the reference's own stages report 0.15 and 0.3 of a single-plan run: squeeze them into 0-0.15
+    ref = runner._reference(graph, t, job["scheduled"], run, lambda stage, f: say(stage, f / 2))
+    results: dict[str, dict] = {}
+    entries: dict[str, dict] = {}
+    built: dict[str, dict] = {}   # plan hash -> the first entry built for it
+    for k, (s, groups) in enumerate(plans):
+        say(f"{s}: building", 0.15 + 0.45 * k / n)
+        h = runner.plan_hash(groups)
+        try:
+            if h in built:
+                entries[s] = {**built[h], "groups": groups}
+                continue
+            tb = time.perf_counter()
+            exe, report = runner._build(graph, groups, t, job["scheduled"], job.get("tuned", False))
+            build_s = time.perf_counter() - tb
+            say(f"{s}: checking outputs", 0.15 + 0.45 * (k + 0.8) / n)
+            vm, args, out = run(exe)
+            err, correct = runner._check(out, ref)
+            entries[s] = built[h] = {"vm": vm, "args": args, "groups": groups, "build_s": build_s, "report": report,
+                                     "err": err, "correct": correct}
+        except Exception as e:  # noqa: BLE001 - this plan's error; the others still run
+            results[s] = {"error": _error(e)}
+
+    # calls per sample: about SAMPLE_MS each, fixed before the first round (a time_evaluator with
+    # min_repeat_ms would re-calibrate at every call)
+    for s, e in entries.items():
+        say(f"{s}: calibrating", 0.6)
+        try:
+            e["vm"]["main"](*e["args"])  # warm
+            probe = e["vm"].time_evaluator("main", dev, number=1, repeat=1, min_repeat_ms=int(SAMPLE_MS // 5))
+            per_call_ms = max(probe(*e["args"]).mean * 1e3, 1e-6)
+            e["number"] = max(1, min(10_000, math.ceil(SAMPLE_MS / per_call_ms)))
+            e["timer"] = e["vm"].time_evaluator("main", dev, number=e["number"], repeat=1)
+            e["samples"] = []
+        except Exception as ex:  # noqa: BLE001
+            results[s] = {"error": _error(ex)}
+    live = {s: e for s, e in entries.items() if s not in results}
+    rounds = max(1, int(job["repeat"]))
+    for i in range(rounds):  # round-robin: one sample of each plan per round
+        say(f"timing: round {i + 1} of {rounds}", 0.6 + 0.3 * i / rounds)
+        for s, e in list(live.items()):
+            try:
+                e["samples"].append(e["timer"](*e["args"]).mean * 1e3)
+            except Exception as ex:  # noqa: BLE001
+                results[s] = {"error": _error(ex)}
+                del live[s]
+    for k, (s, e) in enumerate(live.items()):
+        say(f"{s}: profiling kernels", 0.9 + 0.1 * k / max(1, len(live)))
+        kernel_us = runner._profile_kernels(e["vm"], e["args"], graph, e["groups"], kernel_groups) \
+            if t.kind != "rpc" else []
+        res = e["samples"]
+        report = e["report"]
+        results[s] = {"latency_ms": {"median": statistics.median(res), "min": min(res), "max": max(res)},
+                      "samples": res, "build_s": e["build_s"], "kernels": len(kernel_groups(graph, e["groups"])),
+                      "correct": e["correct"], "max_abs_err": e["err"], "kernel_us": kernel_us,
+                      "schedule_report": runner._jsonable(report), "schedule": runner._schedule_kind(report),
+                      "tuned_kernels": len(report.get("tuned", []))}
+    return {"results": results, "device": _describe(t, dev), "rounds": rounds}
