@@ -90,7 +90,7 @@ def bench_model(spec: str, shapes, strategies, hw_name: str, target: str, repeat
                 if progress:
                     progress(stage, share + (1 - share) * frac)
             fresh, device = roundrobin.bench_plans(spec, shapes, todo, t.spec, repeat, progress=prog, cancel=cancel,
-                                                   scheduled=scheduled, tuned=tuned)
+                                                   scheduled=scheduled, tuned=tuned, force=force)
             results.update(fresh)
             together = list(todo)
         elif progress:

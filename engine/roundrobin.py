@@ -11,22 +11,20 @@ fixed per plan before the first round). Then each plan's kernels are profiled (r
 _profile_kernels). A plan whose build or run fails gets an `error`; the others still run.
 
 Each result is a runner.BenchResult with every sample in `samples` (for the intervals of
-engine/stats.py) and is cached under the same key as runner.benchmark, so either finds the other's
-results. Plans with the same groups are built once and timed as separate entries.
+engine/stats.py); correct ones are cached (atomically) under the same key as runner.benchmark, so
+either finds the other's results. As in runner, a plan that disagrees with a stored reference is
+checked again against a freshly built one. Plans with the same groups are built once and timed as separate entries.
 
 For cpu and cuda targets (engine/compare.bench_model); RPC targets keep runner.benchmark.
 """
 from __future__ import annotations
 
-import json
 import math
-import os
 import statistics
-import tempfile
 import time
 
 from . import runner
-from .cache_dir import cache_dir
+from .cache_dir import write_json
 from .subproc import run_in_child
 
 SAMPLE_MS = 50.0   # each sample lasts about this long
@@ -34,18 +32,19 @@ SAMPLE_MS = 50.0   # each sample lasts about this long
 
 def bench_plans(spec: str, input_shapes: dict | None, plans: dict, target: str = "cpu", repeat: int = 10,
                 progress=None, cancel=None, timeout_s: float | None = None, scheduled: bool = True,
-                tuned: bool = True) -> tuple[dict, str | None]:
-    """strategy -> Plan, built and timed together on `target`. Returns (strategy -> BenchResult,
-    the device's description as the worker saw it, or None). Never raises for a failed build or
-    run: the results carry `error`. Raises Cancelled when `cancel` is set, TargetError when the
-    target is not there."""
+                tuned: bool = True, force: bool = False) -> tuple[dict, str | None]:
+    """strategy -> Plan, built and timed together on `target` (always measured: the caller decides
+    what the cache answers). Returns (strategy -> BenchResult, the device's description as the
+    worker saw it, or None). Never raises for a failed build or run: the results carry `error`.
+    Raises Cancelled when `cancel` is set, TargetError when the target is not there. force: rebuild
+    the unfused reference too."""
     from . import loader, targets
 
     graph = loader.load(spec, input_shapes)
     t = targets.parse(target)
     targets.check(t)
     job = {"spec": spec, "shapes": input_shapes, "target": t.spec, "repeat": int(repeat), "scheduled": scheduled,
-           "tuned": tuned, "plans": [[s, p.groups] for s, p in plans.items()]}
+           "tuned": tuned, "force": force, "plans": [[s, p.groups] for s, p in plans.items()]}
     payload = run_in_child(_job, job, progress=progress, cancel=cancel,
                            timeout_s=timeout_s or 900 * max(1, len(plans)), what="benchmark worker")
     when = time.strftime("%Y-%m-%d %H:%M:%S")
@@ -57,35 +56,15 @@ def bench_plans(spec: str, input_shapes: dict | None, plans: dict, target: str =
         d = per.get(s) or {"error": payload.get("error") or "the benchmark worker returned no result"}
         for k, v in d.items():
             setattr(r, k, v)
-        if r.error is None:
-            _store(cache_dir("results") / f"{runner._key(graph.sha256, p.groups, t.spec, scheduled, 0, tuned)}.json",
-                   r.to_dict())
+        if r.error is None and r.correct is True:   # as runner.benchmark: a failed or incorrect run is not reused
+            try:
+                write_json(runner._result_file(graph.sha256, p.groups, t.spec, scheduled, tuned), r.to_dict())
+            except OSError:
+                pass
         out[s] = r
     if progress:
         progress("done", 1.0)
     return out, payload.get("device")
-
-
-def _store(path, d: dict) -> None:
-    """Write a result atomically (the cache's writer where it has one)."""
-    try:
-        from .cache_dir import write_json
-    except ImportError:
-        write_json = None
-    if write_json is not None:
-        write_json(path, d)
-        return
-    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
-    try:
-        with os.fdopen(fd, "w") as f:
-            f.write(json.dumps(d))
-        os.replace(tmp, path)
-    except BaseException:
-        try:
-            os.unlink(tmp)
-        except OSError:
-            pass
-        raise
 
 
 # ---- the worker process ---------------------------------------------------------------------
@@ -128,7 +107,10 @@ def _job(job, say):
         return vm, args, build._flatten(vm["main"](*args))
 
     # the reference's own stages report 0.15 and 0.3 of a single-plan run: squeeze them into 0-0.15
-    ref = runner._reference(graph, t, job["scheduled"], run, lambda stage, f: say(stage, f / 2))
+    def ref_say(stage, f):
+        say(stage, f / 2)
+
+    ref = runner._reference(graph, t, job["scheduled"], run, ref_say, force=job.get("force", False))
     results: dict[str, dict] = {}
     entries: dict[str, dict] = {}
     built: dict[str, dict] = {}   # plan hash -> the first entry built for it
@@ -145,6 +127,9 @@ def _job(job, say):
             say(f"{s}: checking outputs", 0.15 + 0.45 * (k + 0.8) / n)
             vm, args, out = run(exe)
             err, correct = runner._check(out, ref)
+            if not correct and not getattr(ref, "fresh", True):  # as runner: a stored reference may be bad
+                ref = runner._reference(graph, t, job["scheduled"], run, ref_say, force=True)
+                err, correct = runner._check(out, ref)
             entries[s] = built[h] = {"vm": vm, "args": args, "groups": groups, "build_s": build_s, "report": report,
                                      "err": err, "correct": correct}
         except Exception as e:  # noqa: BLE001 - this plan's error; the others still run
