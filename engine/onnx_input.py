@@ -1,6 +1,9 @@
 """Read an ONNX file, check it, resolve its dynamic input dims and fold shape arithmetic.
 
-Every failure becomes a `ModelError` naming the file and the problem.
+Every failure becomes a `ModelError` naming the file and the problem: a file that cannot be read
+(missing, a folder, permission denied), is not ONNX, stamps an opset outside SUPPORTED_OPSETS,
+names a value no earlier node produces (a dangling input or a cycle), or has a tensor too large
+for memory (`max_tensor_bytes`: available RAM, or $FUSELENS_MAX_TENSOR_BYTES).
 """
 from __future__ import annotations
 
@@ -14,6 +17,20 @@ from .errors import ModelError
 # dim_param names that conventionally mean "batch" and default to 1.
 BATCH_LIKE = {"n", "b", "batch", "batch_size", "batchsize", "bs", "none"}
 
+# The default-domain (ai.onnx) opsets a model may stamp: from 7, the oldest ONNX Runtime guarantees
+# (below it ORT has no kernels for many ops, e.g. Relu-1, and TVM's importer would silently take
+# its oldest converters), to the newest the installed onnx package defines (ORT 1.32 loads up to
+# 28, as onnx 1.23 defines; tests/test_cli_hardening.py checks ORT loads the newest).
+MIN_OPSET = 7
+
+
+def max_opset() -> int:
+    return onnx.defs.onnx_opset_version()
+
+
+def supported_opsets() -> str:
+    return f"{MIN_OPSET} to {max_opset()}"
+
 
 def read(path: str | os.PathLike) -> onnx.ModelProto:
     """Load and check an ONNX model, external data included."""
@@ -24,18 +41,66 @@ def read(path: str | os.PathLike) -> onnx.ModelProto:
     if p.is_dir():
         raise ModelError(src, "is a directory, not an ONNX file")
     try:
-        model = onnx.load(str(p), load_external_data=False)
+        with open(p, "rb") as f:
+            data = f.read()
+    except PermissionError:
+        raise ModelError(src, "permission denied (cannot read the file)") from None
+    except OSError as e:
+        raise ModelError(src, f"cannot read the file ({e.strerror or _short(e)})") from None
+    try:
+        model = onnx.load_model_from_string(data)
     except Exception as e:  # protobuf DecodeError and friends
         raise ModelError(src, f"not a valid ONNX file (cannot parse protobuf: {_short(e)}); "
                          "the file may be truncated or not ONNX at all") from None
+    del data
     if not model.graph.node:
         raise ModelError(src, "not a valid ONNX file (no graph nodes); the file may be truncated or not ONNX")
+    check_opset(model, src)
+    check_topology(model, src)
     _load_external(model, p, src)
     try:
         onnx.checker.check_model(model, full_check=False)
     except Exception as e:
         raise ModelError(src, f"ONNX check failed: {_short(e)}") from None
     return model
+
+
+def check_opset(model: onnx.ModelProto, src: str) -> None:
+    """Refuse a default-domain opset outside MIN_OPSET..max_opset(), saying which are supported."""
+    stamped = [o.version for o in model.opset_import if o.domain in ("", "ai.onnx")]
+    if not stamped:
+        raise ModelError(src, f"the model declares no ai.onnx opset; supported opsets are {supported_opsets()}")
+    v = stamped[0]
+    if v < MIN_OPSET or v > max_opset():
+        why = "older than ONNX Runtime supports" if v < MIN_OPSET else "newer than this onnx and ONNX Runtime know"
+        raise ModelError(src, f"opset {v} is {why}; supported opsets are {supported_opsets()} "
+                         "(convert the model, e.g. with onnx.version_converter)")
+
+
+def check_topology(model: onnx.ModelProto, src: str) -> None:
+    """Every node input must be a graph input, an initializer or an earlier node's output. Names the
+    first one that is not: one no node produces (dangling), or one a later node produces (a cycle,
+    or nodes out of order). Subgraphs (If/Loop bodies) are left to the ONNX checker."""
+    known = {i.name for i in model.graph.input} | {t.name for t in model.graph.initializer} | {""}
+    producer = {o: (k, n) for k, n in enumerate(model.graph.node) for o in n.output}
+    for k, n in enumerate(model.graph.node):
+        for name in n.input:
+            if name in known:
+                continue
+            node = _node_desc(n, k)
+            if name not in producer:
+                raise ModelError(src, f"input {name!r} of {node} is not produced by any node, graph input or "
+                                 "initializer (a dangling name)")
+            j, p = producer[name]
+            if j == k:
+                raise ModelError(src, f"{node} reads its own output {name!r} (a cycle)")
+            raise ModelError(src, f"input {name!r} of {node} is produced by a later {_node_desc(p, j)}: "
+                             "the graph has a cycle or its nodes are not in topological order")
+        known.update(n.output)
+
+
+def _node_desc(n: onnx.NodeProto, k: int) -> str:
+    return f"node {n.name!r} ({n.op_type})" if n.name else f"node #{k} ({n.op_type})"
 
 
 def _load_external(model: onnx.ModelProto, p: Path, src: str) -> None:
@@ -119,7 +184,92 @@ def resolve_shapes(model: onnx.ModelProto, given: dict[str, list[int]], src: str
         raise ModelError(src, f"unresolved dynamic input dims: {desc}. Give them with "
                          f"--input-shape {ex.name}=" + ",".join(str(d) if isinstance(d, int) else "N"
                                                                for d in input_dims(ex)))
+    for vi in inputs:
+        check_tensor_size(f"input {vi.name!r}", shapes[vi.name], _elem_type_name(vi), src)
     return shapes
+
+
+# ---- tensors that cannot fit in memory ----------------------------------------------------------
+
+def max_tensor_bytes() -> tuple[int, str]:
+    """(the largest tensor a model may hold, where that limit comes from): $FUSELENS_MAX_TENSOR_BYTES,
+    else the memory available now (a build and a run need at least the tensor itself)."""
+    env = os.environ.get("FUSELENS_MAX_TENSOR_BYTES", "").strip()
+    if env:
+        try:
+            return int(float(env)), "FUSELENS_MAX_TENSOR_BYTES"
+        except ValueError:
+            raise ModelError("FUSELENS_MAX_TENSOR_BYTES", f"{env!r} is not a number of bytes") from None
+    try:
+        import psutil
+
+        return int(psutil.virtual_memory().available), "available memory"
+    except Exception:  # noqa: BLE001 - no psutil: /proc/meminfo, else no limit
+        pass
+    try:
+        with open("/proc/meminfo") as f:
+            for line in f:
+                if line.startswith("MemAvailable:"):
+                    return int(line.split()[1]) * 1024, "available memory"
+    except (OSError, ValueError, IndexError):
+        pass
+    return 1 << 62, "no limit known"
+
+
+_DTYPE_BYTES = {"float64": 8, "int64": 8, "uint64": 8, "complex64": 8, "complex128": 16, "float32": 4, "int32": 4,
+                "uint32": 4, "float16": 2, "bfloat16": 2, "int16": 2, "uint16": 2, "int8": 1, "uint8": 1, "bool": 1}
+
+
+def tensor_bytes(shape, dtype: str) -> int:
+    n = 1
+    for d in shape:
+        n *= int(d)
+    return n * _DTYPE_BYTES.get(str(dtype), 4)
+
+
+def check_tensor_size(what: str, shape, dtype: str, src: str, limit: tuple[int, str] | None = None) -> None:
+    """ModelError when a tensor of `shape` and `dtype` is larger than max_tensor_bytes()."""
+    if any(int(d) <= 0 for d in shape):
+        raise ModelError(src, f"{what} has shape {_fmt(shape)}: every dim must be a positive integer")
+    size = tensor_bytes(shape, dtype)
+    cap, why = limit or max_tensor_bytes()
+    if size > cap:
+        how = "set by FUSELENS_MAX_TENSOR_BYTES" if why == "FUSELENS_MAX_TENSOR_BYTES" else \
+            f"{why}; FUSELENS_MAX_TENSOR_BYTES sets another"
+        raise ModelError(src, f"{what} of shape {'x'.join(map(str, shape))} {dtype} needs {fmt_bytes(size)}, more "
+                         f"than the {fmt_bytes(cap)} limit ({how}); give smaller --input-shape dims")
+
+
+def check_graph_sizes(graph, src: str | None = None) -> None:
+    """Every input and op output of a loaded OpGraph must fit max_tensor_bytes() (a cached graph was
+    checked when it was imported, but perhaps under another limit)."""
+    src = src or graph.source or graph.name
+    limit = max_tensor_bytes()
+    for name, shape in graph.input_shapes.items():
+        check_tensor_size(f"input {name!r}", shape, graph.input_dtypes.get(name, "float32"), src, limit)
+    for n in graph.nodes:
+        shapes = n.shape if n.shape and isinstance(n.shape[0], list) else [n.shape]
+        for sh in shapes:
+            if sh:
+                where = f" (ONNX node {n.onnx_name!r})" if n.onnx_name else ""
+                check_tensor_size(f"the output of {n.op}{where}", sh, n.dtype or "float32", src, limit)
+
+
+def fmt_bytes(n: float) -> str:
+    for unit in ("B", "KB", "MB", "GB", "TB", "PB"):
+        if abs(n) < 1000 or unit == "PB":
+            return f"{n:.0f} {unit}" if unit == "B" else f"{n:.2f} {unit}"
+        n /= 1000
+    return f"{n:.2f} PB"
+
+
+def _elem_type_name(vi: onnx.ValueInfoProto) -> str:
+    try:
+        import numpy as np
+
+        return str(np.dtype(onnx.helper.tensor_dtype_to_np_dtype(vi.type.tensor_type.elem_type)))
+    except Exception:  # noqa: BLE001 - unknown or undefined element type
+        return "float32"
 
 
 def freeze(model: onnx.ModelProto, shapes: dict[str, list[int]], src: str) -> onnx.ModelProto:
@@ -149,6 +299,8 @@ def _fmt(dims) -> str:
     return "[" + ",".join(str(d) for d in dims) + "]"
 
 
-def _short(e: Exception) -> str:
-    s = str(e).strip().splitlines()
-    return (s[0] if s else type(e).__name__)[:300]
+def _short(e: Exception, limit: int = 300) -> str:
+    """The message as one line: its lines joined (the ONNX checker spreads one sentence over three)."""
+    s = " ".join(ln.strip() for ln in str(e).strip().splitlines() if ln.strip())
+    s = s or type(e).__name__
+    return s if len(s) <= limit else s[: limit - 3] + "..."

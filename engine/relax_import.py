@@ -113,8 +113,7 @@ def to_relax(model: onnx.ModelProto, src: str):
             try:
                 mod = fe.from_onnx(model, keep_params_in_input=False)
             except Exception as e:  # noqa: BLE001 - any importer failure is the user's one line
-                node = f" (at ONNX node {current['name']!r})" if current["name"] else ""
-                failure = f"TVM's ONNX importer failed{node}: {_short(e)}"
+                failure = f"TVM's ONNX importer failed{_where(model, current['name'])}: {_short(e)}"
             if failure is None:
                 try:
                     mod = prepare(mod)
@@ -128,7 +127,65 @@ def to_relax(model: onnx.ModelProto, src: str):
         relax.BlockBuilder.emit_output = orig_emit_output
     if failure:
         raise ModelError(src, failure)
+    check_sizes(mod, provenance, src)
     return mod, provenance
+
+
+def check_sizes(mod, provenance: dict, src: str) -> None:
+    """ModelError when an intermediate tensor of the prepared module cannot fit in memory
+    (onnx_input.max_tensor_bytes), naming the largest: caught here, before any planning or build."""
+    from .onnx_input import check_tensor_size, max_tensor_bytes, tensor_bytes
+
+    biggest = None
+
+    def tensors(ty):
+        fields = getattr(ty, "fields", None)
+        if fields is not None:
+            for f in fields:
+                yield from tensors(f)
+            return
+        shape = getattr(ty, "shape", None)
+        if shape is not None and hasattr(shape, "values"):
+            try:
+                yield [int(d) for d in shape.values], str(getattr(ty, "dtype", "") or "float32")
+            except (TypeError, ValueError):  # symbolic dims
+                pass
+
+    for block in getattr(mod["main"].body, "blocks", []):
+        for b in block.bindings:
+            for dims, dtype in tensors(b.var.ty):
+                n = tensor_bytes(dims, dtype)
+                if biggest is None or n > biggest[0]:
+                    biggest = (n, dims, dtype, b.var.name)
+    if biggest is not None:
+        _, dims, dtype, var = biggest
+        node = provenance.get(var)
+        what = f"the output of ONNX node {node!r}" if node else f"the tensor {var}"
+        check_tensor_size(what, dims, dtype, src, max_tensor_bytes())
+
+
+def _where(model: onnx.ModelProto, name: str | None) -> str:
+    """' (at ONNX node 'add0': Add of x [1,4], x2 [1,5])': the node the importer failed on, with its
+    inputs' shapes where ONNX shape inference knows them (the cause is usually there)."""
+    if not name:
+        return ""
+    node = next((n for n in model.graph.node if n.name == name), None)
+    if node is None:
+        return f" (at ONNX node {name!r})"
+    shapes = {}
+    try:
+        inferred = onnx.shape_inference.infer_shapes(model)
+        for vi in list(inferred.graph.input) + list(inferred.graph.value_info) + list(inferred.graph.output):
+            t = vi.type.tensor_type
+            if t.HasField("shape"):
+                shapes[vi.name] = "[" + ",".join(str(d.dim_value) if d.HasField("dim_value") else (d.dim_param or "?")
+                                                 for d in t.shape.dim) + "]"
+        for t in model.graph.initializer:
+            shapes[t.name] = "[" + ",".join(map(str, t.dims)) + "] constant"
+    except Exception:  # noqa: BLE001 - the shapes only help the message
+        pass
+    ins = ", ".join(f"{i} {shapes[i]}" if i in shapes else i for i in node.input if i)
+    return f" (at ONNX node {name!r}: {node.op_type} of {ins})" if ins else f" (at ONNX node {name!r}: {node.op_type})"
 
 
 def prepare(mod):
@@ -154,7 +211,26 @@ def prepare(mod):
 
 
 def _short(e: Exception) -> str:
-    lines = [ln for ln in str(e).strip().splitlines() if ln.strip()]
+    """TVM's message as one readable line: its useful line, with the repr of the ir.Op that TVM's
+    type inference puts before the cause ("In ir.Op(... name=\"relax.add\" ...), the first input
+    shape at dim 1 is T.int64(4) ...") cut to the op's name, and T.int64(4) written as 4."""
+    lines = [ln for ln in str(e).strip().splitlines() if ln.strip()
+             and not ln.lstrip().startswith(("[", "File ", "Error converting operator"))]
     # TVM errors end with the useful line; Python ones start with it.
     msg = lines[-1] if lines and "Traceback" in lines[0] else (lines[0] if lines else type(e).__name__)
-    return msg[:300]
+    msg = _tidy(msg.strip())
+    return msg if len(msg) <= 300 else msg[:297] + "..."
+
+
+def _tidy(msg: str) -> str:
+    import re
+
+    m = re.search(r'In ir\.Op\(.*?\bname="(?P<op>[^"]+)".*?num_inputs=-?\d+, support_level=\d+\),\s*(?P<cause>.*)$', msg)
+    if m:
+        msg = f"{m['op']}: {m['cause']}"
+    elif msg.startswith("In ir.Op("):  # another layout of the repr: keep the op's name and the last clause
+        op = re.search(r'\bname="([^"]+)"', msg)
+        msg = (f"{op[1]}: " if op else "") + msg.rsplit("), ", 1)[-1]
+    msg = re.sub(r"T\.int64\((-?\d+)\)", r"\1", msg)
+    msg = re.sub(r"R\.shape\(\[([^\]]*)\]\)", r"[\1]", msg)
+    return msg
