@@ -11,7 +11,9 @@ files are zoo/NAME-RES-vZOO_VERSION.onnx.  Bump ZOO_VERSION whenever an architec
 weight generation changes, so stale files are not reused.
 
 An unknown model name raises UnknownModelError, which is both a KeyError and the engine's
-user-facing ModelError (a FuseLensError), with a message listing the valid names.
+user-facing ModelError (a FuseLensError), with a message listing the valid names; a resolution
+outside a model's range (MIN_RESOLUTION..MAX_RESOLUTION, a multiple of `resolution_step`) raises
+BadResolutionError, a ModelError and a ValueError, with a message giving the range.
 This package imports neither Qt nor TVM.
 """
 from __future__ import annotations
@@ -40,6 +42,20 @@ class ZooEntry:
     published_params: float
     reference: str
     builder: Callable[[int], onnx.ModelProto]
+    resolution_step: int = 1  # the resolution must be a multiple of this
+
+    def valid_resolutions(self) -> str:
+        step = f"a multiple of {self.resolution_step} " if self.resolution_step > 1 else "an integer "
+        return f"{step}from {_lowest(self)} to {MAX_RESOLUTION}"
+
+
+# Five stride-2 stages take a side to 1/32: below 32 the last maps would be empty. Above 4096 even
+# the input (48 M floats) and the first feature maps outgrow what a fusion study needs.
+MIN_RESOLUTION, MAX_RESOLUTION = 32, 4096
+
+
+def _lowest(e: "ZooEntry") -> int:
+    return -(-MIN_RESOLUTION // e.resolution_step) * e.resolution_step
 
 
 MODELS: dict[str, ZooEntry] = {e.name: e for e in [
@@ -57,7 +73,8 @@ MODELS: dict[str, ZooEntry] = {e.name: e for e in [
              "torchvision efficientnet_b0 (5,288,548 params)", efficientnet_b0.build),
     ZooEntry("yolov4_tiny", "YOLOv4-tiny", 416, 6.06e6,
              "Bochkovskiy et al., YOLOv4, arXiv:2004.10934; darknet cfg/yolov4-tiny.cfg "
-             "(AlexeyAB/darknet, 6,056,606 params)", yolov4_tiny.build),
+             "(AlexeyAB/darknet, 6,056,606 params)", yolov4_tiny.build,
+             resolution_step=32),  # the upsampled stride-32 map must match the stride-16 one
 ]}
 
 
@@ -72,15 +89,37 @@ def entry(name: str) -> ZooEntry:
         raise UnknownModelError(f"zoo:{name}", f"unknown zoo model; valid names: {', '.join(MODELS)}") from None
 
 
+class BadResolutionError(ModelError, ValueError):
+    pass
+
+
+def check_resolution(name: str, res: int | str | None = None) -> int:
+    """The resolution to build `name` at (its default for None), or BadResolutionError saying the valid range."""
+    e = entry(name)
+    if res is None:
+        return e.default_resolution
+    src = f"zoo:{name}@{res}"
+    try:
+        r = int(res)
+    except (TypeError, ValueError):
+        raise BadResolutionError(src, f"resolution {res!r} is not an integer; {e.title} takes "
+                                 f"{e.valid_resolutions()} (default {e.default_resolution})") from None
+    if r < _lowest(e) or r > MAX_RESOLUTION or r % e.resolution_step:
+        why = "out of range" if r < _lowest(e) or r > MAX_RESOLUTION else f"not divisible by {e.resolution_step}"
+        raise BadResolutionError(src, f"resolution {r} is {why}; {e.title} takes "
+                                 f"{e.valid_resolutions()} (default {e.default_resolution})")
+    return r
+
+
 def build(name: str, resolution: int | None = None) -> onnx.ModelProto:
     e = entry(name)
-    return e.builder(e.default_resolution if resolution is None else int(resolution))
+    return e.builder(check_resolution(name, resolution))
 
 
 def path(name: str, resolution: int | None = None) -> Path:
     """The model as a cached .onnx file, building and writing it (atomically) on first use."""
     e = entry(name)
-    res = e.default_resolution if resolution is None else int(resolution)
+    res = check_resolution(name, resolution)
     p = cache_dir("zoo") / f"{name}-{res}-v{ZOO_VERSION}.onnx"
     if not p.exists():
         data = e.builder(res).SerializeToString()
@@ -117,5 +156,5 @@ def count_nodes(model: onnx.ModelProto) -> int:
     return len(model.graph.node)
 
 
-__all__ = ["ZOO_VERSION", "ZooEntry", "MODELS", "UnknownModelError", "entry", "build", "path", "count_params",
-           "count_nodes"]
+__all__ = ["ZOO_VERSION", "ZooEntry", "MODELS", "UnknownModelError", "BadResolutionError", "MIN_RESOLUTION",
+           "MAX_RESOLUTION", "entry", "check_resolution", "build", "path", "count_params", "count_nodes"]
