@@ -43,6 +43,7 @@ from __future__ import annotations
 import time
 from dataclasses import dataclass, field
 
+from ..errors import PlanError
 from .plan import Plan, cross_edges
 
 ELEMWISE, BROADCAST, INJECTIVE, COMM_REDUCE, OUT_EWISE_FUSABLE, TUPLE, OPAQUE = 0, 1, 2, 3, 4, 7, 8
@@ -177,12 +178,15 @@ class Partitioner:
         child, parent = self.root(child), self.root(parent)
         if child == parent:
             return
+        if self.anchor[child] is not None and (self.anchor[parent] is not None or not (
+                self.pattern[parent] <= BROADCAST or self.pattern[child] <= BROADCAST)):
+            why = "two anchors in one group" if self.anchor[parent] is not None else \
+                "cannot merge two complex groups together"
+            raise PlanError(f"greedy: {why} (merging the group of {self.g.labels[child]} "
+                            f"into that of {self.g.labels[parent]}); the fusion rules were broken")
         self.num_nodes[parent] += self.num_nodes[child]
         self.parent[child] = parent
         if self.anchor[child] is not None:
-            assert self.anchor[parent] is None, "two anchors in one group"
-            assert self.pattern[parent] <= BROADCAST or self.pattern[child] <= BROADCAST, \
-                "Cannot merge two complex group together"
             self.anchor[parent] = self.anchor[child]
             self.pattern[parent] = max(self.pattern[child], self.pattern[parent])
 
@@ -274,7 +278,9 @@ class Partitioner:
                 if phase == 1:
                     self._try(i, p, phase, self._injective_rule)
             else:
-                assert kind == COMM_REDUCE
+                if kind != COMM_REDUCE:
+                    raise PlanError(f"greedy: {g.labels[i]} has pattern kind {kind}, which the "
+                                    "fusion rules do not know")
                 self.decision[i] = Decision("rule", (
                     f"CommReduce ends a group: {g.labels[i]} is a reduction, which only takes ops in from "
                     f"before it and never fuses into its consumers"), phase, p, i)

@@ -27,7 +27,12 @@ def chain_order(graph) -> list[int]:
             if indeg[c] == 0:
                 ready.append(c)
         stack.extend(sorted(ready, reverse=True))  # the earliest consumer is placed next
-    assert len(order) == n, "the operator graph has a cycle"
+    if len(order) != n:
+        from ..errors import PlanError
+
+        stuck = [graph.nodes[i].id for i in range(n) if indeg[i] > 0]
+        raise PlanError(f"{graph.name}: the operator graph has a cycle through {len(stuck)} node(s) "
+                        f"(first: {', '.join(stuck[:5])}); it cannot be ordered for planning")
     return order
 
 

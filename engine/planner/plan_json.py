@@ -4,8 +4,10 @@
      "nodes": [{"id", "name", "pattern"}], "groups": [{"id", "nodes", "estimated_us"}],
      "estimated_us", "planning_ms", "explanations": [...], "notes": {...}, "measured": {...}?}
 
-Loading checks the schema, that the plan belongs to the loaded model (hash and node ids), and that
-the groups are a legal partition; any failure is one PlanError message.
+Loading checks the schema (`check_schema`: every field's type, before anything reads it), that the
+plan belongs to the loaded model (hash and node ids), and that the groups are a legal partition; any
+failure is one PlanError message. A plan is data: it is parsed as JSON, never evaluated.
+Saving writes atomically (a temp file in the same folder, then os.replace).
 """
 from __future__ import annotations
 
@@ -41,7 +43,9 @@ def to_dict(plan: Plan, graph, hw, measured: dict | None = None) -> dict:
 
 
 def save(path, plan: Plan, graph, hw, measured: dict | None = None) -> None:
-    Path(path).write_text(json.dumps(to_dict(plan, graph, hw, measured), indent=1, default=_jsonable))
+    from ..outpath import write
+
+    write(path, json.dumps(to_dict(plan, graph, hw, measured), indent=1, default=_jsonable))
 
 
 def _jsonable(o):
@@ -57,25 +61,98 @@ def load(path, graph) -> Plan:
         d = json.loads(Path(path).read_text())
     except FileNotFoundError:
         raise PlanError(f"{src}: file not found") from None
-    except (OSError, UnicodeDecodeError, json.JSONDecodeError) as e:
+    except IsADirectoryError:
+        raise PlanError(f"{src}: is a folder, not a plan file") from None
+    except PermissionError:
+        raise PlanError(f"{src}: permission denied (cannot read the file)") from None
+    except OSError as e:
+        raise PlanError(f"{src}: cannot read the file ({e.strerror or e})") from None
+    except (UnicodeDecodeError, json.JSONDecodeError) as e:
         raise PlanError(f"{src}: not a plan file (invalid JSON: {e})") from None
+    except RecursionError:
+        raise PlanError(f"{src}: not a plan file (JSON nested too deeply)") from None
     return from_dict(d, graph, src)
 
 
+_NUMBER = (int, float)
+
+
+def _type_name(v) -> str:
+    return {dict: "an object", list: "a list", str: "a string", bool: "a boolean", type(None): "null",
+            int: "a number", float: "a number"}.get(type(v), type(v).__name__)
+
+
+def check_schema(d, src: str = "plan") -> None:
+    """PlanError naming the first field whose type is wrong (or that is missing), so that reading
+    the plan afterwards cannot fail with a TypeError, KeyError or AttributeError."""
+    def bad(where: str, want: str, v) -> PlanError:
+        return PlanError(f"{src}: {where} must be {want}, not {_type_name(v)}"
+                         + (f" ({json.dumps(v)[:40]})" if isinstance(v, (str, int, float)) else ""))
+
+    def number(where: str, v, optional=True):
+        if v is None and optional:
+            return
+        if isinstance(v, bool) or not isinstance(v, _NUMBER) or v != v or v in (float("inf"), float("-inf")):
+            raise bad(where, "a finite number", v)
+
+    if not isinstance(d, dict):
+        raise PlanError(f"{src}: not a FuseLens plan (the file holds {_type_name(d)}, not an object)")
+    if d.get("schema") != SCHEMA:
+        raise PlanError(f"{src}: not a FuseLens plan (schema {d.get('schema')!r}, expected {SCHEMA!r})")
+    for key in ("model", "groups"):
+        if key not in d:
+            raise PlanError(f"{src}: the plan has no {key!r} field")
+    model = d["model"]
+    if not isinstance(model, dict):
+        raise bad("'model'", "an object with 'name', 'sha256' and 'input_shapes'", model)
+    if not isinstance(model.get("sha256"), str):
+        raise bad("'model.sha256'", "a string", model.get("sha256"))
+    if "strategy" in d and not isinstance(d["strategy"], str):
+        raise bad("'strategy'", "a string", d["strategy"])
+    hw = d.get("hardware")
+    if hw is not None and not isinstance(hw, dict):
+        raise bad("'hardware'", "an object", hw)
+    if isinstance(hw, dict) and "name" in hw and not isinstance(hw["name"], str):
+        raise bad("'hardware.name'", "a string", hw["name"])
+    groups = d["groups"]
+    if not isinstance(groups, list):
+        raise bad("'groups'", "a list of objects with a 'nodes' list", groups)
+    for gi, g in enumerate(groups):
+        if not isinstance(g, dict):
+            raise bad(f"'groups[{gi}]'", "an object with a 'nodes' list", g)
+        nodes = g.get("nodes")
+        if not isinstance(nodes, list):
+            raise bad(f"'groups[{gi}].nodes'", "a list of node ids", nodes)
+        for k, n in enumerate(nodes):
+            if not isinstance(n, str):
+                raise bad(f"'groups[{gi}].nodes[{k}]'", "a node id string", n)
+        number(f"'groups[{gi}].estimated_us'", g.get("estimated_us"))
+    nodes = d.get("nodes", [])
+    if not isinstance(nodes, list):
+        raise bad("'nodes'", "a list of objects with an 'id'", nodes)
+    for k, n in enumerate(nodes):
+        if not isinstance(n, dict):
+            raise bad(f"'nodes[{k}]'", "an object with an 'id'", n)
+        if not isinstance(n.get("id"), str):
+            raise bad(f"'nodes[{k}].id'", "a node id string", n.get("id"))
+    for key in ("estimated_us", "planning_ms"):
+        number(f"{key!r}", d.get(key))
+    if d.get("explanations") is not None:
+        if not isinstance(d["explanations"], list) or not all(isinstance(e, dict) for e in d["explanations"]):
+            raise bad("'explanations'", "a list of objects", d["explanations"])
+    if d.get("notes") is not None and not isinstance(d["notes"], dict):
+        raise bad("'notes'", "an object", d["notes"])
+
+
 def from_dict(d: dict, graph, src: str = "plan") -> Plan:
-    if not isinstance(d, dict) or d.get("schema") != SCHEMA:
-        got = d.get("schema") if isinstance(d, dict) else type(d).__name__
-        raise PlanError(f"{src}: not a FuseLens plan (schema {got!r}, expected {SCHEMA!r})")
-    model = d.get("model") or {}
+    check_schema(d, src)
+    model = d["model"]
     if model.get("sha256") != graph.sha256:
         raise PlanError(f"{src}: this plan is for model {model.get('name')!r} "
                         f"(sha256 {str(model.get('sha256'))[:12]}..., shapes {model.get('input_shapes')}), not for the "
                         f"loaded {graph.name!r} (sha256 {graph.sha256[:12]}..., shapes {graph.input_shapes})")
-    try:
-        groups = [list(map(str, g["nodes"])) for g in d["groups"]]
-    except (KeyError, TypeError):
-        raise PlanError(f"{src}: 'groups' must be a list of objects with a 'nodes' list") from None
-    ids = {n.get("id") for n in d.get("nodes", [])}
+    groups = [list(g["nodes"]) for g in d["groups"]]
+    ids = {n["id"] for n in d.get("nodes", [])}
     if ids and ids != {n.id for n in graph.nodes}:
         raise PlanError(f"{src}: the plan's node ids do not match the model's operator graph")
     try:

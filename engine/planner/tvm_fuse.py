@@ -17,12 +17,13 @@ How the groups are mapped back (exactly, with no guessing from names or shapes):
    body: FuseOps passes the item instead ("partially used tuple parameter"), emitting a fresh, untagged
    `lv = tup[i]` in main. Such an argument is resolved to the original get-item node on (tuple, index).
    Fresh get-items on a multi-output group call are just output remaps. Any other binding is a singleton.
-3. Check that every node landed in exactly one group; otherwise raise (never return a wrong plan).
+3. Check that every node landed in exactly one group; otherwise raise PlanError (never return a wrong plan).
 """
 from __future__ import annotations
 
 import time
 
+from ..errors import PlanError
 from .plan import Plan
 
 GV_PREFIX = "__fl_"
@@ -38,7 +39,8 @@ def plan(graph, hw=None, max_depth: int | None = None) -> Plan:
     t0 = time.perf_counter()
     mod = graph.mod
     if mod is None:
-        raise ValueError(f"{graph.name}: no Relax module to run FuseOps on")
+        raise PlanError(f"{graph.name}: no Relax module to run FuseOps on "
+                        "(the tvm strategy needs the imported model)")
     tagged, origin = _tag(mod, graph)
     if max_depth is None:
         fused = relax.transform.FuseOps()(tagged)
@@ -82,7 +84,7 @@ def _tag(mod, graph):
     main = mod["main"]
     bindings = _dataflow_bindings(main)
     if len(bindings) != len(graph.nodes):
-        raise RuntimeError(f"{graph.name}: the module has {len(bindings)} dataflow bindings but the graph "
+        raise PlanError(f"tvm strategy, {graph.name}: the module has {len(bindings)} dataflow bindings but the graph "
                            f"{len(graph.nodes)} nodes; they must come from the same import")
     funcs = dict(mod.functions)
     var_id: dict = {}           # original binding var -> node id
@@ -97,7 +99,7 @@ def _tag(mod, graph):
                                                                           "relax.call_tir_inplace"):
             gv = val.args[0]
             if node.kind == "call_tir" and node.func and node.func != gv.name_hint:
-                raise RuntimeError(f"{graph.name}: node {nid} calls {node.func} but binding {bd.var.name} "
+                raise PlanError(f"tvm strategy, {graph.name}: node {nid} calls {node.func} but binding {bd.var.name} "
                                    f"calls {gv.name_hint}")
             tag_gv = tvm.ir.GlobalVar(GV_PREFIX + nid)
             relax.expr._update_type(tag_gv, gv.ty)  # what IRModule gives the original's GlobalVar
@@ -178,9 +180,9 @@ def _read_groups(fused, graph, origin) -> list[list[str]]:
 
     def assign(nid, gi, what):
         if nid not in graph.by_id:
-            raise RuntimeError(f"{graph.name}: FuseOps output names an unknown node {nid!r} ({what})")
+            raise PlanError(f"tvm strategy, {graph.name}: FuseOps output names an unknown node {nid!r} ({what})")
         if nid in where:
-            raise RuntimeError(f"{graph.name}: node {nid} found in two FuseOps groups ({what})")
+            raise PlanError(f"tvm strategy, {graph.name}: node {nid} found in two FuseOps groups ({what})")
         where[nid] = gi
         groups[gi].append(nid)
 
@@ -196,7 +198,7 @@ def _read_groups(fused, graph, origin) -> list[list[str]]:
     def resolve_item(fresh: _Fresh, gi, members):
         cands = [c for c in items.get((fresh.tup, fresh.index), []) if c not in where]
         if not cands:
-            raise RuntimeError(f"{graph.name}: no get-item node for {fresh.tup}[{fresh.index}]")
+            raise PlanError(f"tvm strategy, {graph.name}: no get-item node for {fresh.tup}[{fresh.index}]")
         # Among identical get-items, the one feeding this group.
         mine = [c for c in cands if any(k in members for k in graph.consumers[c])]
         nid = (mine or cands)[0]
@@ -217,7 +219,8 @@ def _read_groups(fused, graph, origin) -> list[list[str]]:
                 for b in body:
                     nid = _tag_of(b.value)
                     if nid is None:
-                        raise RuntimeError(f"{graph.name}: untagged binding {b.var.name} in {val.op.name_hint}")
+                        raise PlanError(f"tvm strategy, {graph.name}: untagged binding {b.var.name} "
+                                        f"in {val.op.name_hint}")
                     if nid in where and isinstance(b.value, relax.TupleGetItem):
                         # A de-duplicated body (a group of get-items only): match on (tuple, index).
                         nid = None
@@ -253,12 +256,13 @@ def _read_groups(fused, graph, origin) -> list[list[str]]:
             if nid is None:
                 nid = var_id.get(bd.var)
             if nid is None:
-                raise RuntimeError(f"{graph.name}: cannot map binding {bd.var.name} of the fused main back")
+                raise PlanError(f"tvm strategy, {graph.name}: cannot map binding {bd.var.name} "
+                                "of the fused main back")
             groups.append([])
             assign(nid, len(groups) - 1, "singleton")
             env[bd.var] = nid
 
     missing = [n.id for n in graph.nodes if n.id not in where]
     if missing:
-        raise RuntimeError(f"{graph.name}: nodes {missing[:10]} not found in FuseOps' output")
+        raise PlanError(f"tvm strategy, {graph.name}: nodes {missing[:10]} not found in FuseOps' output")
     return [g for g in groups if g]
