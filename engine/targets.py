@@ -66,13 +66,51 @@ def check(t: Target) -> None:
 def session(t: Target, timeout: int = 10):
     from tvm import rpc
 
+    what = f"tracker {t.host}:{t.port} key {t.key!r}" if t.key else f"RPC server {t.host}:{t.port}"
     try:
         if t.key:
-            return rpc.connect_tracker(t.host, t.port).request(t.key, priority=1, session_timeout=0)
+            return connect_tracker(t.host, t.port).request(t.key, priority=1, session_timeout=0)
         return rpc.connect(t.host, t.port, session_timeout=0)
+    except TargetError as e:
+        raise TargetError(f"{t.spec}: cannot reach {what} ({e})") from None
     except Exception as e:  # noqa: BLE001 - TVM raises TVMError/RuntimeError variants
-        what = f"tracker {t.host}:{t.port} key {t.key!r}" if t.key else f"RPC server {t.host}:{t.port}"
         raise TargetError(f"{t.spec}: cannot reach {what} ({str(e).strip().splitlines()[-1][:160]})") from None
+
+
+TRACKER_CONNECT_S = 3.0  # how long to wait for a tracker to accept the connection
+
+
+def connect_tracker(host: str, port: int, timeout_s: float = TRACKER_CONNECT_S):
+    """tvm.rpc.connect_tracker, bounded: TVM's retries a refused connection for 60 s with a warning
+    every 5 s. A plain socket probe first gives up after `timeout_s` with one TargetError line; the
+    RPC logger's retry warnings are silenced while TVM connects."""
+    import socket
+
+    try:
+        with socket.create_connection((host, port), timeout=timeout_s):
+            pass
+    except socket.timeout:
+        raise TargetError(f"no answer within {timeout_s:g} s") from None
+    except OSError as e:
+        raise TargetError(e.strerror or str(e) or type(e).__name__) from None
+    from tvm import rpc
+
+    with _quiet_rpc_log():
+        return rpc.connect_tracker(host, port)
+
+
+class _quiet_rpc_log:
+    """TVM's RPC client warns on its logger "RPCServer" at every retry; keep only errors meanwhile."""
+
+    def __enter__(self):
+        import logging
+
+        self.log = logging.getLogger("RPCServer")
+        self.level = self.log.level
+        self.log.setLevel(logging.ERROR)
+
+    def __exit__(self, *exc):
+        self.log.setLevel(self.level)
 
 
 def free_devices(t: Target) -> int:
@@ -81,9 +119,7 @@ def free_devices(t: Target) -> int:
     if t.kind != "rpc" or not t.key:
         return 1
     try:
-        from tvm import rpc
-
-        q = rpc.connect_tracker(t.host, t.port).summary().get("queue_info", {}).get(t.key, {})
+        q = connect_tracker(t.host, t.port).summary().get("queue_info", {}).get(t.key, {})
         return max(1, int(q.get("free", 1)))
     except Exception:  # noqa: BLE001
         return 1
@@ -124,9 +160,7 @@ def devices(probe_rpc: bool = True) -> list[dict]:
         if probe_rpc:
             try:
                 if t.key or not t.key and _is_tracker(t):
-                    from tvm import rpc
-
-                    summary = rpc.connect_tracker(t.host, t.port).summary()
+                    summary = connect_tracker(t.host, t.port).summary()
                     keys = sorted(summary.get("queue_info", {}))
                     entry.update(description=f"tracker; keys: {', '.join(keys) or 'none'}", reachable=True)
                     if not t.key:
@@ -142,10 +176,8 @@ def devices(probe_rpc: bool = True) -> list[dict]:
 
 
 def _is_tracker(t: Target) -> bool:
-    from tvm import rpc
-
     try:
-        rpc.connect_tracker(t.host, t.port).summary()
+        connect_tracker(t.host, t.port).summary()
         return True
     except Exception:  # noqa: BLE001
         return False
