@@ -39,7 +39,7 @@ def run_in_child(job_fn, job, *, progress=None, cancel=None, timeout_s: float = 
     ctx = mp.get_context("spawn")
     q = ctx.Queue()
     proc = ctx.Process(target=_child, args=(q, job_fn, job, threads), daemon=True)
-    proc.start()
+    _start_without_sigint(proc)
     t0, payload = time.monotonic(), None
     try:
         while payload is None:
@@ -66,7 +66,29 @@ def run_in_child(job_fn, job, *, progress=None, cancel=None, timeout_s: float = 
     return payload
 
 
+def _start_without_sigint(proc) -> None:
+    """Start `proc` with SIGINT ignored: Ctrl+C in a terminal reaches the whole process group, and
+    the caller, not the child, handles it (its `finally` stops the child). A child that got it too
+    would print a KeyboardInterrupt traceback. The ignored disposition survives the spawn's exec;
+    only the main thread may change it (elsewhere _child ignores SIGINT as its first step)."""
+    import signal
+    import threading
+
+    if threading.current_thread() is not threading.main_thread():
+        proc.start()
+        return
+    old = signal.signal(signal.SIGINT, signal.SIG_IGN)
+    try:
+        proc.start()
+    finally:
+        signal.signal(signal.SIGINT, old)
+
+
 def _child(q, job_fn, job, threads):
+    import signal
+
+    signal.signal(signal.SIGINT, signal.SIG_IGN)  # the caller handles Ctrl+C and stops this process
+
     def say(stage, frac):
         q.put(("progress", stage, frac))
 
