@@ -1,6 +1,9 @@
 """FuseLens: `python main.py [MODEL]` opens the app; `python main.py COMMAND ...` is the command line.
 
-Both front ends sit on `engine/`. User-facing errors print one line and exit with code 2.
+Both front ends sit on `engine/`. Every argument of a command is checked before any work (names,
+counts, targets, shapes, output paths); user-facing errors print one line and exit with code 2.
+Exit codes: see EXIT_CODES (the --help epilog). Anything else that goes wrong is an internal error:
+one line on the terminal, the traceback in a log file under the cache folder (logs/), unless --debug.
 """
 from __future__ import annotations
 
@@ -9,9 +12,19 @@ import json
 import os
 import sys
 
-COMMANDS = ("zoo", "inspect", "plan", "bench", "table", "tune", "calibrate", "devices", "gui")
+COMMANDS = ("zoo", "inspect", "plan", "bench", "table", "tune", "calibrate", "devices", "cache", "gui")
 DEFAULT_MODEL = "zoo:mobilenetv2"
-NO_DISPLAY = 3  # exit code when the app cannot open a window (make run treats it as a clean stop)
+OK, INCORRECT, USAGE, NO_DISPLAY, INTERNAL, INTERRUPTED = 0, 1, 2, 3, 70, 130
+# NO_DISPLAY: the app cannot open a window (make run treats it as a clean stop)
+
+EXIT_CODES = """exit codes:
+  0    ok
+  1    a benchmark found an incorrect result (or a tuning run failed)
+  2    bad input or usage: one line "error: ..." (checked before any work)
+  3    no display: the app cannot open a window
+  70   internal error: one line "internal error: ... (details in LOG)"; LOG holds the traceback
+       (--debug shows it on the terminal instead)
+  130  interrupted (Ctrl+C); workers are stopped"""
 
 
 def _shape_args(p: argparse.ArgumentParser) -> None:
@@ -23,7 +36,10 @@ def build_parser() -> argparse.ArgumentParser:
     from engine.planner.plan import STRATEGIES
 
     ap = argparse.ArgumentParser(prog="main.py", description="FuseLens: compare operator-fusion strategies in TVM. "
-                                 "Without a command, opens the app (on MODEL if given).")
+                                 "Without a command, opens the app (on MODEL if given).",
+                                 epilog=EXIT_CODES, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("--debug", action="store_true",
+                    help="show tracebacks of internal errors on the terminal (and TVM's own output)")
     sub = ap.add_subparsers(dest="command", required=True)
 
     zoo = sub.add_parser("zoo", help="the built-in models").add_subparsers(dest="zoo_command", required=True)
@@ -89,10 +105,150 @@ def build_parser() -> argparse.ArgumentParser:
 
     sub.add_parser("devices", help="list the devices a benchmark can run on")
 
+    cc = sub.add_parser("cache", help="the cache folder").add_subparsers(dest="cache_command", required=True)
+    cl = cc.add_parser("clear", help="delete cached files of one kind, or all")
+    cl.add_argument("--what", default="all", help=f"{' | '.join(_cache_kinds())} (default all)")
+
     gui = sub.add_parser("gui", help="open the app")
     gui.add_argument("model", nargs="?", default=DEFAULT_MODEL)
     _shape_args(gui)
     return ap
+
+
+def _cache_kinds() -> list[str]:
+    try:
+        from engine.cache_dir import KINDS
+
+        return [*KINDS, "all"]
+    except ImportError:  # an engine without `cache clear` kinds (engine/cache_clear.py has its own)
+        return ["models", "results", "kernels", "tuning", "layout", "all"]
+
+
+# ---- checking every argument before any work -------------------------------------------------------
+
+def _check_spec(spec: str) -> None:
+    """A model argument: zoo:NAME[@RES] with a known name and a valid resolution, or a file that is there."""
+    from pathlib import Path
+
+    from engine.errors import ModelError
+
+    if spec.startswith("zoo:"):
+        from engine import zoo
+
+        name, at, res = spec[4:].partition("@")
+        zoo.entry(name)
+        if at:
+            try:
+                r = int(res)
+            except ValueError:
+                raise ModelError(spec, f"bad resolution {res!r}; {zoo.MODELS[name].title} takes "
+                                 f"{zoo.MODELS[name].valid_resolutions()}") from None
+            zoo.check_resolution(name, r)
+        return
+    p = Path(spec).expanduser()
+    if not p.exists():
+        raise ModelError(spec, "file not found")
+    if p.is_dir():
+        raise ModelError(spec, "is a directory, not an ONNX file")
+
+
+def _check_count(value, flag: str, lo: float = 1, hi: float | None = None) -> None:
+    from engine.errors import UsageError
+
+    if value is None:
+        return
+    if value < lo or (hi is not None and value > hi) or value != value:
+        rng = f"from {lo:g} to {hi:g}" if hi is not None else f"at least {lo:g}"
+        raise UsageError(f"{flag} {value:g} is out of range; give a number {rng}")
+
+
+def _check_target(spec: str, reach: bool):
+    """Parse --target (one line for a bad spec); with reach, also check the device is there (a
+    missing GPU, an RPC server or tracker that does not answer: one line within a few seconds)."""
+    from engine import targets
+
+    t = targets.parse(spec)
+    if reach:
+        targets.check(t)
+    return t
+
+
+def _check_hardware(name: str | None) -> None:
+    if name:
+        from engine import hardware
+
+        hardware.get(name)
+
+
+def _strategies(text: str) -> list[str]:
+    from engine.errors import UsageError
+    from engine.planner.plan import STRATEGIES
+
+    names = [s.strip() for s in text.split(",")]
+    if not text.strip() or any(not s for s in names):
+        raise UsageError(f"--strategies {text!r}: give a comma-separated list of {', '.join(STRATEGIES)}")
+    unknown = [s for s in names if s not in STRATEGIES]
+    if unknown:
+        raise UsageError(f"--strategies: unknown strategy {', '.join(map(repr, unknown))}; "
+                         f"choose from {', '.join(STRATEGIES)}")
+    dup = sorted({s for s in names if names.count(s) > 1})
+    if dup:
+        raise UsageError(f"--strategies names {', '.join(dup)} twice")
+    return names
+
+
+def validate(a) -> None:
+    """Check every argument of the command before any work: raise FuseLensError (exit 2) on the first bad one."""
+    from engine import onnx_input, outpath
+    from engine.errors import UsageError
+
+    a.shapes = onnx_input.parse_shape_args(getattr(a, "input_shape", None)) or None
+    if a.command == "zoo" and a.zoo_command == "export":
+        from engine import zoo
+
+        zoo.entry(a.name)
+        zoo.check_resolution(a.name, a.resolution)
+        outpath.check_file(a.out, "output file")
+    elif a.command == "inspect":
+        _check_spec(a.model)
+    elif a.command == "plan":
+        _check_spec(a.model)
+        _check_hardware(a.hardware)
+        _check_target(a.target, reach=False)  # make_plan checks the device itself, measured cost only
+        if a.out:
+            outpath.check_file(a.out, "--out")
+    elif a.command == "bench":
+        _check_spec(a.model)
+        a.strategy_list = _strategies(a.strategies)
+        _check_count(a.repeat, "--repeat", 1, 100000)
+        _check_hardware(a.hardware)
+        if a.json_out:
+            outpath.check_file(a.json_out, "--json")
+        _check_target(a.target, reach=True)
+    elif a.command == "table":
+        from engine import zoo
+
+        a.model_list = [m.strip() for m in a.models.split(",")]
+        if not a.models.strip() or any(not m for m in a.model_list):
+            raise UsageError(f"--models {a.models!r}: give a comma-separated list of {', '.join(zoo.MODELS)}")
+        for m in a.model_list:
+            _check_spec(f"zoo:{m}")
+        _check_count(a.repeat, "--repeat", 1, 100000)
+        _check_hardware(a.hardware)
+        outpath.check_folder(a.out, "--out")
+        _check_target(a.target, reach=True)
+    elif a.command == "tune":
+        _check_spec(a.model)
+        _check_count(a.trials, "--trials", 1)
+        if a.time_limit is not None and not a.time_limit > 0:
+            raise UsageError(f"--time-limit {a.time_limit:g}: give a positive number of minutes")
+        _check_hardware(a.hardware)
+        _check_target(a.target, reach=False)  # tuning checks the device itself (a cuda:sm_XX target only builds)
+    elif a.command == "calibrate":
+        for m in a.models:
+            _check_spec(m)
+    elif a.command == "gui":
+        pass  # the app reports a bad model in its window
 
 
 def cmd_zoo(a) -> int:
@@ -107,10 +263,10 @@ def cmd_zoo(a) -> int:
             print(f"{name:<16} {zoo.count_nodes(m):>5} nodes {zoo.count_params(m) / 1e6:>8.2f} M params   "
                   f"input 1x3x{r}x{r}   {e.title}")
         return 0
-    import onnx
+    from engine import outpath
 
     m = zoo.build(zoo.entry(a.name).name, a.resolution)
-    onnx.save(m, a.out)
+    outpath.write(a.out, m.SerializeToString())
     print(f"wrote {a.out}: {zoo.count_nodes(m)} nodes, {zoo.count_params(m) / 1e6:.2f} M params")
     return 0
 
@@ -118,7 +274,8 @@ def cmd_zoo(a) -> int:
 def cmd_inspect(a) -> int:
     from engine import loader, onnx_input, report
 
-    g = loader.load(a.model, onnx_input.parse_shape_args(a.input_shape))
+    g = loader.load(a.model, a.shapes)
+    onnx_input.check_graph_sizes(g, a.model)
     if a.json:
         json.dump(g.summary(), sys.stdout, indent=1)
         print()
@@ -131,7 +288,8 @@ def cmd_plan(a) -> int:
     from engine import hardware, loader, onnx_input, report
     from engine.planner import make_plan, plan_json
 
-    g = loader.load(a.model, onnx_input.parse_shape_args(a.input_shape))
+    g = loader.load(a.model, a.shapes)
+    onnx_input.check_graph_sizes(g, a.model)
     hw = hardware.get(a.hardware)
     p = make_plan(g, a.strategy, hw, cost=a.cost, target=a.target, progress=_progress)
     if sys.stderr.isatty() and a.cost == "measured":
@@ -149,29 +307,27 @@ def _progress(stage: str, frac: float) -> None:
 
 
 def cmd_bench(a) -> int:
-    from engine import compare, onnx_input, report
+    from engine import compare, loader, onnx_input, outpath, report
 
     hw = a.hardware or ("host" if a.target == "cpu" else "t4")
-    b = compare.bench_model(a.model, onnx_input.parse_shape_args(a.input_shape), a.strategies.split(","), hw,
+    onnx_input.check_graph_sizes(loader.load(a.model, a.shapes), a.model)  # bench_model reuses the loaded graph
+    b = compare.bench_model(a.model, a.shapes, a.strategy_list, hw,
                             a.target, a.repeat, a.force, _progress, scheduled=not a.unscheduled, cost=a.cost,
                             tuned=not a.rules_only)
     if sys.stderr.isatty():
         print(file=sys.stderr)
     print(report.bench_table(b))
     if a.json_out:
-        with open(a.json_out, "w") as f:
-            json.dump(compare.bench_json(b), f, indent=1)
+        outpath.write(a.json_out, json.dumps(compare.bench_json(b), indent=1))
         print(f"wrote {a.json_out}")
     return 0 if all(r.error is None and r.correct for r in b["results"].values()) else 1
 
 
 def cmd_table(a) -> int:
-    from pathlib import Path
-
-    from engine import compare, report, targets
+    from engine import compare, outpath, report, targets
 
     hw = a.hardware or ("host" if a.target == "cpu" else "t4")
-    models = a.models.split(",")
+    models = a.model_list
     # a tracker key with several free devices: the models go to them in parallel
     parallel = min(len(models), targets.free_devices(targets.parse(a.target)))
 
@@ -190,30 +346,34 @@ def cmd_table(a) -> int:
         benches = [one(m) for m in models]
     rows = [compare.table_row(b) for b in benches]
     raw = [compare.bench_json(b) for b in benches]
-    out = Path(a.out)
-    out.mkdir(parents=True, exist_ok=True)
+    out = outpath.check_folder(a.out, "--out")  # again: the folder may have changed during the benchmarks
+    out.mkdir(exist_ok=True)
     md = report.published_table_md(rows, a.target)
-    (out / "table.md").write_text(md)
-    (out / "table.csv").write_text(report.rows_csv(rows))
-    (out / "table.json").write_text(json.dumps({"rows": rows, "runs": raw, "machine": report.machine()}, indent=1))
+    outpath.write(out / "table.md", md)
+    outpath.write(out / "table.csv", report.rows_csv(rows))
+    outpath.write(out / "table.json", json.dumps({"rows": rows, "runs": raw, "machine": report.machine()}, indent=1))
+    tmp = outpath.temp_path(out / "table.png")
     try:
         from gui.chart_export import bar_chart_png
 
-        bar_chart_png(rows, out / "table.png")
+        bar_chart_png(rows, tmp)
+        os.replace(tmp, out / "table.png")
     except Exception as e:  # the chart is a bonus; the table stands without it
         print(f"(no PNG chart: {e})", file=sys.stderr)
+    finally:
+        tmp.unlink(missing_ok=True)
     print(md)
     print(f"wrote {out}/table.md, table.csv, table.json, table.png")
     return 0
 
 
 def cmd_tune(a) -> int:
-    from engine import onnx_input, targets, tuning
+    from engine import targets, tuning
 
     if a.clear:
         n = tuning.store_for(targets.parse(a.target)).clear()
         print(f"deleted {n} tuning records for {a.target}")
-    r = tuning.tune(a.model, onnx_input.parse_shape_args(a.input_shape), a.strategy, a.target, trials=a.trials,
+    r = tuning.tune(a.model, a.shapes, a.strategy, a.target, trials=a.trials,
                     time_limit_s=a.time_limit * 60 if a.time_limit is not None else None, hw_name=a.hardware,
                     progress=_progress)
     if sys.stderr.isatty():
@@ -255,6 +415,19 @@ def cmd_devices(a) -> int:
     return 0
 
 
+def cmd_cache(a) -> int:
+    try:
+        from engine.cache_dir import cache_root, clear
+    except ImportError:  # an engine without cache_dir.clear
+        from engine.cache_clear import cache_root, clear
+
+    removed = clear(a.what)
+    for kind, n in removed.items():
+        print(f"{kind:<8} {n:>6} file{'s' if n != 1 else ''} deleted")
+    print(f"cleared {sum(removed.values())} files under {cache_root()}")
+    return 0
+
+
 def cmd_gui(model: str, shapes: list[str]) -> int:
     if sys.platform.startswith("linux") and not (os.environ.get("DISPLAY") or os.environ.get("WAYLAND_DISPLAY")
                                                  or os.environ.get("QT_QPA_PLATFORM")):
@@ -290,25 +463,80 @@ def _missing_qt_xcb_libs() -> list[str]:
 
 
 def main(argv: list[str] | None = None) -> int:
-    argv = sys.argv[1:] if argv is None else argv
+    argv = list(sys.argv[1:] if argv is None else argv)
+    debug = "--debug" in argv  # anywhere on the line, not only before the command
+    argv = [x for x in argv if x != "--debug"]
+    if debug:
+        os.environ["FUSELENS_DEBUG"] = "1"  # TVM's own stderr output stays too (engine/relax_import.py)
     if not argv or (argv[0] not in COMMANDS and not argv[0].startswith("-")):
         argv = ["gui", *argv]
-    a = build_parser().parse_args(argv)
+    a = build_parser().parse_args(argv)  # a usage error exits 2 here
     from engine.errors import FuseLensError
 
     try:
+        validate(a)
         if a.command == "gui":
             return cmd_gui(a.model, a.input_shape)
         return {"zoo": cmd_zoo, "inspect": cmd_inspect, "plan": cmd_plan, "bench": cmd_bench, "table": cmd_table,
-                "calibrate": cmd_calibrate, "tune": cmd_tune, "devices": cmd_devices}[a.command](a)
+                "calibrate": cmd_calibrate, "tune": cmd_tune, "devices": cmd_devices, "cache": cmd_cache}[a.command](a)
     except FuseLensError as e:
-        print(f"error: {e}", file=sys.stderr)
-        return 2
-    except KeyboardInterrupt:
-        return 130
+        _end_progress_line()
+        print(f"error: {_one_line(str(e))}", file=sys.stderr)
+        return USAGE
+    except KeyboardInterrupt:  # the workers (engine/subproc.py) were stopped on the way out
+        _end_progress_line()
+        print("interrupted", file=sys.stderr)
+        return INTERRUPTED
     except BrokenPipeError:  # `main.py ... | head`
         sys.stderr.close()
-        return 0
+        return OK
+    except Exception as e:  # noqa: BLE001 - a bug: one line here, the traceback in a log
+        if debug:
+            raise
+        _end_progress_line()
+        log = _write_log(argv)
+        msg = _one_line(f"{type(e).__name__}: {e}")
+        print(f"internal error: {msg} (details in {log})", file=sys.stderr)
+        return INTERNAL
+
+
+def _one_line(s: str, limit: int = 600) -> str:
+    s = " ".join(ln.strip() for ln in s.strip().splitlines() if ln.strip())
+    return s if len(s) <= limit else s[: limit - 3] + "..."
+
+
+def _end_progress_line() -> None:
+    if sys.stderr.isatty():  # the progress line (\r...) would otherwise share the error's line
+        print(file=sys.stderr)
+
+
+def _write_log(argv: list[str]) -> str:
+    """Write the current exception's traceback to a new log file in the cache folder (logs/), or in
+    the temp folder when that cannot be written; returns its path."""
+    import platform
+    import tempfile
+    import time
+    import traceback
+
+    text = (f"fuselens internal error, {time.strftime('%Y-%m-%d %H:%M:%S')}\n"
+            f"command: main.py {' '.join(argv)}\n"
+            f"python {platform.python_version()} on {platform.platform()}\n\n{traceback.format_exc()}")
+    name = f"error-{time.strftime('%Y%m%d-%H%M%S')}-{os.getpid()}.log"
+    try:
+        from engine.cache_dir import cache_dir
+
+        folder = cache_dir("logs")
+    except Exception:  # noqa: BLE001 - an unusable cache folder must not hide the error
+        folder = None
+    for d in ([folder] if folder else []) + [tempfile.gettempdir()]:
+        try:
+            path = os.path.join(str(d), name)
+            with open(path, "w") as f:
+                f.write(text)
+            return path
+        except OSError:
+            continue
+    return "(no log: neither the cache folder nor the temp folder could be written)"
 
 
 if __name__ == "__main__":

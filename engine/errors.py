@@ -1,4 +1,11 @@
-"""The one exception type front ends catch: its message is shown to the user as-is."""
+"""The one exception type front ends catch: its message is shown to the user as-is.
+
+Command-line exit codes (main.py): 0 ok, 1 a benchmark found an incorrect result, 2 a FuseLensError
+(bad input or usage; argparse's own errors exit 2 too), 3 no display, 70 an internal error (one line
+on the terminal, the traceback in a log file), 130 interrupted (Ctrl+C).
+"""
+
+EXIT_OK, EXIT_INCORRECT, EXIT_USAGE, EXIT_NO_DISPLAY, EXIT_INTERNAL, EXIT_INTERRUPTED = 0, 1, 2, 3, 70, 130
 
 
 class FuseLensError(Exception):
@@ -19,3 +26,7 @@ class PlanError(FuseLensError):
 
 class TargetError(FuseLensError):
     """A device or target that is not there or not usable."""
+
+
+class UsageError(FuseLensError):
+    """A command-line argument that cannot work (an output path, a count, a name), found before any work."""
