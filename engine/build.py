@@ -62,11 +62,24 @@ def random_inputs(graph, seed: int = 0) -> list[np.ndarray]:
 
 
 def onnxruntime_outputs(graph, inputs: list[np.ndarray], threads: int | None = None) -> list[np.ndarray]:
+    """ONNX Runtime's outputs for `inputs` (in graph.input_shapes' order). It loads the model's frozen
+    ONNX from the cache entry (loader.frozen_path: content-addressed, fixed shapes), never
+    graph.source, which may have been renamed or replaced since the model was opened."""
     import onnxruntime as ort
+
+    from .loader import frozen_path
 
     so = ort.SessionOptions()
     if threads:
         so.intra_op_num_threads = threads
-    sess = ort.InferenceSession(str(graph.source), so, providers=["CPUExecutionProvider"])
+    sess = ort.InferenceSession(str(frozen_path(graph)), so, providers=["CPUExecutionProvider"])
+    return sess.run(None, ort_feed(sess, graph, inputs))
+
+
+def ort_feed(sess, graph, inputs: list[np.ndarray]) -> dict:
+    """The session's feed: by name where the session's inputs are the graph's, else in order."""
     names = [i.name for i in sess.get_inputs()]
-    return sess.run(None, dict(zip(names, inputs)))
+    given = list(graph.input_shapes)
+    if sorted(names) == sorted(given):
+        return dict(zip(given, inputs))
+    return dict(zip(names, inputs))

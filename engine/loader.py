@@ -7,23 +7,27 @@ extraction, and the first build or `tvm` plan skips the re-import too. The modul
 when something needs it; frozen.onnx stays as the fallback where module.npz is missing (entries
 stored before it existed) or unreadable. save_json segfaults with apache-tvm-ffi 0.1.15.x, hence
 the pin in pyproject.toml.
+
+The entry is content-addressed: ONNX Runtime loads its frozen.onnx (frozen_path), never the path the
+model was opened from, which may since have been renamed or overwritten. Every file is written
+atomically (engine/cache_dir.py); a graph.json that does not parse or has wrong fields, a frozen.onnx
+whose hash differs from the one graph.json records, a module.npz that does not load: each is a miss
+and is deleted, and the next load rebuilds it. load(force=True) re-imports and rewrites the entry.
 """
 from __future__ import annotations
 
-import contextlib
 import hashlib
 import json
 import os
-import threading
 from pathlib import Path
 
 import onnx
 
 from . import onnx_input, opgraph
-from .cache_dir import cache_dir
+from .cache_dir import atomic_file, cache_dir, drop, read_json, write_atomic
 from .errors import ModelError
 
-CACHE_VERSION = 4
+CACHE_VERSION = 5  # 5: graph.json records frozen.onnx's hash
 MODULE = "module.npz"
 _memo: dict[str, opgraph.OpGraph] = {}
 
@@ -57,15 +61,22 @@ def model_hash(path: Path, shapes: dict) -> str:
     return hashlib.sha256((file_sha256(path) + json.dumps(shapes, sort_keys=True)).encode()).hexdigest()
 
 
-def load(spec: str, input_shapes: dict[str, list[int]] | None = None, use_cache: bool = True) -> opgraph.OpGraph:
+def load(spec: str, input_shapes: dict[str, list[int]] | None = None, use_cache: bool = True,
+         force: bool = False) -> opgraph.OpGraph:
+    """The operator graph of `spec` at these input shapes. From the in-process memo or the cache
+    entry when there is a good one; force=True re-imports and rewrites the entry (memo included);
+    use_cache=False neither reads nor writes it (frozen_path still writes it when asked).
+    `graph.source` is the file the spec names now (for display); ONNX Runtime loads frozen_path(graph)."""
     path, name = resolve_spec(spec)
     src = str(spec)
     model = onnx_input.read(path)
     shapes = onnx_input.resolve_shapes(model, input_shapes or {}, src)
     digest = model_hash(path, shapes)
-    if use_cache and digest in _memo and _memo[digest].name == name:
-        return _memo[digest]
-    graph = _load_cached(digest, src) if use_cache else None
+    if use_cache and not force and digest in _memo and _memo[digest].name == name:
+        graph = _memo[digest]
+        _set_origin(graph, spec, path)
+        return graph
+    graph = _load_cached(digest, shapes) if use_cache and not force else None
     if graph is not None:
         graph.name = name  # the same file under another spec (zoo:x vs zoo:x@224) keeps this spec's name
     if graph is None:
@@ -74,26 +85,72 @@ def load(spec: str, input_shapes: dict[str, list[int]] | None = None, use_cache:
         frozen = onnx_input.freeze(model, shapes, src)
         mod, prov = relax_import.to_relax(frozen, src)
         graph = opgraph.from_module(mod, name, digest, shapes, prov, source=str(path))
-        graph.mod_factory = _factory(frozen, src)
         if use_cache:
-            _store(digest, graph, frozen)
+            if force:
+                drop(_entry(digest))
+            _store(digest, opgraph.to_json(graph), frozen, mod)
+        else:
+            graph._frozen_model = frozen  # no entry to read it back from
+    _set_origin(graph, spec, path)
+    graph.mod_factory = _factory(graph)
     _memo[digest] = graph
     return graph
 
 
-def _factory(frozen: onnx.ModelProto | Path, src: str):
-    """() -> the prepared module. For a cache entry (`frozen` is its frozen.onnx path) that is its
-    module.npz; where that is missing or bad, frozen.onnx is re-imported and module.npz written,
-    so an entry from before module.npz existed, or a repaired one, is fast from the next reopen."""
+def _set_origin(graph, spec: str, path: Path) -> None:
+    """The user's path for display (a cache entry keeps the one it was first stored from), and where
+    to read the model again should its entry be damaged or gone (a zoo spec: rebuilt from code)."""
+    graph.source = str(path)
+    graph._origin = spec if str(spec).startswith("zoo:") else str(Path(path).resolve())
+
+
+def frozen_path(graph) -> Path:
+    """The shape-frozen ONNX file of `graph` in its cache entry: content-addressed, so it is the
+    model that was hashed whatever has happened since to the file it was opened from (renamed,
+    replaced, deleted). ONNX Runtime loads this, never graph.source. The file is checked against the
+    hash the entry recorded; a missing or damaged one is written again from the model (read again,
+    and only if it still hashes the same; else ModelError)."""
+    d = _entry(graph.sha256)
+    f = _verified_frozen(d)
+    if f is not None:
+        return f
+    frozen = getattr(graph, "_frozen_model", None) or _refreeze(graph)
+    _store(graph.sha256, opgraph.to_json(graph), frozen, graph._mod)
+    f = _verified_frozen(d)
+    if f is None:
+        raise ModelError(graph.source or graph.name, f"cannot write its cache entry under {d.parent}")
+    return f
+
+
+def _refreeze(graph) -> onnx.ModelProto:
+    """The frozen model of `graph`, from the file (or zoo spec) it was opened from, if that still
+    holds the same model."""
+    origin = getattr(graph, "_origin", None) or graph.source
+    src = graph.source or str(origin)
+    path, _ = resolve_spec(str(origin))
+    model = onnx_input.read(path)
+    if model_hash(path, graph.input_shapes) != graph.sha256:
+        raise ModelError(src, "the file changed since it was opened and its cache entry is damaged or gone; "
+                              "open it again")
+    return onnx_input.freeze(model, graph.input_shapes, src)
+
+
+def _factory(graph):
+    """() -> the prepared module of `graph`: its entry's module.npz; where that is missing or bad,
+    the entry's frozen.onnx (checked, rebuilt if damaged: frozen_path) is re-imported and module.npz
+    written, so an entry from before module.npz existed, or a repaired one, is fast from the next
+    reopen. A graph loaded with use_cache=False re-imports its in-memory frozen model."""
     def make():
         from . import relax_import
 
-        if not isinstance(frozen, Path):
+        src = graph.source or graph.name
+        frozen = getattr(graph, "_frozen_model", None)
+        if frozen is not None:
             return relax_import.to_relax(frozen, src)[0]
-        saved = frozen.with_name(MODULE)
+        saved = _entry(graph.sha256) / MODULE
         mod = _read_module(saved)
         if mod is None:
-            mod = relax_import.to_relax(onnx.load(str(frozen)), src)[0]
+            mod = relax_import.to_relax(onnx.load(str(frozen_path(graph))), src)[0]
             _write_module(mod, saved)
         return mod
     return make
@@ -144,7 +201,7 @@ def _bind_constants(mod, tensors):
 
 def _read_module(path: Path):
     """The IRModule saved at `path`, or None. A file that fails to load is a miss, deleted so that
-    the re-import writes a good one; nothing here raises."""
+    the re-import writes a good one; nothing here raises. Arrays only: no pickles."""
     if not path.exists():
         return None
     try:
@@ -152,7 +209,7 @@ def _read_module(path: Path):
         import tvm
         from tvm_ffi.serialization import from_json_graph_str
 
-        with np.load(path) as z:
+        with np.load(path, allow_pickle=False) as z:
             text = z["module"].tobytes().decode()
             tensors = [tvm.runtime.tensor(z[f"c{i}"]) for i in range(len(z.files) - 1)]
         # tvm.ir.load_json first re-parses the whole text in Python to upgrade older schemas; text
@@ -161,8 +218,7 @@ def _read_module(path: Path):
         return _bind_constants(from_json_graph_str(text) if same_tvm else tvm.ir.load_json(text), tensors)
     except Exception:  # BadZipFile, KeyError, TVM's ValueError and TVMError, UnicodeDecodeError, ...
         pass
-    with contextlib.suppress(OSError):
-        path.unlink(missing_ok=True)
+    drop(path)
     return None
 
 
@@ -174,45 +230,118 @@ def _write_module(mod, path: Path) -> None:
     import tvm
     import tvm_ffi
 
-    tmp = path.with_name(f"{path.name}.tmp{os.getpid()}-{threading.get_ident()}")
     try:
         lifted, tensors = _lift_constants(mod)
         if not tvm_ffi.structural_equal(_bind_constants(lifted, tensors), mod):
             return
-        with open(tmp, "wb") as f:
+        with atomic_file(path) as f:
             np.savez(f, module=np.frombuffer(tvm.ir.save_json(lifted).encode(), np.uint8),
                      **{f"c{i}": t.numpy() for i, t in enumerate(tensors)})
-        os.replace(tmp, path)
-    except Exception:
-        with contextlib.suppress(OSError):
-            tmp.unlink(missing_ok=True)
+    except Exception:  # noqa: BLE001 - the temp file is gone (atomic_file); the next reopen re-imports
+        pass
 
 
 def _entry(digest: str) -> Path:
     return cache_dir("models") / f"{digest[:32]}-v{CACHE_VERSION}"
 
 
-def _load_cached(digest: str, src: str):
-    d = _entry(digest)
-    try:
-        data = json.loads((d / "graph.json").read_text())
-    except (OSError, ValueError):
-        return None
-    if data.get("sha256") != digest or not (d / "frozen.onnx").exists():
-        return None
-    return opgraph.from_json(data, _factory(d / "frozen.onnx", src))
+# ---- the entry's graph.json -------------------------------------------------------------------------
+# opgraph.to_json plus "frozen_sha256" (the hash of frozen.onnx). A graph.json that does not parse, or
+# whose fields have the wrong types or do not fit together, makes the whole entry a miss: it is deleted
+# and the model imported again.
+
+_NODE_STR = ("id", "var", "kind", "func", "op", "pattern", "dtype")
+_NODE_INT = ("bytes_read", "bytes_written", "flops")
 
 
-def _store(digest: str, graph: opgraph.OpGraph, frozen: onnx.ModelProto) -> None:
+def _is_int(x) -> bool:
+    return isinstance(x, int) and not isinstance(x, bool)
+
+
+def _is_shape(x, depth: int = 0) -> bool:
+    """A shape (ints) or, for a tuple node, a list of shapes."""
+    return isinstance(x, list) and depth < 3 and all(_is_int(v) or _is_shape(v, depth + 1) for v in x)
+
+
+def _strs(x) -> bool:
+    return isinstance(x, list) and all(isinstance(v, str) for v in x)
+
+
+def _graph_ok(d, digest: str, shapes: dict) -> bool:
+    if not isinstance(d, dict) or d.get("sha256") != digest or not isinstance(d.get("frozen_sha256"), str):
+        return False
+    if not isinstance(d.get("name"), str) or not isinstance(d.get("source"), str):
+        return False
+    if d.get("input_shapes") != shapes or not isinstance(d.get("input_dtypes", {}), dict):
+        return False
+    nodes = d.get("nodes")
+    if not isinstance(nodes, list) or not _strs(d.get("outputs")):
+        return False
+    ids: set[str] = set()
+    fields = set(_NODE_STR + _NODE_INT + ("shape", "inputs", "externals", "onnx_name"))
+    for n in nodes:
+        if not isinstance(n, dict) or not set(n) <= fields or not set(_NODE_STR) <= set(n):
+            return False
+        if not all(isinstance(n[k], str) for k in _NODE_STR) or not all(_is_int(n.get(k, 0)) for k in _NODE_INT):
+            return False
+        if not _is_shape(n.get("shape")) or not _strs(n.get("inputs")) or not _strs(n.get("externals", [])):
+            return False
+        if not (n.get("onnx_name") is None or isinstance(n["onnx_name"], str)) or n["id"] in ids:
+            return False
+        if any(i not in ids for i in n["inputs"]):   # producers come first (a dataflow block's order)
+            return False
+        ids.add(n["id"])
+    return all(o in ids for o in d["outputs"])
+
+
+def _load_cached(digest: str, shapes: dict):
+    """The graph of a good cache entry, or None; a bad entry (graph.json missing, not parsing, with
+    wrong fields; frozen.onnx missing) is deleted. frozen.onnx is checked against its hash when it is
+    used (frozen_path), module.npz by its zip CRCs when read (_read_module)."""
     d = _entry(digest)
-    tmp = d.with_name(d.name + f".tmp{os.getpid()}")
-    tmp.mkdir(parents=True, exist_ok=True)
-    onnx.save(frozen, str(tmp / "frozen.onnx"))
-    (tmp / "graph.json").write_text(json.dumps(opgraph.to_json(graph)))
-    _write_module(graph.mod, tmp / MODULE)  # already built by the import: saving it costs no re-import
+    if not d.exists():
+        return None
+    data = read_json(d / "graph.json")
+    graph = None
+    if data is not None and _graph_ok(data, digest, shapes) and (d / "frozen.onnx").is_file():
+        try:
+            graph = opgraph.from_json(data)
+        except (KeyError, TypeError, ValueError, AttributeError):
+            graph = None
+    if graph is None:
+        drop(d)
+    return graph
+
+
+def _verified_frozen(d: Path) -> Path | None:
+    """d/frozen.onnx when it matches the hash in d/graph.json; else None, and a damaged entry is deleted."""
+    if not d.exists():
+        return None
+    data = read_json(d / "graph.json")
+    f = d / "frozen.onnx"
+    want = data.get("frozen_sha256") if data is not None else None
     try:
+        if isinstance(want, str) and f.is_file() and file_sha256(f) == want:
+            return f
+    except OSError:
+        pass
+    drop(d)
+    return None
+
+
+def _store(digest: str, graph_json: dict, frozen: onnx.ModelProto, mod=None) -> None:
+    """Write the entry: a private temp folder, then one rename, so a reader sees all of it or none.
+    `mod`: the prepared module, saved as module.npz when given (else the first use writes it)."""
+    import tempfile
+
+    d = _entry(digest)
+    data = frozen.SerializeToString()
+    tmp = Path(tempfile.mkdtemp(prefix=f".{d.name}.", suffix=".tmp", dir=d.parent))
+    try:
+        write_atomic(tmp / "frozen.onnx", data)
+        write_atomic(tmp / "graph.json", json.dumps({**graph_json, "frozen_sha256": hashlib.sha256(data).hexdigest()}))
+        if mod is not None:
+            _write_module(mod, tmp / MODULE)  # already built by the import: saving it costs no re-import
         os.replace(tmp, d)
-    except OSError:  # another process stored it first
-        import shutil
-
-        shutil.rmtree(tmp, ignore_errors=True)
+    except OSError:  # another process stored it first (or the disk is full: the next load imports again)
+        drop(tmp)

@@ -15,12 +15,11 @@ from __future__ import annotations
 
 import hashlib
 import json
-import os
 import re
 import time
 from pathlib import Path
 
-from .cache_dir import cache_dir
+from .cache_dir import cache_dir, write_atomic
 
 STORE_VERSION = 1
 
@@ -84,10 +83,7 @@ class Store:
         rec = {"version": STORE_VERSION, "trace": trace_json, "workload": tvm.ir.save_json(mod),
                "run_us": run_us, "rules_us": rules_us, "name": name, "trials": trials,
                "target": str(self.target), "when": time.strftime("%Y-%m-%d %H:%M:%S")}
-        f = self._path(kernel_key(mod))
-        tmp = f.with_name(f"{f.name}.tmp{os.getpid()}")
-        tmp.write_text(json.dumps(rec))
-        os.replace(tmp, f)
+        write_atomic(self._path(kernel_key(mod)), json.dumps(rec))
 
     def schedule(self, mod):
         """The kernel scheduled by its record (a PrimFunc marked scheduled), or None."""

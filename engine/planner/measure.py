@@ -67,22 +67,24 @@ Cache (under engine.cache_dir.cache_dir("kernels"), or `cache=` a folder):
     segments-<model sha>.json                  segment (node ids) -> structural hash ("" = no kernel)
 The times file is keyed by (hash, target string, schedule version): any model's plan reuses them.
 For CPU targets the target string names the machine (CPU model, cores, vector width), the
-threads and the flush mode. Writes are atomic (temp file + os.replace, merged with what another
-process wrote meanwhile); a file that cannot be read, or was written for another target, version
-or model, is a miss, never a crash. The worker saves after every chunk: an interrupted run keeps
-what it measured. Targets: cpu (cuda untested, no flushing; rpc refused).
+threads and the flush mode. Writes are atomic (engine.cache_dir.write_atomic: temp file +
+os.replace, merged with what another process wrote meanwhile); a file that does not parse is a miss
+and is deleted; one written for another target, version or model is a miss (and is overwritten by
+the next save); a record with wrong field types is a miss (the kernel is timed again). Never a
+crash. force=True (measured_costs, KernelTimer.profile) times every candidate again, cached or not,
+and overwrites their records. The worker saves after every chunk: an interrupted run keeps what it
+measured. Targets: cpu (cuda untested, no flushing; rpc refused).
 """
 from __future__ import annotations
 
 import hashlib
-import json
-import os
+import math
 import re
 import statistics
-import tempfile
 import time
 from pathlib import Path
 
+from .. import cache_dir as _files
 from ..cache_dir import cache_dir
 from ..subproc import all_cores, run_in_child
 from .dp import CUTOFF, MAX_LEN
@@ -152,28 +154,29 @@ def segment_key(ids) -> str:
 
 
 def read_json(path: Path) -> dict:
-    """A cache file's content, {} when missing or unreadable (a miss, never a crash)."""
-    try:
-        d = json.loads(Path(path).read_text())
-        return d if isinstance(d, dict) else {}
-    except (OSError, ValueError, UnicodeDecodeError):
-        return {}
+    """A cache file's content, {} when missing or unreadable (a miss, never a crash); a file that
+    does not parse to a JSON object is deleted."""
+    d = _files.read_json(path)
+    return d if isinstance(d, dict) else {}
 
 
 def write_json(path: Path, data: dict) -> None:
     """Atomic write: a temp file in the same folder, then os.replace."""
-    path = Path(path)
-    fd, tmp = tempfile.mkstemp(prefix=path.name + ".", suffix=".tmp", dir=path.parent)
-    try:
-        with os.fdopen(fd, "w") as f:
-            json.dump(data, f)
-        os.replace(tmp, path)
-    except BaseException:
-        try:
-            os.unlink(tmp)
-        except OSError:
-            pass
-        raise
+    _files.write_json(path, data)
+
+
+def _num(x) -> bool:
+    return isinstance(x, (int, float)) and not isinstance(x, bool) and math.isfinite(x)
+
+
+def valid_record(r) -> bool:
+    """A kernel's record: {"us": > 0, "median"?, "n"?, ...} or {"error": str, ...}."""
+    if not isinstance(r, dict):
+        return False
+    if "error" in r:
+        return isinstance(r["error"], str)
+    return (_num(r.get("us")) and r["us"] > 0 and _num(r.get("median", r["us"]))
+            and isinstance(r.get("n", 1), int) and not isinstance(r.get("n", 1), bool))
 
 
 class KernelCache:
@@ -191,13 +194,13 @@ class KernelCache:
         if d.get("format") != FORMAT or d.get("target") != self.tkey or d.get("schedule_version") != self.sv:
             return {}
         k = d.get("kernels")
-        return k if isinstance(k, dict) else {}
+        return {h: r for h, r in k.items() if valid_record(r)} if isinstance(k, dict) else {}
 
     def _segments_ok(self, d: dict) -> dict:
         if d.get("format") != FORMAT or d.get("model") != self.model_sha or d.get("tvm") != self.tvm:
             return {}
         s = d.get("segments")
-        return s if isinstance(s, dict) else {}
+        return {k: h for k, h in s.items() if isinstance(h, str)} if isinstance(s, dict) else {}
 
     def times(self) -> dict[str, dict]:
         return self._times_ok(read_json(self.times_file))
@@ -410,13 +413,16 @@ class KernelTimer:
         return MeasuredCosts(self.cm.ids, self.table(), self.stats, unknown)
 
     # -- profiling --
-    def profile(self, progress=None, cancel=None, timeout_s: float = 900, rounds: int = 2) -> dict:
-        """Measure every candidate without a cached figure (in a worker process). Returns stats."""
+    def profile(self, progress=None, cancel=None, timeout_s: float = 900, rounds: int = 2,
+                force: bool = False) -> dict:
+        """Measure every candidate without a cached figure (in a worker process); force=True: every
+        candidate, cached or not (their records are replaced). Returns stats."""
         t0 = time.perf_counter()
         segs = self.candidates()
         st = self.stats
         st.update(built=0, cached=0, failed=0, extracted=0, worker_runs=0, rounds=0, error=None)
-        todo = self.missing(segs)
+        todo = list(segs) if force else self.missing(segs)
+        self._force = force
         asked = {tuple(s) for s in self.all_candidates}
         for r in range(rounds):
             if not todo:
@@ -462,6 +468,7 @@ class KernelTimer:
         job = {"spec": self.spec or g.source, "shapes": g.input_shapes, "sha": g.sha256,
                "segments": [[self.cm.ids[v] for v in s] for s in segs], "target": self.target,
                "tkey": self.tkey, "cache": str(self.cache.folder), "flush": self.flush, "threads": self.threads,
+               "force": getattr(self, "_force", False),
                "hw": {**self.hw.to_dict(), "kinds": self.hw.kinds}}
         lo, span = rnd / rounds, 1.0 / rounds
         say = (lambda stage, frac: progress(stage, lo + span * frac)) if progress else None
@@ -475,16 +482,17 @@ class KernelTimer:
 def measured_costs(graph, hw, target: str = "cpu", *, progress=None, cancel=None, profile: bool = True,
                    max_len: int = MAX_LEN, cutoff: float = CUTOFF, cm=None, cache=None, flush: str = FLUSH,
                    max_kernels: int | None = MAX_KERNELS, unknown: str = "apart", threads: int | None = THREADS,
-                   timeout_s: float = 900) -> MeasuredCosts:
+                   timeout_s: float = 900, force: bool = False) -> MeasuredCosts:
     """A `costs` callable for dp.segment_dp with measured kernel times (see the module docstring).
 
     Profiles the candidates without a cached figure first (profile=True; a worker process; progress
     (stage, fraction); a set `cancel` raises runner.Cancelled). Pass the same max_len/cutoff as the
-    DP. Segments without a kernel figure: see MeasuredCosts (`unknown`)."""
+    DP. Segments without a kernel figure: see MeasuredCosts (`unknown`). force=True: every
+    candidate is timed again, cached figures or not."""
     timer = KernelTimer(graph, hw, target, max_len=max_len, cutoff=cutoff, cm=cm, cache=cache, flush=flush,
                         max_kernels=max_kernels, threads=threads)
     if profile:
-        timer.profile(progress, cancel, timeout_s)
+        timer.profile(progress, cancel, timeout_s, force=force)
     else:
         t0 = time.perf_counter()
         segs = timer.candidates()
@@ -537,7 +545,7 @@ def _profile_job(job, say) -> dict:
     cache.add_segments(seg_hash)
     extract_s = time.perf_counter() - t0
     times = cache.times()
-    todo = [h for h in funcs if h not in times]
+    todo = list(funcs) if job.get("force") else [h for h in funcs if h not in times]
     stats = {"extracted": len(seg_hash), "unique": len(funcs), "built": 0, "failed": 0, "extract_s": extract_s,
              "compile_s": 0.0, "time_s": 0.0}
     flush = job["flush"] if t.kind == "cpu" else "none"

@@ -1,0 +1,400 @@
+"""Caches that cannot poison later runs (issue 11): every kind of cache file, truncated, filled with
+random bytes or with the wrong JSON, is a miss that the next run repairs; writes are atomic; results
+that were not correct are not reused; the runtime loads the content-addressed frozen ONNX, not the
+path a model was opened from; `force` bypasses the caches; `cache clear`; no pickles."""
+import json
+import os
+import re
+from pathlib import Path
+
+import numpy as np
+import onnx
+import pytest
+
+from engine import build, cache_dir, loader, runner
+from engine.errors import FuseLensError, ModelError
+from tests.models import tiny_onnx
+
+SHAPES = {"x": [1, 3, 8, 8]}
+ROOT = Path(__file__).resolve().parent.parent
+
+
+@pytest.fixture(autouse=True)
+def private_cache(tmp_path, monkeypatch):
+    monkeypatch.setenv("FUSELENS_CACHE_DIR", str(tmp_path / "cache"))
+    loader._memo.clear()
+    yield tmp_path / "cache"
+    loader._memo.clear()
+
+
+@pytest.fixture
+def model(tmp_path):
+    p = tmp_path / "m" / "tiny.onnx"
+    p.parent.mkdir()
+    onnx.save(tiny_onnx(), p)
+    return p
+
+
+def _greedy(graph):
+    from engine import hardware
+    from engine.planner import make_plan
+
+    return make_plan(graph, "greedy", hardware.get("host"))
+
+
+def _no_temp_files(folder: Path):
+    return [p.name for p in folder.rglob("*") if p.name.endswith(".tmp") or ".tmp" in p.name]
+
+
+# ---- damage ---------------------------------------------------------------------------------------
+
+def _truncate(p: Path):
+    data = p.read_bytes()
+    p.write_bytes(data[: max(1, len(data) // 2)])
+
+
+DAMAGE = {
+    "truncated": _truncate,
+    "empty": lambda p: p.write_bytes(b""),
+    "random bytes": lambda p: p.write_bytes(os.urandom(max(64, min(p.stat().st_size, 4096)))),
+    "a JSON list": lambda p: p.write_text("[1, 2, 3]"),
+    "JSON null": lambda p: p.write_text("null"),
+}
+
+
+def _wrong_fields(p: Path, edit):
+    d = json.loads(p.read_text())
+    edit(d)
+    p.write_text(json.dumps(d))
+
+
+# ---- the helpers ----------------------------------------------------------------------------------
+
+def test_write_atomic_leaves_the_old_file_or_the_new_one(tmp_path):
+    f = tmp_path / "a.json"
+    cache_dir.write_atomic(f, '{"v": 1}')
+    assert json.loads(f.read_text()) == {"v": 1}
+    with pytest.raises(RuntimeError):
+        with cache_dir.atomic_file(f) as out:
+            out.write(b'{"v": ')
+            raise RuntimeError("killed half way")
+    assert json.loads(f.read_text()) == {"v": 1} and _no_temp_files(tmp_path) == []
+    cache_dir.write_atomic(f, b'{"v": 2}')
+    assert cache_dir.read_json(f) == {"v": 2}
+
+
+@pytest.mark.parametrize("damage", list(DAMAGE))
+def test_read_json_is_a_miss_and_deletes_what_does_not_parse(tmp_path, damage):
+    f = tmp_path / "a.json"
+    f.write_text('{"v": 1}')
+    DAMAGE[damage](f)
+    assert cache_dir.read_json(f) is None and not f.exists()
+    assert cache_dir.read_json(tmp_path / "missing.json") is None
+
+
+def test_clear_every_kind(private_cache):
+    for sub in ("models/e-v5", "results", "kernels", "tuning/v1/t", "layouts", "logs", "zoo"):
+        d = cache_dir.cache_dir(*sub.split("/"))
+        (d / "one.json").write_text("{}")
+    (cache_dir.cache_dir("results") / "ref-x.npz").write_bytes(b"x")
+    (cache_dir.cache_dir() / "devices.json").write_text('{"rpc": []}')
+    assert cache_dir.clear("results") == {"results": 2}
+    assert cache_dir.clear("results") == {"results": 0}
+    with pytest.raises(FuseLensError, match="unknown cache kind 'bogus'"):
+        cache_dir.clear("bogus")
+    counts = cache_dir.clear()
+    assert counts == {"models": 1, "results": 0, "kernels": 1, "tuning": 1, "layout": 1, "logs": 1, "zoo": 1}
+    assert (private_cache / "devices.json").exists()
+    assert [p for p in private_cache.rglob("*") if p.is_file()] == [private_cache / "devices.json"]
+
+
+# ---- the model entry ---------------------------------------------------------------------------------
+
+GRAPH_JSON_WRONG = {
+    "nodes not a list": lambda d: d.update(nodes="n0"),
+    "a node with a number for its id": lambda d: d["nodes"][0].update(id=7),
+    "an input that is no node": lambda d: d["nodes"][1].update(inputs=["ghost"]),
+    "a shape of strings": lambda d: d["nodes"][0].update(shape="1x8x8x8"),
+    "flops as a string": lambda d: d["nodes"][0].update(flops="many"),
+    "an unknown node field": lambda d: d["nodes"][0].update(evil="__import__('os')"),
+    "another model's hash": lambda d: d.update(sha256="0" * 64),
+    "other input shapes": lambda d: d.update(input_shapes={"x": [1, 3, 9, 9]}),
+    "outputs not node ids": lambda d: d.update(outputs=["n999"]),
+    "no frozen hash": lambda d: d.pop("frozen_sha256"),
+}
+
+
+def _entry_files(g):
+    return sorted(p.name for p in loader._entry(g.sha256).iterdir())
+
+
+def _reopen_and_check(model, first):
+    loader._memo.clear()
+    g = loader.load(str(model), SHAPES)
+    assert [n.summary() for n in g.nodes] == [n.summary() for n in first.nodes]
+    x = build.random_inputs(g)
+    tvm_out = build.run(build.build(g.mod), x)
+    ort_out = build.onnxruntime_outputs(g, x)
+    assert len(tvm_out) == len(ort_out) == 1
+    np.testing.assert_allclose(tvm_out[0], ort_out[0], rtol=1e-4, atol=1e-4)
+    assert _entry_files(g) == ["frozen.onnx", "graph.json", loader.MODULE]   # repaired whole
+    assert _no_temp_files(loader._entry(g.sha256).parent) == []
+    return g
+
+
+@pytest.mark.parametrize("what", ["graph.json", "frozen.onnx", loader.MODULE])
+@pytest.mark.parametrize("damage", ["truncated", "random bytes", "a JSON list"])
+def test_a_damaged_model_entry_is_a_miss_and_repaired(model, what, damage):
+    first = loader.load(str(model), SHAPES)
+    DAMAGE[damage](loader._entry(first.sha256) / what)
+    _reopen_and_check(model, first)
+
+
+@pytest.mark.parametrize("wrong", list(GRAPH_JSON_WRONG))
+def test_graph_json_with_wrong_fields_is_a_miss(model, wrong, monkeypatch):
+    first = loader.load(str(model), SHAPES)
+    _wrong_fields(loader._entry(first.sha256) / "graph.json", GRAPH_JSON_WRONG[wrong])
+    from engine import relax_import
+
+    imports = []
+    real = relax_import.to_relax
+    monkeypatch.setattr(relax_import, "to_relax", lambda *a: imports.append(1) or real(*a))
+    loader._memo.clear()
+    g = loader.load(str(model), SHAPES)
+    assert imports == [1] and [n.summary() for n in g.nodes] == [n.summary() for n in first.nodes]
+    assert loader._load_cached(g.sha256, SHAPES) is not None   # stored again, good
+
+
+def test_force_reimports_and_rewrites_the_entry(model, monkeypatch):
+    first = loader.load(str(model), SHAPES)
+    from engine import relax_import
+
+    imports = []
+    real = relax_import.to_relax
+    monkeypatch.setattr(relax_import, "to_relax", lambda *a: imports.append(1) or real(*a))
+    assert loader.load(str(model), SHAPES) is first and imports == []
+    again = loader.load(str(model), SHAPES, force=True)
+    assert again is not first and imports == [1] and loader._load_cached(first.sha256, SHAPES) is not None
+
+
+# ---- stale source path -----------------------------------------------------------------------------
+
+def test_the_runtime_uses_the_frozen_model_not_the_path_it_was_opened_from(model, tmp_path):
+    g = loader.load(str(model), SHAPES)
+    x = build.random_inputs(g)
+    before = build.onnxruntime_outputs(g, x)[0]
+    frozen = loader.frozen_path(g)
+    assert frozen.parent == loader._entry(g.sha256) and g.source == str(model)
+    # rename the model, and put another model (Relu -> Sigmoid) where it was
+    moved = model.with_name("renamed.onnx")
+    model.rename(moved)
+    onnx.save(tiny_onnx(op_override="Sigmoid"), model)
+    np.testing.assert_array_equal(build.onnxruntime_outputs(g, x)[0], before)
+    assert loader.frozen_path(g) == frozen
+    other = loader.load(str(model), SHAPES)
+    assert other.sha256 != g.sha256 and not np.allclose(build.onnxruntime_outputs(other, x)[0], before)
+    # reopened from the new name: the same entry, shown with the path it was opened from now
+    loader._memo.clear()
+    again = loader.load(str(moved), SHAPES)
+    assert again.sha256 == g.sha256 and again.source == str(moved) and loader.frozen_path(again) == frozen
+
+
+def test_a_lost_frozen_model_is_rebuilt_only_from_the_same_file(model):
+    g = loader.load(str(model), SHAPES)
+    x = build.random_inputs(g)
+    before = build.onnxruntime_outputs(g, x)[0]
+    cache_dir.clear("models")
+    np.testing.assert_array_equal(build.onnxruntime_outputs(g, x)[0], before)   # rebuilt from tiny.onnx
+    cache_dir.clear("models")
+    onnx.save(tiny_onnx(op_override="Sigmoid"), model)
+    with pytest.raises(ModelError, match="changed since it was opened"):
+        loader.frozen_path(g)
+
+
+def test_the_frozen_model_has_fixed_shapes_and_loads_in_onnx_runtime(model):
+    import onnxruntime as ort
+
+    g = loader.load(str(model), SHAPES)   # tiny.onnx has a dynamic batch dim
+    f = loader.frozen_path(g)
+    dims = [d.dim_value for d in onnx.load(str(f)).graph.input[0].type.tensor_type.shape.dim]
+    assert dims == [1, 3, 8, 8]
+    sess = ort.InferenceSession(str(f), providers=["CPUExecutionProvider"])
+    assert [i.shape for i in sess.get_inputs()] == [[1, 3, 8, 8]]
+
+
+# ---- results and reference outputs ---------------------------------------------------------------------
+
+def _result_file(graph, plan):
+    return runner._result_file(graph.sha256, plan.groups, "cpu", True, True)
+
+
+def _ref_file(private_cache):
+    refs = sorted((private_cache / "results").glob("ref-*.npz"))
+    assert len(refs) == 1
+    return refs[0]
+
+
+RESULT_WRONG = {
+    "incorrect": lambda d: d.update(correct=False),
+    "correct unknown": lambda d: d.update(correct=None),
+    "an error": lambda d: d.update(error="TVMError: boom"),
+    "latency a list": lambda d: d.update(latency_ms=[1, 2, 3]),
+    "median a string": lambda d: d["latency_ms"].update(median="fast"),
+    "repeat a string": lambda d: d.update(repeat="10"),
+    "kernel times of another plan": lambda d: d.update(kernel_us=[1.0] * 7),
+    "an unknown field": lambda d: d.update(evil=1),
+}
+
+
+def test_results_and_references_survive_damage_and_force(model, private_cache):
+    spec = str(model)
+    g = loader.load(spec, SHAPES)
+    plan = _greedy(g)
+    r = runner.benchmark(spec, SHAPES, plan, "cpu", repeat=2)
+    assert r.error is None and r.correct and not r.cached
+    rf, ref = _result_file(g, plan), _ref_file(private_cache)
+    good = json.loads(rf.read_text())
+    assert runner.cached_result(g, plan, "cpu").cached
+
+    # a result file that does not parse, or holds the wrong JSON, or a failed run: a miss, deleted
+    for name, damage in {**DAMAGE, **{k: (lambda p, e=e: _wrong_fields(p, e)) for k, e in RESULT_WRONG.items()}}.items():
+        rf.write_text(json.dumps(good))
+        damage(rf)
+        assert runner.cached_result(g, plan, "cpu") is None, name
+        assert not rf.exists(), name
+
+    # a truncated result and a truncated reference: the next run measures again and succeeds
+    rf.write_text(json.dumps(good))
+    _truncate(rf)
+    _truncate(ref)
+    r2 = runner.benchmark(spec, SHAPES, plan, "cpu", repeat=2)
+    assert r2.error is None and r2.correct and not r2.cached
+    assert runner._load_ref(ref) is not None and runner.cached_result(g, plan, "cpu") is not None
+
+    # a reference that loads but is wrong (other values, count or shapes): the plan is checked
+    # against a fresh one, which replaces it
+    arrays = runner._load_ref(ref)
+    for wrong in ([np.zeros_like(a) + 7 for a in arrays], arrays + arrays, [np.ones((2, 2), "float32")]):
+        np.savez(ref, *wrong)
+        rf.unlink()
+        r3 = runner.benchmark(spec, SHAPES, plan, "cpu", repeat=2)
+        assert r3.error is None and r3.correct and not r3.cached
+        assert len(runner._load_ref(ref)) == 1
+        np.testing.assert_array_equal(runner._load_ref(ref)[0], arrays[0])
+    # force rebuilds the reference too
+    np.savez(ref, *[np.zeros_like(a) + 7 for a in arrays])
+    r3 = runner.benchmark(spec, SHAPES, plan, "cpu", repeat=2, force=True)
+    assert r3.error is None and r3.correct and not r3.cached
+    np.testing.assert_array_equal(runner._load_ref(ref)[0], arrays[0])
+
+    # a stored incorrect result is not reused: measured again
+    _wrong_fields(rf, lambda d: d.update(correct=False, latency_ms={"median": 1e-9, "min": 1e-9, "max": 1e-9}))
+    r4 = runner.benchmark(spec, SHAPES, plan, "cpu", repeat=2)
+    assert not r4.cached and r4.correct and r4.latency_ms["median"] > 1e-9
+    # force: measured again even with a good cached result
+    assert runner.benchmark(spec, SHAPES, plan, "cpu", repeat=2).cached
+    assert not runner.benchmark(spec, SHAPES, plan, "cpu", repeat=2, force=True).cached
+    assert _no_temp_files(private_cache) == []
+
+
+REF_WRONG = {
+    "truncated": _truncate,
+    "random bytes": lambda p: p.write_bytes(os.urandom(2048)),
+    "a pickle": lambda p: np.savez(p, np.array([{"evil": 1}], dtype=object)),
+    "no arrays": lambda p: np.savez(p),
+    "other names": lambda p: np.savez(p, out=np.ones(3, "float32")),
+    "strings": lambda p: np.savez(p, np.array(["a", "b"])),
+}
+
+
+@pytest.mark.parametrize("damage", list(REF_WRONG))
+def test_a_reference_file_that_does_not_load_is_a_miss_and_deleted(tmp_path, damage):
+    f = tmp_path / "ref-x.npz"
+    np.savez(f, np.ones((1, 4, 8, 8), "float32"))
+    REF_WRONG[damage](f)
+    assert runner._load_ref(f) is None and not f.exists()
+
+
+def test_check_counts_shapes_and_dtypes():
+    a = [np.ones((2, 3), "float32")]
+    assert runner._check(a, a) == (0.0, True)
+    assert runner._check(a, a + a) == (None, False)
+    assert runner._check(a + a, a) == (None, False)
+    assert runner._check(a, [np.ones((3, 2), "float32")]) == (None, False)
+    assert runner._check(a, [np.ones((2, 3), "float64")]) == (None, False)
+    assert runner._check([], []) == (None, False)
+    assert runner._check([np.full((2, 3), np.nan, "float32")], a) == (None, False)
+    assert runner._check([a[0] + 1], a)[1] is False
+
+
+# ---- kernel times ------------------------------------------------------------------------------------------
+
+def test_kernel_time_files_survive_damage(model, tmp_path):
+    from engine import hardware
+    from engine.planner import measure
+
+    g = loader.load(str(model), SHAPES)
+    hw = hardware.get("host")
+    folder = tmp_path / "k"
+    first = measure.measured_costs(g, hw, "cpu", cache=folder, max_len=3, max_kernels=None)
+    assert first.stats["error"] is None and first.stats["built"] > 0 and first.stats["no_figure"] == 0
+    times, segments = next(folder.glob("times-*.json")), next(folder.glob("segments-*.json"))
+    kc = measure.KernelCache(folder, measure.target_key("cpu"), g.sha256)
+    good_times, n = json.loads(times.read_text()), len(kc.times())
+
+    # wrong record types: those kernels are a miss (timed again), the others stay
+    d = json.loads(times.read_text())
+    hs = sorted(d["kernels"])
+    d["kernels"][hs[0]] = {"us": "fast"}
+    d["kernels"][hs[1]] = [1, 2]
+    d["kernels"][hs[2]] = {"us": -1.0}
+    times.write_text(json.dumps(d))
+    assert set(kc.times()) == set(hs[3:])
+    for name, damage in DAMAGE.items():
+        times.write_text(json.dumps(good_times))
+        damage(times)
+        assert kc.times() == {}, name
+        assert not times.exists(), name
+    segments.write_bytes(os.urandom(512))
+    assert kc.segments() == {} and not segments.exists()
+    again = measure.measured_costs(g, hw, "cpu", cache=folder, max_len=3, max_kernels=None)
+    assert again.stats["error"] is None and again.stats["no_figure"] == 0 and len(kc.times()) == n
+    # force: every candidate timed again, though all are cached
+    forced = measure.measured_costs(g, hw, "cpu", cache=folder, max_len=3, max_kernels=None, force=True)
+    assert forced.stats["error"] is None and forced.stats["built"] == first.stats["built"]
+    assert _no_temp_files(folder) == []
+
+
+# ---- tuning records ----------------------------------------------------------------------------------------
+
+@pytest.mark.parametrize("damage", list(DAMAGE) + ["a record with wrong fields"])
+def test_a_damaged_tuning_record_is_a_miss_and_deleted(model, damage):
+    from engine import tuned_store
+
+    g = loader.load(str(model), SHAPES)
+    target = build.tvm_target("cpu")
+    store = tuned_store.Store(target)
+    from tvm import tirx
+
+    mod = tuned_store.tuning_form(next(f for _, f in g.mod.functions_items() if isinstance(f, tirx.PrimFunc)), target)
+    store.put(mod, [], 1.0, 2.0, "k", 1)
+    f = store._path(tuned_store.kernel_key(mod))
+    assert store.get(mod) is not None
+    if damage in DAMAGE:
+        DAMAGE[damage](f)
+    else:
+        f.write_text(json.dumps({"trace": "not a list", "workload": 3}))
+    assert store.get(mod) is None and not f.exists()
+
+
+# ---- data, not code ----------------------------------------------------------------------------------------
+
+def test_caches_are_never_unpickled():
+    """np.load with allow_pickle=False everywhere caches are read; no pickle, eval or exec."""
+    files = ["engine/cache_dir.py", "engine/loader.py", "engine/runner.py", "engine/planner/measure.py",
+             "engine/tuned_store.py", "engine/build.py"]
+    for f in files:
+        src = (ROOT / f).read_text()
+        assert "allow_pickle=True" not in src and not re.search(r"\bpickle\b\.|\beval\(|\bexec\(", src), f
+        for call in re.findall(r"np\.load\([^)]*\)", src):
+            assert "allow_pickle=False" in call, (f, call)
