@@ -14,13 +14,14 @@ def ort_latency(graph, threads: int | None = None, repeat: int = 10) -> dict:
     """ONNX Runtime on the same model and thread count: the outside reference."""
     import onnxruntime as ort
 
-    from .build import random_inputs
+    from .build import ort_feed, random_inputs
 
     so = ort.SessionOptions()
     so.intra_op_num_threads = threads or (len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else 1)
     so.inter_op_num_threads = 1
-    sess = ort.InferenceSession(str(graph.source), so, providers=["CPUExecutionProvider"])
-    feed = dict(zip([i.name for i in sess.get_inputs()], random_inputs(graph)))
+    # the content-addressed frozen ONNX of the cache entry, never the user's path (it may have moved)
+    sess = ort.InferenceSession(str(loader.frozen_path(graph)), so, providers=["CPUExecutionProvider"])
+    feed = ort_feed(sess, graph, random_inputs(graph))
     sess.run(None, feed)
     times = []
     for _ in range(repeat):
@@ -58,7 +59,7 @@ def bench_model(spec: str, shapes, strategies, hw_name: str, target: str, repeat
     from . import roundrobin, targets
 
     with _planning:
-        g = loader.load(spec, shapes)
+        g = loader.load(spec, shapes, force=force)
     hw = hardware.get(hw_name)
     cost = cost or default_cost(target)
     t = targets.parse(target)

@@ -74,8 +74,8 @@ def _measure_job(job, say):
             info[key] = {"correct": ok, "tuned_kernels": len(rep.get("tuned", [])), "kernels": rep.get("kernels_total")}
     so = ort.SessionOptions()
     so.intra_op_num_threads = len(os.sched_getaffinity(0))
-    sess = ort.InferenceSession(str(graph.source), so, providers=["CPUExecutionProvider"])
-    feed = dict(zip([i.name for i in sess.get_inputs()], x))
+    sess = ort.InferenceSession(str(loader.frozen_path(graph)), so, providers=["CPUExecutionProvider"])
+    feed = build.ort_feed(sess, graph, x)
 
     def ort_run():
         t0 = time.perf_counter()
