@@ -138,12 +138,14 @@ def host(refresh: bool = False) -> Hardware:
     f = cache_dir() / "host.json"
     facts = cpu_facts()
     if not refresh:
-        try:
-            d = json.loads(f.read_text())
-            if d.get("facts") == facts:
+        from .cache_dir import drop, read_json
+
+        d = read_json(f)   # a file that does not parse is a miss (and goes)
+        if d is not None and d.get("facts") == facts:
+            try:
                 return _with_kinds(from_dict({**d["hardware"], "kinds": None}))
-        except (OSError, ValueError, KeyError, TypeError):
-            pass
+            except (KeyError, TypeError, ValueError, AttributeError):
+                drop(f)
     lanes = facts["vector_bits"] // 32
     peak = facts["cores"] * facts["ghz"] * 1e9 * lanes * (2 if facts["fma"] else 1) * 2  # 2 FMA pipes
     hw = Hardware(name="host", title=f"This machine: {facts['model']} ({facts['cores']} cores)", kind="cpu",
@@ -152,7 +154,9 @@ def host(refresh: bool = False) -> Hardware:
                   source=f"detected: {facts['vector_bits']}-bit vectors, {facts['ghz']:.2f} GHz, "
                          f"L2 {facts['l2'] // 1024} KB/core; bandwidth measured by a {128} MB copy probe")
     try:
-        f.write_text(json.dumps({"facts": facts, "hardware": {**hw.to_dict(), "kinds": None}}))
+        from .cache_dir import write_atomic
+
+        write_atomic(f, json.dumps({"facts": facts, "hardware": {**hw.to_dict(), "kinds": None}}))
     except OSError:
         pass
     return _with_kinds(hw)

@@ -19,7 +19,7 @@ from scripts.bench_kinds_chain import chain_groups
 
 
 def close(out, ref):
-    return all(a.shape == b.shape and np.abs(a - b).max() <= 1e-4 * np.abs(b).max() + 1e-5
+    return len(out) == len(ref) and all(a.shape == b.shape and np.abs(a - b).max() <= 1e-4 * np.abs(b).max() + 1e-5
                for a, b in zip(out, ref))
 
 

@@ -17,7 +17,7 @@ STRATEGIES = ["none", "tvm", "greedy", "dp", "hybrid"]
 
 
 def close(out, ref):
-    return all(a.shape == b.shape and np.abs(a - b).max() <= 1e-4 * np.abs(b).max() + 1e-5 for a, b in zip(out, ref))
+    return len(out) == len(ref) and all(a.shape == b.shape and np.abs(a - b).max() <= 1e-4 * np.abs(b).max() + 1e-5 for a, b in zip(out, ref))
 
 
 def call_tir_count(mod) -> int:

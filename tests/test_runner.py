@@ -69,6 +69,13 @@ def test_worker_crash_is_a_result_not_a_crash(graph_and_plan, monkeypatch):
     assert r.error and "worker process died" in r.error and r.correct is None
 
 
+def _private_cache(tmp_path) -> dict:
+    """The CLI in a private cache folder, so that no result cached by an earlier run can pass the test."""
+    import os
+
+    return {**os.environ, "FUSELENS_CACHE_DIR": str(tmp_path / "cache")}
+
+
 def test_bench_cli_json_contract(tmp_path):
     import json
     import subprocess
@@ -78,7 +85,8 @@ def test_bench_cli_json_contract(tmp_path):
 
     out = tmp_path / "b.json"
     res = subprocess.run([sys.executable, str(ROOT / "main.py"), "bench", MODEL, "--strategies", "none,dp",
-                          "--repeat", "3", "--json", str(out)], capture_output=True, text=True, timeout=900)
+                          "--repeat", "3", "--json", str(out), "--force"], capture_output=True, text=True, timeout=900,
+                         env=_private_cache(tmp_path))
     assert res.returncode == 0, res.stderr
     d = json.loads(out.read_text())
     assert [e["strategy"] for e in d["strategies"]] == ["none", "dp"]
@@ -98,8 +106,8 @@ def test_table_cli_writes_markdown_csv_json_png(tmp_path):
     from tests.conftest import ROOT
 
     res = subprocess.run([sys.executable, str(ROOT / "main.py"), "table", "--models", "mobilenetv2@32",
-                          "--repeat", "3", "--out", str(tmp_path), "--cost", "model"], capture_output=True, text=True,
-                         timeout=1200)
+                          "--repeat", "3", "--out", str(tmp_path), "--cost", "model", "--force"], capture_output=True,
+                         text=True, timeout=1200, env=_private_cache(tmp_path))
     assert res.returncode == 0, res.stderr[-2000:]
     md = (tmp_path / "table.md").read_text()
     assert "| mobilenetv2@32 |" in md and "DP/greedy" in md

@@ -24,7 +24,7 @@ STRATEGIES = ["none", "tvm", "greedy", "dp", "hybrid"]
 
 
 def close(out, ref):
-    return all(a.shape == b.shape and np.abs(a - b).max() <= 1e-4 * np.abs(b).max() + 1e-5
+    return len(out) == len(ref) and all(a.shape == b.shape and np.abs(a - b).max() <= 1e-4 * np.abs(b).max() + 1e-5
                for a, b in zip(out, ref))
 
 
