@@ -78,6 +78,10 @@ class Actions:
         self.a_bench = A("&Benchmark", lambda: self.benchmark(), "Ctrl+B",
                          tip="Build and time the shown strategies on the selected device")
         self.a_bench_all = A("Benchmark &All Strategies", lambda: self.benchmark(all_strategies=True), "Ctrl+Shift+B")
+        self.a_tune = A("&Tune Kernels...", lambda: self.tune(), "Ctrl+T",
+                        tip="Tune the shown strategy's kernels with MetaSchedule on the selected device "
+                            "(a budget of trials or minutes); the next Benchmark uses what it finds")
+        self.a_tune.setIconText("Tune...")
         self.a_cancel = A("&Cancel", lambda: self.cancel(), "Esc")
         self.a_shortcuts = A("&Keyboard Shortcuts", lambda: self.show_shortcuts(), QtGui.QKeySequence.HelpContents)
         self.a_about = A("&About FuseLens", lambda: self.show_about())
@@ -147,6 +151,7 @@ class Actions:
         tb.addWidget(self.budget)
         tb.addSeparator()
         tb.addAction(self.a_bench)
+        tb.addAction(self.a_tune)
         tb.addAction(self.a_heat)
         tb.addSeparator()
         self.find_edit = QtWidgets.QLineEdit()
@@ -234,7 +239,7 @@ class Actions:
             s.addAction(a)
         self.a_strat.get(self.strategy, self.a_strat["greedy"]).setChecked(True)
         r = mb.addMenu("&Run")
-        for a in (self.a_bench, self.a_bench_all, self.a_cancel):
+        for a in (self.a_bench, self.a_bench_all, self.a_tune, self.a_cancel):
             r.addAction(a)
         h = mb.addMenu("&Help")
         h.addAction(self.a_shortcuts)

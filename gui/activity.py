@@ -2,7 +2,7 @@
 status bar, and the messages (status line, error banner)."""
 from __future__ import annotations
 
-from PySide6 import QtWidgets
+from PySide6 import QtCore, QtWidgets
 
 from . import worker
 
@@ -52,6 +52,11 @@ class Activity:
         task.signals.finished.connect(lambda name=name, task=task: self._finish(name, task))
         self._on_progress(name, text, -1)
         self.busy_changed.emit(True)
+        # the task started before these connections: what it said or did before them is not lost
+        if task.last_progress is not None:
+            self._on_progress(name, *task.last_progress)
+        if not task.running:
+            QtCore.QTimer.singleShot(0, lambda name=name, task=task: self._finish(name, task))
 
     def _finish(self, name: str, task: worker.Task):
         if self._tasks.get(name) is task:
@@ -81,11 +86,13 @@ class Activity:
         else:
             self.progress.setRange(0, 1000)
             self.progress.setValue(int(1000 * min(1.0, fraction)))
-        self.progress.setFormat(f"{stage[:40]}  %p%")
+        fm = self.progress.fontMetrics()   # the whole stage is in the status line; the bar gets what fits
+        room = self.progress.maximumWidth() - fm.horizontalAdvance("  100%") - 16
+        self.progress.setFormat(fm.elidedText(stage, QtCore.Qt.ElideRight, room) + "  %p%")
         self.statusBar().showMessage(stage)
 
     def cancel(self):
-        """Cancel loading, planning, layout and benchmarks in flight."""
+        """Cancel loading, planning, layout, benchmarks and tuning in flight."""
         named = [k for k, t in self._tasks.items() if k not in QUIET_TASKS and t.running]
         for k in named:
             self._tasks[k].cancel()

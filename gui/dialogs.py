@@ -1,7 +1,8 @@
-"""Dialogs: input shapes for dynamic dims, and the keyboard shortcuts list."""
+"""Dialogs: input shapes for dynamic dims, the keyboard shortcuts list, the Tune budget, and a
+read-only text report (the tuning report)."""
 from __future__ import annotations
 
-from PySide6 import QtWidgets
+from PySide6 import QtGui, QtWidgets
 
 from engine.onnx_input import BATCH_LIKE
 
@@ -111,6 +112,89 @@ class ShortcutsDialog(QtWidgets.QDialog):
         self.table = t
         lay = QtWidgets.QVBoxLayout(self)
         lay.addWidget(t)
+        bb = QtWidgets.QDialogButtonBox(QtWidgets.QDialogButtonBox.Close)
+        bb.rejected.connect(self.reject)
+        lay.addWidget(bb)
+
+
+class TuneDialog(QtWidgets.QDialog):
+    """Tune kernels: the budget as a number of trials or a time limit; the strategy and the target are
+    the window's current ones."""
+
+    MAX_TRIALS = 20000
+    MAX_MINUTES = 24 * 60
+
+    def __init__(self, model: str, strategy: str, target: str, budget: tuple[str, int] = ("trials", 256),
+                 records: int | None = None, parent=None):
+        super().__init__(parent)
+        self.setWindowTitle("Tune kernels")
+        lay = QtWidgets.QVBoxLayout(self)
+        head = QtWidgets.QLabel(f"Tune the kernels of <b>{strategy}</b>'s plan of <b>{model}</b> on <b>{target}</b>")
+        lay.addWidget(head)
+        info = QtWidgets.QLabel(
+            "Each distinct fused kernel is tuned with MetaSchedule; trials go to the kernels by their share of "
+            "the run time. Tuned schedules are kept per target, only where they beat our rules, and every "
+            "model and strategy with the same kernel uses them. Cancel keeps what was found so far.")
+        info.setWordWrap(True)
+        lay.addWidget(info)
+        box = QtWidgets.QGroupBox("Budget")
+        grid = QtWidgets.QGridLayout(box)
+        self.by_trials = QtWidgets.QRadioButton("&Trials")
+        self.by_time = QtWidgets.QRadioButton("Time &limit")
+        self.trials = QtWidgets.QSpinBox()
+        self.trials.setRange(1, self.MAX_TRIALS)
+        self.trials.setSingleStep(32)
+        self.trials.setValue(256)
+        self.trials.setToolTip("Trials in all, spread over the kernels by their weight (32 per kernel is a start)")
+        self.minutes = QtWidgets.QSpinBox()
+        self.minutes.setRange(1, self.MAX_MINUTES)
+        self.minutes.setSuffix(" min")
+        self.minutes.setValue(10)
+        self.minutes.setToolTip("Stops at this time; trials: 32 per distinct kernel, at most 2000")
+        kind, n = budget
+        (self.by_time if kind == "minutes" else self.by_trials).setChecked(True)
+        (self.minutes if kind == "minutes" else self.trials).setValue(int(n))
+        grid.addWidget(self.by_trials, 0, 0)
+        grid.addWidget(self.trials, 0, 1)
+        grid.addWidget(QtWidgets.QLabel("in all, spread over the kernels"), 0, 2)
+        grid.addWidget(self.by_time, 1, 0)
+        grid.addWidget(self.minutes, 1, 1)
+        grid.addWidget(QtWidgets.QLabel("stop when it is up"), 1, 2)
+        lay.addWidget(box)
+        self.by_trials.toggled.connect(self._enable)
+        self._enable()
+        if records is not None:
+            lay.addWidget(QtWidgets.QLabel(f"Tuning records for {target} so far: {records}"))
+        bb = QtWidgets.QDialogButtonBox(QtWidgets.QDialogButtonBox.Ok | QtWidgets.QDialogButtonBox.Cancel)
+        bb.button(QtWidgets.QDialogButtonBox.Ok).setText("Tune")
+        bb.accepted.connect(self.accept)
+        bb.rejected.connect(self.reject)
+        lay.addWidget(bb)
+
+    def _enable(self, *_):
+        self.trials.setEnabled(self.by_trials.isChecked())
+        self.minutes.setEnabled(self.by_time.isChecked())
+
+    def budget(self) -> tuple[str, int]:
+        """("trials", N) or ("minutes", M), as chosen."""
+        return ("minutes", self.minutes.value()) if self.by_time.isChecked() else ("trials", self.trials.value())
+
+
+class ReportDialog(QtWidgets.QDialog):
+    """A read-only report in a fixed-width font (the tuning report), with Close."""
+
+    def __init__(self, title: str, text: str, parent=None):
+        super().__init__(parent)
+        self.setWindowTitle(title)
+        self.text = QtWidgets.QPlainTextEdit(text)
+        self.text.setReadOnly(True)
+        self.text.setLineWrapMode(QtWidgets.QPlainTextEdit.NoWrap)
+        self.text.setFont(QtGui.QFontDatabase.systemFont(QtGui.QFontDatabase.FixedFont))
+        fm = QtGui.QFontMetrics(self.text.font())
+        wide = max((fm.horizontalAdvance(line) for line in text.splitlines()), default=400)
+        self.resize(min(1400, max(600, wide + 60)), min(700, max(260, fm.lineSpacing() * (text.count("\n") + 4) + 80)))
+        lay = QtWidgets.QVBoxLayout(self)
+        lay.addWidget(self.text)
         bb = QtWidgets.QDialogButtonBox(QtWidgets.QDialogButtonBox.Close)
         bb.rejected.connect(self.reject)
         lay.addWidget(bb)

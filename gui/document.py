@@ -1,7 +1,9 @@
 """The open model and what was computed for it: the state the views draw (no Qt here).
 
 A Document holds the graph, one plan per strategy (for the chosen hardware profile), an imported
-"custom" plan, and benchmark results per (target, strategy).
+"custom" plan, and benchmark results per (target, strategy): the latest one (built with tuning records
+where the target's store has them), and the latest rules-only one, so that a tuned or mixed figure is
+shown beside the same plan measured with the rules alone.
 """
 from __future__ import annotations
 
@@ -22,6 +24,7 @@ class Document:
     plans: dict = field(default_factory=dict)          # strategy -> Plan
     results: dict = field(default_factory=dict)        # (target, strategy) -> BenchResult
     plan_errors: dict = field(default_factory=dict)    # strategy -> message
+    rules_results: dict = field(default_factory=dict)  # (target, strategy) -> (Plan, BenchResult): rules only
 
     @property
     def name(self) -> str:
@@ -35,6 +38,32 @@ class Document:
 
     def result(self, target: str, strategy: str):
         return self.results.get((target, strategy))
+
+    def set_rules_result(self, target: str, strategy: str, plan, result) -> None:
+        """Keep `result` (measured with the rules' schedules only) as the reference for `plan`."""
+        if plan is not None and result is not None and not result.error and result.latency_ms \
+                and schedule_of(result) == "rules":
+            self.rules_results[(target, strategy)] = (plan, result)
+
+    def rules_for(self, target: str) -> dict:
+        """strategy -> the rules-only result of its current plan on `target` (a re-plan that changed
+        the groups drops it: it measured another plan)."""
+        out = {}
+        for (t, s), (p, r) in self.rules_results.items():
+            cur = self.plans.get(s)
+            if t == target and cur is not None and (cur is p or cur.groups == p.groups):
+                out[s] = r
+        return out
+
+    def rules_for_all(self) -> dict:
+        """(target, strategy) -> the rules-only reference, where the latest result is tuned or mixed."""
+        out = {}
+        for t in {t for t, _ in self.rules_results}:
+            for s, r in self.rules_for(t).items():
+                cur = self.results.get((t, s))
+                if cur is not None and cur is not r and schedule_of(cur) != "rules":
+                    out[(t, s)] = r
+        return out
 
     def only_in(self, a: str, b: str) -> tuple[int, int]:
         """Multi-op groups present only in plan a, only in plan b."""
@@ -54,6 +83,20 @@ class Document:
                for side, p, other in ((0, pa, sb), (1, pb, sa))
                for gi, g in enumerate(p.groups) if len(g) > 1 and frozenset(g) not in other]
         return [(side, gi) for _, side, gi in sorted(out)]
+
+
+def schedule_of(result) -> str:
+    """Whose schedules a result's kernels ran with: rules | tuned | mixed (older results: rules)."""
+    return getattr(result, "schedule", None) or "rules"
+
+
+def schedule_label(result) -> str:
+    """"rules", "tuned 40/40" or "mixed 12/40" (kernels with a tuning record / kernels built)."""
+    kind = schedule_of(result)
+    if kind == "rules":
+        return "rules"
+    total = (getattr(result, "schedule_report", None) or {}).get("kernels_total") or getattr(result, "kernels", 0)
+    return f"{kind} {getattr(result, 'tuned_kernels', 0)}/{total}" if total else kind
 
 
 def decided_by(plan) -> str:
@@ -82,7 +125,8 @@ def plan_strategies(graph, hw, strategies, progress=None, cancel=None) -> tuple[
 
 
 RESULT_COLUMNS = ["model", "strategy", "target", "latency_median_ms", "latency_min_ms", "latency_max_ms",
-                  "planning_ms", "build_s", "kernels", "correct", "estimated_ms", "hardware_profile", "error", "cached"]
+                  "planning_ms", "build_s", "kernels", "correct", "estimated_ms", "hardware_profile", "error", "cached",
+                  "schedule", "tuned_kernels"]
 
 
 def write_results_csv(doc: Document, path) -> int:
@@ -95,13 +139,20 @@ def write_results_csv(doc: Document, path) -> int:
             lat = r.latency_ms or {}
             w.writerow([doc.name, s, target, lat.get("median"), lat.get("min"), lat.get("max"), r.planning_ms,
                         r.build_s, r.kernels, r.correct, p.estimated_us / 1000 if p else None, doc.hw.name,
-                        r.error or "", r.cached])
+                        r.error or "", r.cached, schedule_of(r), getattr(r, "tuned_kernels", 0)])
+            rows += 1
+        for (target, s), r in sorted(doc.rules_for_all().items()):  # rules-only references of tuned figures
+            p = doc.plans.get(s)
+            lat = r.latency_ms or {}
+            w.writerow([doc.name, s, target, lat.get("median"), lat.get("min"), lat.get("max"), r.planning_ms,
+                        r.build_s, r.kernels, r.correct, p.estimated_us / 1000 if p else None, doc.hw.name,
+                        "", r.cached, "rules", 0])
             rows += 1
         for s in doc.strategies():  # strategies not measured: their estimates
             if any(k[1] == s for k in doc.results) or s not in doc.plans:
                 continue
             p = doc.plans[s]
             w.writerow([doc.name, s, "", "", "", "", round(p.planning_ms, 3), "", p.kernels, "",
-                        p.estimated_us / 1000, doc.hw.name, "not yet measured", ""])
+                        p.estimated_us / 1000, doc.hw.name, "not yet measured", "", "", ""])
             rows += 1
     return rows

@@ -8,6 +8,7 @@ strategies side by side, benchmarks them, and shows the latency and the recommen
     file_io            open / recent / drag and drop / input shapes; import and export
     planning           planning strategies off the UI thread
     bench_controller   devices and Benchmark through engine.runner
+    tune_controller    Tune: MetaSchedule tuning of the shown plan's kernels through engine.tuning
     layout_controller  layout requests and applying them to the two views
     strategies         switching strategies and the side-by-side comparison
     differences        side by side: the summary, the groups only one plan has, next / previous difference
@@ -15,7 +16,7 @@ strategies side by side, benchmarks them, and shows the latency and the recommen
     selection          selection, properties, collapse / expand
     find               the find box
 
-Everything slow (loading, planning, layout, benchmarking, finding devices) runs off the UI thread
+Everything slow (loading, planning, layout, benchmarking, tuning, finding devices) runs off the UI thread
 through `worker`; errors arrive as messages in the window's banner and status bar.
 """
 from __future__ import annotations
@@ -44,10 +45,11 @@ from .planning import Planning, cached_results  # noqa: F401 - cached_results: p
 from .selection import Selection
 from .settings import Settings
 from .strategies import Strategies
+from .tune_controller import Tuning
 
 
-class MainWindow(Actions, Activity, FileIO, Planning, Benchmarks, Layouts, Strategies, Differences, Overlays,
-                 Selection, Find, QtWidgets.QMainWindow):
+class MainWindow(Actions, Activity, FileIO, Planning, Benchmarks, Tuning, Layouts, Strategies, Differences,
+                 Overlays, Selection, Find, QtWidgets.QMainWindow):
     """The composition: builds the views, docks, actions and status bar, and ties a loaded Document
     to them; each base class above does one job over the state kept here."""
 
@@ -75,6 +77,8 @@ class MainWindow(Actions, Activity, FileIO, Planning, Benchmarks, Layouts, Strat
         self._pending_layout: dict = {}            # the layout asked for and not yet applied (layout_controller)
         self._deferred_layout = None                # a layout that arrived while the first render was running
         self._find_hits: list[str] = []
+        self.tune_hint: dict[str, str] = {}         # target -> a line for the latency panel after tuning
+        self.last_tune_report = None
         self._find_pos = -1
         self.theme = style.Theme(style.is_dark(self))
         self.setWindowTitle("FuseLens")
@@ -138,6 +142,7 @@ class MainWindow(Actions, Activity, FileIO, Planning, Benchmarks, Layouts, Strat
         target = self.device()
         for st, r in (cached or {}).items():
             doc.results[(target, st)] = r
+            doc.set_rules_result(target, st, doc.plans.get(st), r)
         for s, m in doc.plan_errors.items():
             self.show_error(m, f"Planning with {s} failed")
         g = doc.graph
@@ -178,8 +183,10 @@ class MainWindow(Actions, Activity, FileIO, Planning, Benchmarks, Layouts, Strat
         if self.doc is None:
             return
         if latency:
+            target = self.device()
             self.latency.update_data(self.doc.name, self.doc.strategies(), self.doc.plans,
-                                     self.doc.results_for(self.device()), self.device(), self.doc.hw.title)
+                                     self.doc.results_for(target), target, self.doc.hw.title,
+                                     rules=self.doc.rules_for(target), hint=self.tune_hint.get(target, ""))
         self._update_recommendation()
 
     def _update_recommendation(self):

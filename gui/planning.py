@@ -128,6 +128,7 @@ class Planning:
             return  # planned for a profile that has since changed; the re-plan covers tvm
         for st, res in cached.items():
             doc.results.setdefault((target, st), res)
+            doc.set_rules_result(target, st, plans.get(st), res)
         doc.plans.update(plans)
         doc.plan_errors.update(errors)
         for s, m in errors.items():

@@ -1,5 +1,6 @@
 """What persists between sessions (QSettings): window geometry and state, recent files, last
-directory, device, hardware profile, cost (model estimate or measured), compile-time budget, strategy, input shapes per file."""
+directory, device, hardware profile, cost (model estimate or measured), compile-time budget, strategy,
+input shapes per file, and the last Tune budget."""
 from __future__ import annotations
 
 import json
@@ -100,6 +101,20 @@ class Settings:
     @minimap.setter
     def minimap(self, v: bool):
         self.qs.setValue("minimap", bool(v))
+
+    @property
+    def tune_budget(self) -> tuple[str, int]:
+        """The last Tune budget: ("trials", N) or ("minutes", M)."""
+        kind = str(self._get("tune_budget_kind", "trials"))
+        if kind == "minutes":
+            return kind, max(1, self._get("tune_minutes", 10, int))
+        return "trials", max(1, self._get("tune_trials", 256, int))
+
+    @tune_budget.setter
+    def tune_budget(self, v: tuple[str, int]):
+        kind, n = v
+        self.qs.setValue("tune_budget_kind", kind)
+        self.qs.setValue("tune_minutes" if kind == "minutes" else "tune_trials", int(n))
 
     @property
     def dot_time_limit_s(self) -> float:

@@ -37,6 +37,7 @@ class Task(QtCore.QRunnable):
         self.signals = _Signals()
         self.cancel_event = threading.Event()
         self.running = True
+        self.last_progress: tuple[str, float] | None = None   # for a listener connected after it started
         self.setAutoDelete(False)
         try:
             params = inspect.signature(fn).parameters
@@ -50,7 +51,8 @@ class Task(QtCore.QRunnable):
 
     def _progress(self, stage: str, fraction: float = 0.0):
         if not self.cancel_event.is_set():
-            self.signals.progress.emit(str(stage), float(fraction if fraction is not None else 0.0))
+            self.last_progress = (str(stage), float(fraction if fraction is not None else 0.0))
+            self.signals.progress.emit(*self.last_progress)
 
     def cancel(self):
         self.cancel_event.set()

@@ -1,12 +1,18 @@
 """Latency panel (pyqtgraph): per strategy, measured median latency with min-max whiskers, the cost
 model's estimate, and the published T4 figures as a reference series; beside it, compile time
-(planning + build) with the kernel count, and a table of the numbers."""
+(planning + build) with the kernel count, and a table of the numbers.
+
+Every measured figure says whose schedules its kernels ran with (under the strategy's name and in the
+table's schedule column): "rules" (ours), "tuned n/n" or "mixed k/n" (k kernels from the tuning
+records). A tuned or mixed bar is hatched, and the same plan measured with the rules only, where the
+app has that figure, stands beside it as a light bar, so tuned and rule-based figures never mix."""
 from __future__ import annotations
 
 import pyqtgraph as pg
 from PySide6 import QtCore, QtGui, QtWidgets
 
 from .. import style
+from ..document import schedule_label, schedule_of
 
 try:
     from engine.published import PUBLISHED_T4
@@ -18,7 +24,7 @@ except ImportError:  # pragma: no cover - published.py is another engineer's; th
 
 PUBLISHED_KEY = {"none": "baseline", "greedy": "greedy", "dp": "dp"}
 COLUMNS = ["strategy", "median ms", "min ms", "max ms", "estimated ms", "published T4 ms", "compile s", "kernels",
-           "correct", "source"]
+           "correct", "source", "schedule", "rules-only ms"]
 
 
 def published_for(model_name: str) -> dict | None:
@@ -75,8 +81,11 @@ class LatencyPanel(QtWidgets.QWidget):
                 p.getAxis(ax).setTextPen(fg)
 
     def update_data(self, model_name: str, strategies: list[str], plans: dict, results: dict, target: str,
-                    profile_title: str):
-        """plans: strategy -> Plan; results: strategy -> BenchResult (on `target`)."""
+                    profile_title: str, rules: dict | None = None, hint: str = ""):
+        """plans: strategy -> Plan; results: strategy -> BenchResult (on `target`); rules: strategy ->
+        the same plan's rules-only BenchResult (shown beside a tuned or mixed result); hint: a line
+        after the note (e.g. that tuning records changed since these figures)."""
+        rules = rules or {}
         self.plot.clear()
         self.cplot.clear()
         if self.legend is not None:
@@ -101,51 +110,76 @@ class LatencyPanel(QtWidgets.QWidget):
                 "correct": (r.correct if ok else None),
                 "error": getattr(r, "error", None) if r is not None else None,
                 "cached": bool(getattr(r, "cached", False)) if r is not None else False,
+                "schedule": schedule_label(r) if ok else None,
+                "schedule_kind": schedule_of(r) if ok else None,
             })
+            ref = rules.get(s)
+            paired = ok and schedule_of(r) != "rules" and ref is not None and ref is not r and ref.latency_ms
+            for k in ("median", "min", "max"):
+                rows[-1][f"rules_{k}"] = ref.latency_ms.get(k) if paired else None
         self.rows = rows
-        w = 0.26
+        paired = [(i, row) for i, row in enumerate(rows) if row["rules_median"] is not None]
+        if self.legend is not None:
+            self.legend.setColumnCount(2 if paired else 3)
+        # bar slots per strategy: measured [, rules only], estimate, published
+        w = 0.2 if paired else 0.26
+        x_meas, x_rules, x_est, x_pub = (-1.5 * w, -0.5 * w, 0.5 * w, 1.5 * w) if paired else (-w, None, 0.0, w)
         measured = [(i, row) for i, row in enumerate(rows) if row["median"] is not None]
         est = [(i, row) for i, row in enumerate(rows) if row["estimated"] is not None]
         pubr = [(i, row) for i, row in enumerate(rows) if row["published"] is not None]
         self.series = {"measured": [(rows[i]["strategy"], r["median"]) for i, r in measured],
+                       "rules": [(rows[i]["strategy"], r["rules_median"]) for i, r in paired],
                        "estimated": [(rows[i]["strategy"], r["estimated"]) for i, r in est],
                        "published": [(rows[i]["strategy"], r["published"]) for i, r in pubr]}
         if measured:
             brushes = [pg.mkBrush(style.STRATEGY_COLOURS.get(rows[i]["strategy"], "#888")) for i, _ in measured]
-            bars = pg.BarGraphItem(x=[i - w for i, _ in measured], height=[r["median"] for _, r in measured],
+            bars = pg.BarGraphItem(x=[i + x_meas for i, _ in measured], height=[r["median"] for _, r in measured],
                                    width=w, brushes=brushes, pen=pg.mkPen("#333", width=0.8),
                                    name=f"measured ({target})")
             self.plot.addItem(bars)
-            import numpy as np
-
-            x = np.array([i - w for i, _ in measured], dtype=float)
-            y = np.array([r["median"] for _, r in measured], dtype=float)
-            top = np.array([r["max"] - r["median"] for _, r in measured], dtype=float)
-            bot = np.array([r["median"] - r["min"] for _, r in measured], dtype=float)
-            self.plot.addItem(pg.ErrorBarItem(x=x, y=y, top=top, bottom=bot, beam=w * 0.5,
-                                              pen=pg.mkPen("#d62728", width=1.5)))
+            tuned = [(i, r) for i, r in measured if r["schedule_kind"] != "rules"]
+            if tuned:  # hatched: these kernels ran (partly) with tuned schedules
+                self.plot.addItem(pg.BarGraphItem(
+                    x=[i + x_meas for i, _ in tuned], height=[r["median"] for _, r in tuned], width=w,
+                    brush=QtGui.QBrush(QtGui.QColor(255, 255, 255, 200), QtCore.Qt.BDiagPattern),
+                    pen=pg.mkPen("#333", width=0.8)))   # explained in the note and under the names
+            self._whiskers([i + x_meas for i, _ in measured], [(r["median"], r["min"], r["max"]) for _, r in measured],
+                           w)
+        if paired:
+            self.plot.addItem(pg.BarGraphItem(
+                x=[i + x_rules for i, _ in paired], height=[r["rules_median"] for _, r in paired], width=w,
+                brushes=[pg.mkBrush(QtGui.QColor(style.STRATEGY_COLOURS.get(r["strategy"], "#888")).lighter(160))
+                         for _, r in paired],
+                pen=pg.mkPen("#555", width=0.8), name="measured, rules only"))
+            self._whiskers([i + x_rules for i, _ in paired],
+                           [(r["rules_median"], r["rules_min"], r["rules_max"]) for _, r in paired], w)
         if est:
-            self.plot.addItem(pg.BarGraphItem(x=[i for i, _ in est], height=[r["estimated"] for _, r in est], width=w,
-                                              brush=pg.mkBrush(150, 150, 150, 60),
+            self.plot.addItem(pg.BarGraphItem(x=[i + x_est for i, _ in est], height=[r["estimated"] for _, r in est],
+                                              width=w, brush=pg.mkBrush(150, 150, 150, 60),
                                               pen=pg.mkPen("#777", width=1, style=QtCore.Qt.DashLine),
                                               name=f"estimate ({profile_title})"))
         if pubr:
-            self.plot.addItem(pg.BarGraphItem(x=[i + w for i, _ in pubr], height=[r["published"] for _, r in pubr],
+            self.plot.addItem(pg.BarGraphItem(x=[i + x_pub for i, _ in pubr], height=[r["published"] for _, r in pubr],
                                               width=w, brush=pg.mkBrush(style.STRATEGY_COLOURS["published"]),
                                               pen=pg.mkPen("#333", width=0.8),
                                               name="published T4"))
-        ymax = max([r["max"] or 0 for r in rows] + [r["estimated"] or 0 for r in rows] +
-                   [r["published"] or 0 for r in rows] + [1e-3])
+        ymax = max([r["max"] or 0 for r in rows] + [r["rules_max"] or 0 for r in rows] +
+                   [r["estimated"] or 0 for r in rows] + [r["published"] or 0 for r in rows] + [1e-3])
         for i, row in enumerate(rows):
             if row["median"] is None:
                 label = "benchmark failed" if row["error"] else "not yet measured"
                 t = pg.TextItem(label, color="#d62728" if row["error"] else "#999", anchor=(0, 0.5), angle=90)
-                t.setPos(i - w, ymax * 0.02)
+                t.setPos(i + x_meas, ymax * 0.02)
                 self.plot.addItem(t)
         ax = self.plot.getAxis("bottom")
-        ax.setTicks([[(i, s) for i, s in enumerate(strategies)]])
+        # under each measured strategy: whose schedules its kernels ran with
+        two_lines = any(r["schedule"] for r in rows)
+        ax.setTicks([[(i, s + (f"\n{rows[i]['schedule']}" if rows[i]["schedule"] else ""))
+                      for i, s in enumerate(strategies)]])
+        ax.setHeight(2 * QtGui.QFontMetrics(ax.font()).lineSpacing() + 12 if two_lines else None)
         self.plot.setXRange(-0.7, len(strategies) - 0.3, padding=0)
-        self.plot.setYRange(0, ymax * 1.3, padding=0)  # room for the legend above the bars
+        self.plot.setYRange(0, ymax * (1.45 if paired or any(r["schedule_kind"] != "rules" for _, r in measured)
+                                       else 1.3), padding=0)  # room for the legend above the bars
         # compile time and kernels
         cs = [(i, r) for i, r in enumerate(rows) if r["compile_s"] is not None]
         if cs:
@@ -162,14 +196,30 @@ class LatencyPanel(QtWidgets.QWidget):
                     self.cplot.addItem(t)
             self.cplot.setYRange(0, cmax * 1.2, padding=0)
         self.cplot.getAxis("bottom").setTicks([[(i, s) for i, s in enumerate(strategies)]])
+        self.cplot.getAxis("bottom").setHeight(ax.fixedHeight)   # the two plots' baselines level
         self.cplot.setXRange(-0.7, len(strategies) - 0.3, padding=0)
         n = len(measured)
+        tuned_n = sum(r["schedule_kind"] != "rules" for _, r in measured)
         self.note.setText(
             (f"Measured on {target}: {n} of {len(strategies)} strategies. " if n else
              f"Not yet measured on {target}: press Benchmark (Ctrl+B). ")
+            + (f"Hatched: kernels with tuned schedules (under the name: tuned/built kernels); light bars: the "
+               f"same plan measured with the rules only. " if tuned_n else "")
             + "Grey dashed bars: the cost model's estimate."
-            + (" Brown: published T4 figures (224 px input)." if pub else ""))
+            + (" Brown: published T4 figures (224 px input)." if pub else "")
+            + (f"\n{hint}" if hint else ""))
         self._fill_table()
+
+    def _whiskers(self, xs, meds, w):
+        """min-max whiskers over bars at xs; meds: (median, min, max) each."""
+        import numpy as np
+
+        x = np.array(xs, dtype=float)
+        y = np.array([m for m, _, _ in meds], dtype=float)
+        top = np.array([(hi if hi is not None else m) - m for m, _, hi in meds], dtype=float)
+        bot = np.array([m - (lo if lo is not None else m) for m, lo, _ in meds], dtype=float)
+        self.plot.addItem(pg.ErrorBarItem(x=x, y=y, top=top, bottom=bot, beam=w * 0.5,
+                                          pen=pg.mkPen("#d62728", width=1.5)))
 
     def _fill_table(self):
         self.table.setRowCount(len(self.rows))
@@ -183,9 +233,12 @@ class LatencyPanel(QtWidgets.QWidget):
                                                                   else "not yet measured")
             vals = [row["strategy"], f(row["median"]), f(row["min"]), f(row["max"]), f(row["estimated"]),
                     f(row["published"], "{:.1f}"), f(row["compile_s"], "{:.2f}"), f(row["kernels"], "{}"),
-                    "" if row["correct"] is None else ("yes" if row["correct"] else "NO"), src]
+                    "" if row["correct"] is None else ("yes" if row["correct"] else "NO"), src,
+                    row["schedule"] or "", f(row["rules_median"])]
             for c, v in enumerate(vals):
                 it = QtWidgets.QTableWidgetItem(v)
-                if c == len(vals) - 1 and len(v) > 40:
+                if c == COLUMNS.index("source") and len(v) > 40:
                     it.setToolTip(v)
+                elif c == COLUMNS.index("rules-only ms") and v:
+                    it.setToolTip("the same plan measured with the rules' schedules only")
                 self.table.setItem(r, c, it)

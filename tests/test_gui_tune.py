@@ -1,0 +1,401 @@
+"""The app's Tune action, driven offscreen with a fake engine.tuning.tune (the real one is tested in
+test_tuning.py): the budget chosen in the dialog reaches tune() as trials or as a time limit, progress
+shows in the status bar, Cancel stops it and says how many records were kept, a failure is one message
+and the app keeps working; and the latency panel labels each measured figure with whose schedules it ran
+(rules / tuned / mixed k/n) and shows a tuned figure beside the same plan measured with the rules only.
+
+Screenshot: /tmp/fl/tune.png (after a fake tune and a fake benchmark).
+"""
+from __future__ import annotations
+
+import faulthandler
+import sys
+import threading
+from pathlib import Path
+
+import pytest
+
+pytest.importorskip("pytestqt")
+from PySide6 import QtCore, QtGui, QtWidgets  # noqa: E402
+
+from tests.test_gui import env, make_settings, make_window  # noqa: E402,F401 - env: a fixture
+
+SHOT = Path("/tmp/fl/tune.png")
+T = 60_000
+KERNELS = 7     # kernels per fake benchmark result
+
+
+@pytest.fixture(scope="module")
+def win(qapp, env, tmp_path_factory):  # noqa: F811
+    import onnx
+
+    from tests.models import tiny_onnx
+
+    p = tmp_path_factory.mktemp("tune") / "tiny.onnx"
+    onnx.save(tiny_onnx(), p)
+    w = make_window(qapp, env / "settings-tune.ini")
+    w.set_strategy("dp")
+    w.open_model(str(p))
+
+    def loaded():
+        return w.doc is not None and w.view.scene().graph is not None and not w._pending_layout \
+            and "load" not in w._tasks
+
+    wait_until(lambda: loaded() or "Could not open" in w.last_error, 120_000, lambda: state(w))
+    assert loaded(), state(w)
+    yield w
+    from gui import worker
+
+    w.close()
+    worker.wait_all(60000)
+
+
+def wait_until(cond, timeout_ms=T, what=lambda: ""):
+    app = QtWidgets.QApplication.instance()
+    t = QtCore.QElapsedTimer()
+    t.start()
+    while not cond():
+        if t.elapsed() > timeout_ms:
+            faulthandler.dump_traceback(sys.stderr, all_threads=True)   # where a worker is stuck
+            raise AssertionError(f"timed out {what()}")
+        app.processEvents(QtCore.QEventLoop.AllEvents, 20)
+        QtCore.QThread.msleep(5)
+
+
+def state(w, fake=None) -> str:
+    return (f"tasks {list(w._tasks)}, error {w.last_error!r}, status {w.statusBar().currentMessage()!r}"
+            + (f", calls {fake.calls}" if fake is not None else ""))
+
+
+def idle(w):
+    wait_until(lambda: not w.is_busy(), what=lambda: f"busy: {list(w._tasks)} {w._pending_layout}")
+
+
+def report(trials=96, tuned=2, kernels=3, error=None, stopped=""):
+    from engine.tuning import KernelTuning, TuneReport
+
+    ks = [KernelTuning(key=f"k{i}", names=[f"fused_conv2d_add_relu_{i}"], weight=1 / kernels, trials=trials // kernels,
+                       rules_us=10.0, best_us=6.0 if i < tuned else 11.0,
+                       status="tuned" if i < tuned else "rules kept",
+                       note="" if i < tuned else "no candidate beat the rules") for i in range(kernels)]
+    return TuneReport(model="tiny", strategy="dp", target="cpu", store="/tmp/store", trials=trials, seconds=4.0,
+                      kernels=ks, stopped=stopped, error=error)
+
+
+class FakeTune:
+    """Stands in for engine.tuning.tune: records its arguments, reports progress, and waits for `go`
+    (or for Cancel, which it answers as the real one does: tuning.Cancelled)."""
+
+    def __init__(self, result=None, raises=None, hold=False, on_cancel=None):
+        self.calls, self.result, self.raises, self.on_cancel = [], result, raises, on_cancel
+        self.go = threading.Event()
+        if not hold:
+            self.go.set()
+
+    def __call__(self, spec, shapes, strategy, target="cpu", trials=None, time_limit_s=None, hw_name=None,
+                 progress=None, cancel=None, cost="model"):
+        from engine import tuning
+
+        self.calls.append({"spec": spec, "strategy": strategy, "target": target, "trials": trials,
+                           "time_limit_s": time_limit_s, "hw_name": hw_name, "cost": cost})
+        if self.raises is not None:
+            raise self.raises
+        for stage, f in (("loading model", 0.02), ("timing the rules' kernels", 0.1),
+                         ("tuning fused_conv2d_add_relu_0 (32 trials)", 0.5)):
+            progress(stage, f)
+        while not self.go.wait(0.02):
+            if cancel is not None and cancel.is_set():
+                if self.on_cancel:
+                    self.on_cancel()
+                raise tuning.Cancelled("tuning worker cancelled")
+        progress("done", 1.0)
+        return self.result or report(trials=trials or 96)
+
+
+def choose_budget(monkeypatch, kind, n, seen=None):
+    """Answer the Tune dialog as a user would: pick trials or a time limit, press Tune."""
+    from gui import dialogs
+
+    def fake_exec(self):
+        if seen is not None:
+            seen.append(self)
+        (self.by_time if kind == "minutes" else self.by_trials).setChecked(True)
+        (self.minutes if kind == "minutes" else self.trials).setValue(n)
+        return QtWidgets.QDialog.Accepted
+
+    monkeypatch.setattr(dialogs.TuneDialog, "exec", fake_exec)
+
+
+def test_tune_action_sits_with_benchmark(win):
+    assert win.a_tune.shortcut().toString() == "Ctrl+T"
+    run_menu = next(a.menu() for a in win.menuBar().actions() if a.text() == "&Run")
+    assert win.a_tune in run_menu.actions()
+    tb = win.findChild(QtWidgets.QToolBar)
+    acts = tb.actions()
+    assert win.a_tune in acts and acts.index(win.a_tune) == acts.index(win.a_bench) + 1
+    assert ("Tune Kernels", "Ctrl+T") in win.shortcut_rows()
+
+
+def test_trials_budget_reaches_tune_with_progress_and_report(qtbot, win, env, monkeypatch):  # noqa: F811
+    from engine import tuning
+    from gui import tune_controller
+
+    fake = FakeTune(hold=True)
+    monkeypatch.setattr(tuning, "tune", fake)
+    store = {"n": 5}
+    monkeypatch.setattr(tune_controller, "records", lambda target: store["n"])
+    seen = []
+    choose_budget(monkeypatch, "trials", 96, seen)
+    win.a_tune.trigger()
+    # the dialog offered the remembered budget (256 trials, the first time) and the current strategy / device
+    dlg = seen[0]
+    head = dlg.findChildren(QtWidgets.QLabel)[0].text()
+    assert "<b>dp</b>" in head and "<b>cpu</b>" in head
+    assert any("so far: 5" in lab.text() for lab in dlg.findChildren(QtWidgets.QLabel))
+    # running: progress bar with the stage, Cancel
+    wait_until(lambda: win.progress.value() == 500)
+    assert "tune" in win._tasks and win.progress.isVisible() and win.cancel_button.isVisible()
+    assert win.progress.format().startswith("tuning fused_conv2d")
+    assert "tuning fused_conv2d_add_relu_0 (32 trials)" in win.statusBar().currentMessage()
+    # Benchmark waits for the tuning (times taken beside it would not be comparable)
+    with qtbot.waitSignal(win.error_shown, timeout=T) as sig:
+        win.benchmark()
+    assert "tuning is running" in sig.args[0] and "bench" not in win._tasks
+    store["n"] = 7
+    fake.go.set()
+    qtbot.waitUntil(lambda: "tune" not in win._tasks, timeout=T)
+    idle(win)
+    c = fake.calls[0]
+    assert c["trials"] == 96 and c["time_limit_s"] is None
+    assert c["strategy"] == "dp" and c["target"] == "cpu" and c["spec"] == win.doc.spec
+    assert c["hw_name"] == win.doc.hw.name and c["cost"] == win._cost_name()   # the plan the window shows
+    msg = win.statusBar().currentMessage()
+    assert msg.startswith("Tuned 2 of 3 kernels of dp on cpu") and msg.endswith("re-benchmark to use them"), msg
+    text = win.tune_report_dialog.text.toPlainText()
+    assert text == win.last_tune_report.summary() and "tuned 2, rules kept 1" in text
+    assert win.tune_report_dialog.isVisible() and win.tune_report_dialog.text.isReadOnly()
+    assert "Benchmark (Ctrl+B) measures with them" in win.latency.note.text()
+    assert make_settings(env / "settings-tune.ini").tune_budget == ("trials", 96)   # remembered
+    win.tune_report_dialog.close()
+
+
+def test_time_limit_budget_reaches_tune(qtbot, win, env, monkeypatch):  # noqa: F811
+    from engine import tuning
+
+    fake = FakeTune(result=report(trials=40, stopped="time limit"))
+    monkeypatch.setattr(tuning, "tune", fake)
+    seen = []
+    choose_budget(monkeypatch, "minutes", 5, seen)
+    win.tune()
+    wait_until(lambda: "tune" not in win._tasks and bool(fake.calls), what=lambda: state(win, fake))
+    idle(win)
+    assert fake.calls[0]["time_limit_s"] == 300 and fake.calls[0]["trials"] is None
+    assert seen[0].trials.value() == 96                   # the trials chosen last time were offered
+    assert "(stopped: time limit)" in win.statusBar().currentMessage()
+    assert make_settings(env / "settings-tune.ini").tune_budget == ("minutes", 5)
+    # the next dialog opens on the time limit
+    from gui.dialogs import TuneDialog
+
+    d = TuneDialog("tiny", "dp", "cpu", win.settings.tune_budget)
+    assert d.by_time.isChecked() and d.minutes.value() == 5 and not d.trials.isEnabled() and d.minutes.isEnabled()
+    assert d.budget() == ("minutes", 5)
+    d.by_trials.setChecked(True)
+    assert d.trials.isEnabled() and not d.minutes.isEnabled() and d.budget()[0] == "trials"
+    win.tune_report_dialog.close()
+
+
+def test_dialog_cancelled_starts_nothing(win, monkeypatch):
+    from engine import tuning
+    from gui import dialogs
+
+    fake = FakeTune()
+    monkeypatch.setattr(tuning, "tune", fake)
+    monkeypatch.setattr(dialogs.TuneDialog, "exec", lambda self: QtWidgets.QDialog.Rejected)
+    win.tune()
+    assert "tune" not in win._tasks and not fake.calls
+
+
+def test_cancel_kills_tuning_and_says_what_was_kept(qtbot, win, monkeypatch):
+    from engine import tuning
+    from gui import tune_controller
+
+    store = {"n": 7}
+    fake = FakeTune(hold=True, on_cancel=lambda: store.update(n=9))   # two records written before Cancel
+    monkeypatch.setattr(tuning, "tune", fake)
+    monkeypatch.setattr(tune_controller, "records", lambda target: store["n"])
+    win.tune(trials=64)
+    wait_until(lambda: win.progress.value() == 500)
+    win.cancel_button.click()
+    assert not win.progress.isVisible() and "tune" not in win._tasks and win.last_cancelled == ["tune"]
+    qtbot.waitUntil(lambda: "Tuning cancelled" in win.statusBar().currentMessage(), timeout=T)
+    assert win.statusBar().currentMessage() == "Tuning cancelled; 2 new records kept (9 for cpu); " \
+                                               "re-benchmark to use them"
+    assert fake.calls[0]["trials"] == 64
+    # the app keeps working: another tuning starts and finishes
+    fake2 = FakeTune()
+    monkeypatch.setattr(tuning, "tune", fake2)
+    win.tune(trials=32)
+    wait_until(lambda: "tune" not in win._tasks and bool(fake2.calls), what=lambda: state(win, fake2))
+    idle(win)
+    assert win.statusBar().currentMessage().startswith("Tuned 2 of 3")
+    win.tune_report_dialog.close()
+
+
+def test_tuning_errors_are_one_message_and_the_app_keeps_working(qtbot, win, monkeypatch):
+    from engine import tuning
+    from engine.errors import FuseLensError
+
+    # bad input: tune() raises before any work
+    monkeypatch.setattr(tuning, "tune", FakeTune(raises=FuseLensError("--trials must be at least 1 (got 0)")))
+    with qtbot.waitSignal(win.error_shown, timeout=T) as sig:
+        win.tune(trials=1)
+    assert sig.args[0] == "Tuning failed: --trials must be at least 1 (got 0)"
+    idle(win)
+    assert win.area.banner.isVisible() and win.area.banner_text.text() == sig.args[0]
+    # a crash in the tuning worker: the report's error, and the report (what was found before it)
+    monkeypatch.setattr(tuning, "tune", FakeTune(result=report(tuned=1, error="the tuning worker process died "
+                                                                        "(exit code -11)")))
+    with qtbot.waitSignal(win.error_shown, timeout=T) as sig:
+        win.tune(trials=32)
+    assert sig.args[0].startswith("Tuning failed: the tuning worker process died (exit code -11)")
+    idle(win)
+    assert "error: the tuning worker process died" in win.tune_report_dialog.text.toPlainText()
+    win.tune_report_dialog.close()
+    # a bug (not a FuseLensError) is one line too
+    monkeypatch.setattr(tuning, "tune", FakeTune(raises=RuntimeError("TVMError: boom\nline 2")))
+    with qtbot.waitSignal(win.error_shown, timeout=T) as sig:
+        win.tune(trials=32)
+    assert sig.args[0] == "Tuning failed: RuntimeError: TVMError: boom"
+    idle(win)
+    # an imported plan is refused up front
+    win.strategy, old = "custom", win.strategy
+    with qtbot.waitSignal(win.error_shown, timeout=T) as sig:
+        win.tune(trials=32)
+    win.strategy = old
+    assert "an imported plan cannot be tuned" in sig.args[0] and "tune" not in win._tasks
+    # still working: switch strategy and back
+    win.set_strategy("greedy")
+    win.set_strategy("dp")
+    assert win.view.scene().plan is win.doc.plans["dp"]
+
+
+class FakeRunner:
+    """engine.runner.benchmark: "rules" for every plan until `tuned_kernels` is set (as after tuning);
+    then tuned=True gives a mixed result and tuned=False the rules-only one."""
+
+    def __init__(self):
+        self.tuned_kernels = 0
+        self.calls = []
+
+    def __call__(self, spec, shapes, plan, target="cpu", repeat=10, progress=None, cancel=None, force=False,
+                 tuned=True, **kw):
+        from engine.runner import BenchResult
+
+        self.calls.append((plan.strategy, tuned))
+        if progress:
+            progress("building", 0.5)
+        k = self.tuned_kernels if tuned else 0
+        n = max(plan.kernels, KERNELS)    # the tiny model's plans have few kernels; the labels need more
+        base = {"dp": 1.5, "greedy": 2.0}.get(plan.strategy, 3.0)
+        med = base * (0.6 if k else 1.0)
+        return BenchResult(model="tiny", strategy=plan.strategy, target=target, planning_ms=plan.planning_ms,
+                           latency_ms={"median": med, "min": med * 0.95, "max": med * 1.1}, build_s=0.4,
+                           kernels=n, correct=True, repeat=repeat,
+                           schedule="rules" if not k else ("tuned" if k >= n else "mixed"),
+                           tuned_kernels=k, schedule_report={"tuned": ["f"] * k, "kernels_total": n})
+
+
+def table(w) -> dict:
+    cols = [w.latency.table.horizontalHeaderItem(c).text() for c in range(w.latency.table.columnCount())]
+    return {w.latency.table.item(r, 0).text(): {c: w.latency.table.item(r, i).text() for i, c in enumerate(cols)}
+            for r in range(w.latency.table.rowCount())}
+
+
+def test_latency_panel_shows_tuned_and_rules_figures_apart(qtbot, win, monkeypatch):
+    from engine import runner
+    from gui import bench_controller
+
+    fake = FakeRunner()
+    monkeypatch.setattr(runner, "benchmark", fake)
+    has = {"v": False}
+    monkeypatch.setattr(bench_controller, "_has_records", lambda target: has["v"])
+    win.tune_hint.pop("cpu", None)
+    # before tuning: rules figures, labelled so
+    with qtbot.waitSignal(win.results_changed, timeout=T):
+        win.benchmark(strategies=["greedy", "dp"])
+    idle(win)
+    rows = {r["strategy"]: r for r in win.latency.rows}
+    assert rows["dp"]["schedule"] == "rules" and rows["dp"]["rules_median"] is None
+    assert table(win)["dp"]["schedule"] == "rules" and table(win)["dp"]["source"] == "measured"
+    assert win.latency.series["rules"] == []
+    # after tuning: dp is mixed (3 of its kernels tuned), greedy's record-free kernels stay rules
+    dp_kernels = KERNELS
+    fake.tuned_kernels, has["v"] = 3, True
+    fake.calls.clear()
+    win.tune_hint["cpu"] = "Tuning records for cpu changed: Benchmark (Ctrl+B) measures with them."
+    with qtbot.waitSignal(win.results_changed, timeout=T):
+        win.benchmark(strategies=["dp"])
+    idle(win)
+    assert fake.calls == [("dp", True)]           # the rules-only figure was known: not measured again
+    rows = {r["strategy"]: r for r in win.latency.rows}
+    assert rows["dp"]["schedule"] == f"mixed 3/{dp_kernels}" and rows["dp"]["median"] == pytest.approx(0.9)
+    assert rows["dp"]["rules_median"] == pytest.approx(1.5)            # the same plan, rules only, beside it
+    assert rows["greedy"]["schedule"] == "rules" and rows["greedy"]["rules_median"] is None
+    t = table(win)
+    assert t["dp"]["schedule"] == f"mixed 3/{dp_kernels}" and t["dp"]["rules-only ms"] == "1.500"
+    assert t["greedy"]["schedule"] == "rules" and t["greedy"]["rules-only ms"] == ""
+    assert t["none"]["schedule"] == "" and t["none"]["source"] == "not yet measured"
+    assert win.latency.series["measured"] == [("greedy", 2.0), ("dp", pytest.approx(0.9))]
+    assert win.latency.series["rules"] == [("dp", 1.5)]
+    ticks = dict(win.latency.plot.getAxis("bottom")._tickLevels[0])
+    dp_i = win.doc.strategies().index("dp")
+    assert ticks[dp_i] == f"dp\nmixed 3/{dp_kernels}" and ticks[dp_i - 1] == "greedy\nrules"
+    legend = [lab.text for _, lab in win.latency.legend.items]
+    assert legend[:2] == ["measured (cpu)", "measured, rules only"], legend
+    assert "Hatched" in win.latency.note.text() and "Benchmark (Ctrl+B) measures" not in win.latency.note.text()
+    msg = win.statusBar().currentMessage()
+    assert msg == f"Benchmark on cpu: dp 0.90 ms (mixed 3/{dp_kernels}) \u00b7 rules 1.50 ms", msg
+    # a plan with no rules-only figure yet (greedy after a re-plan): measured both ways, once
+    win.doc.rules_results.pop(("cpu", "greedy"))
+    fake.tuned_kernels = KERNELS                             # every kernel tuned
+    fake.calls.clear()
+    with qtbot.waitSignal(win.results_changed, timeout=T):
+        win.benchmark(strategies=["greedy"])
+    idle(win)
+    assert fake.calls == [("greedy", True), ("greedy", False)]
+    rows = {r["strategy"]: r for r in win.latency.rows}
+    g = KERNELS
+    assert rows["greedy"]["schedule"] == f"tuned {g}/{g}" and rows["greedy"]["rules_median"] == pytest.approx(2.0)
+    # the screenshot: tuned, mixed and rules figures side by side
+    win.set_side_by_side(False)
+    SHOT.parent.mkdir(parents=True, exist_ok=True)
+    win.dock_latency.raise_()
+    win.area.hide_error()
+    for _ in range(5):
+        QtWidgets.QApplication.instance().processEvents()
+    assert win.grab().save(str(SHOT))
+    assert QtGui.QImage(str(SHOT)).width() > 500
+    # the CSV carries the schedule, and the rules-only figures as rows of their own
+    import csv
+    import tempfile
+
+    with tempfile.TemporaryDirectory() as d:
+        rows_csv = list(csv.DictReader(open(win.export_csv(Path(d) / "r.csv"))))
+    dp_rows = [r for r in rows_csv if r["strategy"] == "dp" and r["target"] == "cpu"]
+    assert sorted(r["schedule"] for r in dp_rows) == ["mixed", "rules"]
+
+
+def test_results_for_a_changed_plan_drop_the_rules_reference(win):
+    """A rules-only figure belongs to one plan: a re-plan that changes the groups drops it."""
+    import copy
+
+    doc = win.doc
+    assert "dp" in doc.rules_for("cpu")
+    p = copy.copy(doc.plans["dp"])
+    doc.plans["dp"] = p                                  # the same groups: still the reference
+    assert "dp" in doc.rules_for("cpu")
+    p2 = copy.copy(p)
+    p2.groups = [[n.id] for n in doc.graph.nodes]       # other groups
+    doc.plans["dp"] = p2
+    assert "dp" not in doc.rules_for("cpu")
+    doc.plans["dp"] = p
