@@ -124,6 +124,12 @@ def main() -> int:
             trials += r.trials
             if r.error:
                 print(f"tuning error: {r.error}")
+            tried = [k for k in r.kernels if k.trials and k.rules_us and k.best_us]
+            if tried:  # how close the search came on the kernels it tried: best candidate / rules, per kernel
+                q = sorted(k.best_us / k.rules_us for k in tried)
+                print(f"        round: {r.trials} trials on {len(tried)} kernels; best candidate / rules per kernel: "
+                      f"min {q[0]:.2f}, median {q[len(q) // 2]:.2f}, max {q[-1]:.2f}; "
+                      f"{sum(k.status == 'tuned' for k in r.kernels)} beat the rules", flush=True)
         res = measure(a.model, None, {a.strategy: plan}, a.rounds)
         if "error" in res:
             print(f"measurement error: {res['error']}")
