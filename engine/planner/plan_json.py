@@ -12,6 +12,7 @@ Saving writes atomically (a temp file in the same folder, then os.replace).
 from __future__ import annotations
 
 import json
+import sys
 from pathlib import Path
 
 from ..errors import PlanError
@@ -69,6 +70,8 @@ def load(path, graph) -> Plan:
         raise PlanError(f"{src}: cannot read the file ({e.strerror or e})") from None
     except (UnicodeDecodeError, json.JSONDecodeError) as e:
         raise PlanError(f"{src}: not a plan file (invalid JSON: {e})") from None
+    except ValueError:  # json's int(): a number of more than sys.get_int_max_str_digits() digits
+        raise PlanError(f"{src}: not a plan file (a number with too many digits)") from None
     except RecursionError:
         raise PlanError(f"{src}: not a plan file (JSON nested too deeply)") from None
     return from_dict(d, graph, src)
@@ -92,7 +95,7 @@ def check_schema(d, src: str = "plan") -> None:
     def number(where: str, v, optional=True):
         if v is None and optional:
             return
-        if isinstance(v, bool) or not isinstance(v, _NUMBER) or v != v or v in (float("inf"), float("-inf")):
+        if isinstance(v, bool) or not isinstance(v, _NUMBER) or v != v or abs(v) > sys.float_info.max:  # inf, 1e400
             raise bad(where, "a finite number", v)
 
     if not isinstance(d, dict):
