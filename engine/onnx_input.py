@@ -8,6 +8,7 @@ for memory (`max_tensor_bytes`: available RAM, or $FUSELENS_MAX_TENSOR_BYTES).
 from __future__ import annotations
 
 import os
+import warnings
 from pathlib import Path
 
 import onnx
@@ -36,10 +37,15 @@ def read(path: str | os.PathLike) -> onnx.ModelProto:
     """Load and check an ONNX model, external data included."""
     p = Path(path)
     src = str(path)
-    if not p.exists():
-        raise ModelError(src, "file not found")
-    if p.is_dir():
-        raise ModelError(src, "is a directory, not an ONNX file")
+    try:
+        if not p.exists():
+            raise ModelError(src, "file not found")
+        if p.is_dir():
+            raise ModelError(src, "is a directory, not an ONNX file")
+        if not p.is_file():  # a pipe would block the read forever, /dev/zero fill the memory
+            raise ModelError(src, "is not a regular file (a device, pipe or socket), not an ONNX file")
+    except OSError as e:  # a name too long, ...
+        raise ModelError(src, f"cannot read the file ({e.strerror or _short(e)})") from None
     try:
         with open(p, "rb") as f:
             data = f.read()
@@ -55,6 +61,7 @@ def read(path: str | os.PathLike) -> onnx.ModelProto:
     del data
     if not model.graph.node:
         raise ModelError(src, "not a valid ONNX file (no graph nodes); the file may be truncated or not ONNX")
+    check_text(model, src)
     check_opset(model, src)
     check_topology(model, src)
     _load_external(model, p, src)
@@ -63,6 +70,27 @@ def read(path: str | os.PathLike) -> onnx.ModelProto:
     except Exception as e:
         raise ModelError(src, f"ONNX check failed: {_short(e)}") from None
     return model
+
+
+def check_text(model: onnx.ModelProto, src: str) -> None:
+    """Protobuf hands a string field that is not UTF-8 back as bytes: refuse a model with such a
+    name (of a node, value, attribute, dim, opset or external data entry) as damaged."""
+    g = model.graph
+    fields = [("an opset domain", o.domain) for o in model.opset_import]
+    for k, n in enumerate(g.node):
+        fields += [(f"node #{k}'s name", n.name), (f"node #{k}'s op type", n.op_type), (f"node #{k}'s domain", n.domain)]
+        fields += [(f"an input or output name of node #{k}", v) for v in [*n.input, *n.output]]
+        fields += [(f"an attribute name of node #{k}", a.name) for a in n.attribute]
+    for what, seq in (("graph input", g.input), ("graph output", g.output), ("value info", g.value_info)):
+        for vi in seq:
+            fields.append((f"a {what} name", vi.name))
+            fields += [(f"a dim name of {what} {vi.name!r}", d.dim_param) for d in vi.type.tensor_type.shape.dim]
+    for t in g.initializer:
+        fields.append(("an initializer name", t.name))
+        fields += [(f"external data of initializer {t.name!r}", v) for e in t.external_data for v in (e.key, e.value)]
+    for what, v in fields:
+        if not isinstance(v, str):
+            raise ModelError(src, f"not a valid ONNX file ({what} is not UTF-8 text: {v[:40]!r}); the file may be damaged")
 
 
 def check_opset(model: onnx.ModelProto, src: str) -> None:
@@ -116,7 +144,9 @@ def _load_external(model: onnx.ModelProto, p: Path, src: str) -> None:
         raise ModelError(src, f"external data file(s) missing: {', '.join(sorted(set(missing)))} "
                          f"(expected next to the model in {p.parent})")
     try:
-        load_external_data_for_model(model, str(p.parent))
+        with warnings.catch_warnings():  # e.g. "Ignoring unknown external data key(s)": not the user's one line
+            warnings.simplefilter("ignore")
+            load_external_data_for_model(model, str(p.parent))
     except Exception as e:
         raise ModelError(src, f"cannot read external data: {_short(e)}") from None
 
