@@ -145,11 +145,16 @@ def _check_spec(spec: str) -> None:
                                  f"{zoo.MODELS[name].valid_resolutions()}") from None
             zoo.check_resolution(name, r)
         return
-    p = Path(spec).expanduser()
-    if not p.exists():
-        raise ModelError(spec, "file not found")
-    if p.is_dir():
-        raise ModelError(spec, "is a directory, not an ONNX file")
+    try:
+        p = Path(spec).expanduser()
+        if not p.exists():
+            raise ModelError(spec, "file not found")
+        if p.is_dir():
+            raise ModelError(spec, "is a directory, not an ONNX file")
+    except RuntimeError:  # expanduser: ~NAME of no user
+        raise ModelError(spec, "file not found (no user's home folder to expand '~' to)") from None
+    except OSError as e:  # a name too long, ...
+        raise ModelError(spec, f"cannot read the file ({e.strerror or e})") from None
 
 
 def _check_count(value, flag: str, lo: float = 1, hi: float | None = None) -> None:

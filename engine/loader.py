@@ -45,7 +45,10 @@ def resolve_spec(spec: str) -> tuple[Path, str]:
         except ValueError:
             raise ModelError(spec, f"bad resolution {res!r}") from None
         return zoo.path(name, resolution), name if not res else f"{name}@{res}"
-    p = Path(spec).expanduser()
+    try:
+        p = Path(spec).expanduser()
+    except RuntimeError:  # ~NAME of no user
+        raise ModelError(spec, "file not found (no user's home folder to expand '~' to)") from None
     return p, p.stem
 
 
