@@ -72,7 +72,10 @@ class Activity:
             self.busy_changed.emit(False)
 
     def is_busy(self) -> bool:
-        return bool({k for k in self._tasks if k not in QUIET_TASKS}) or bool(self._pending_layout)
+        """Whether anything is in flight: a task (but the quiet ones), a layout asked for (a quiet
+        relayout after a toggle included), or a layout still being applied to the view."""
+        return bool({k for k in self._tasks if k not in QUIET_TASKS}) or bool(self._pending_layout) \
+            or self._applying > 0
 
     def _on_progress(self, name: str, stage: str, fraction: float):
         if name in QUIET_TASKS:

@@ -98,22 +98,29 @@ class Layouts:
             self._run_steps(sc.set_layout_steps(lay), lambda: self._after_layout(lay, provisional))
 
     def _run_steps(self, steps, then, budget_s: float = 0.025):
-        """Run a generator a slice at a time between event-loop turns, then call `then()`."""
+        """Run a generator a slice at a time between event-loop turns, then call `then()`. While it
+        runs, the window counts as busy (`is_busy`): a layout is being applied."""
         doc = self.doc
+        self._applying += 1
 
         def step():
             if doc is not self.doc:
+                self._applying -= 1
                 return
             t = time.perf_counter()
             try:
                 while time.perf_counter() - t < budget_s:
                     next(steps)
             except StopIteration:
+                self._applying -= 1
                 then()
                 deferred, self._deferred_layout = self._deferred_layout, None
                 if deferred is not None:
                     self._apply_layout(*deferred)
                 return
+            except BaseException:
+                self._applying -= 1
+                raise
             QtCore.QTimer.singleShot(0, step)
 
         step()

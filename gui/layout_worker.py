@@ -1,23 +1,25 @@
 """Graph layout off the UI thread: graphviz `dot` in a separate process with a time limit, parsed from
 `-Tjson`; the built-in layered layout when `dot` is missing, fails or runs too long. Layouts are
-cached per model and strategy (in memory and on disk, keyed by the exact layout problem).
+cached per model and strategy (in memory and on disk, keyed by the exact layout problem; written
+atomically, and a file that does not hold a layout is a miss and is deleted: engine/cache_dir.py).
 
 The service answers a request with `provisional` (the built-in layout, when `dot` has not answered
 within PROVISIONAL_AFTER_S, so large graphs appear at once) and then `ready` with the final layout.
 """
 from __future__ import annotations
 
-import json
+import math
 import os
 import shutil
 import subprocess
 import threading
 import time
+from pathlib import Path
 
 from PySide6 import QtCore
 
 from engine import layout as L
-from engine.cache_dir import cache_dir
+from engine.cache_dir import cache_dir, drop, read_json, write_json
 
 from . import worker
 
@@ -39,27 +41,55 @@ def cache_key(graph_sha: str, strategy: str, inp: L.LayoutInput) -> str:
     return f"{graph_sha[:16]}-{strategy}-{inp.key()}"
 
 
-def cached(key: str) -> L.Layout | None:
+def cache_file(key: str) -> Path:
+    return cache_dir("layouts") / f"{key}-v{LAYOUT_CACHE_VERSION}.json"
+
+
+def cached(key: str, inp: L.LayoutInput | None = None) -> L.Layout | None:
+    """The layout stored under `key` (memory, then disk), or None. A file that does not parse, or
+    holds something other than a layout (of `inp`'s nodes, when given), is a miss and is deleted."""
     if key in _memory:
         return _memory[key]
-    f = cache_dir("layouts") / f"{key}-v{LAYOUT_CACHE_VERSION}.json"
-    try:
-        lay = L.Layout.from_dict(json.loads(f.read_text()))
-    except (OSError, ValueError, KeyError, TypeError):
+    f = cache_file(key)
+    d = read_json(f)   # missing: None; unparsable or not an object: deleted, None
+    if d is None:
+        return None
+    lay = _layout_from(d, inp)
+    if lay is None:
+        drop(f)
         return None
     lay.note = "cached layout" + (f" ({lay.note})" if lay.note else "")
     _memory[key] = lay
     return lay
 
 
-def store(key: str, lay: L.Layout) -> None:
-    _memory[key] = lay
-    f = cache_dir("layouts") / f"{key}-v{LAYOUT_CACHE_VERSION}.json"
-    tmp = f.with_name(f.name + f".tmp{os.getpid()}")
+def _layout_from(d: dict, inp: L.LayoutInput | None) -> L.Layout | None:
+    def point(v) -> bool:
+        return isinstance(v, (list, tuple)) and len(v) == 2 and all(
+            isinstance(x, (int, float)) and not isinstance(x, bool) and math.isfinite(x) for x in v)
+
     try:
-        tmp.write_text(json.dumps(lay.to_dict()))
-        os.replace(tmp, f)
-    except OSError:
+        pos, sizes = d["pos"], d["sizes"]
+        if not (isinstance(pos, dict) and isinstance(sizes, dict) and pos
+                and all(isinstance(k, str) and point(v) for k, v in pos.items())
+                and all(isinstance(k, str) and point(v) for k, v in sizes.items())
+                and all(isinstance(d[k], (int, float)) and math.isfinite(d[k]) for k in ("width", "height"))
+                and d["engine"] in ("dot", "builtin")
+                and isinstance(d.get("seconds", 0.0), (int, float)) and isinstance(d.get("note", ""), str)):
+            return None
+        if inp is not None and not set(inp.sizes) <= set(pos):
+            return None
+        return L.Layout.from_dict(d)
+    except (KeyError, TypeError, ValueError, AttributeError):
+        return None
+
+
+def store(key: str, lay: L.Layout) -> None:
+    """Keep `lay` in memory and on disk (written atomically: a reader never sees half a file)."""
+    _memory[key] = lay
+    try:
+        write_json(cache_file(key), lay.to_dict())
+    except (OSError, TypeError, ValueError):
         pass
 
 
@@ -136,7 +166,7 @@ class LayoutService(QtCore.QObject):
                 if not L.needs_relayout(cur, groups, n):
                     return None
             key, inp = make()
-            lay = cached(key)
+            lay = cached(key, inp)
             if lay is None:
                 lay = compute(key, inp, limit, cancel, relay.emit_provisional if keep_unless_better is None else None)
             if keep_unless_better is not None:

@@ -76,6 +76,7 @@ class MainWindow(Actions, Activity, FileIO, Planning, Benchmarks, Tuning, Layout
         self._tasks: dict[str, worker.Task] = {}
         self._pending_layout: dict = {}            # the layout asked for and not yet applied (layout_controller)
         self._deferred_layout = None                # a layout that arrived while the first render was running
+        self._applying = 0                          # layouts being applied a slice at a time (layout_controller)
         self._find_hits: list[str] = []
         self.tune_hint: dict[str, str] = {}         # target -> a line for the latency panel after tuning
         self.last_tune_report = None
@@ -186,7 +187,8 @@ class MainWindow(Actions, Activity, FileIO, Planning, Benchmarks, Tuning, Layout
             target = self.device()
             self.latency.update_data(self.doc.name, self.doc.strategies(), self.doc.plans,
                                      self.doc.results_for(target), target, self.doc.hw.title,
-                                     rules=self.doc.rules_for(target), hint=self.tune_hint.get(target, ""))
+                                     rules=self.doc.rules_for(target), hint=self.tune_hint.get(target, ""),
+                                     input_shapes=self.doc.graph.input_shapes)
         self._update_recommendation()
 
     def _update_recommendation(self):
@@ -198,13 +200,15 @@ class MainWindow(Actions, Activity, FileIO, Planning, Benchmarks, Tuning, Layout
             self.recpanel.show_message("The recommendation (engine/recommend.py) is not available in this build.")
             return
         try:
-            measured = {s: r for s, r in self.doc.results_for(self.device()).items() if not r.error}
+            # every result, errored or not correct ones too: the engine leaves those out and says why
+            measured = self.doc.results_for(self.device())
             rec = recommend.recommend(self.doc.graph, self.doc.hw, float(self.budget.value()), measured or None)
         except Exception as e:  # noqa: BLE001 - shown in the panel
             self.recpanel.show_message(f"Recommendation failed: {e}")
             return
         self.recpanel.show_recommendation(rec, f"{self.doc.name} on {self.doc.hw.title}, budget "
-                                               f"{self.budget.value()}%, measured on {self.device()}")
+                                               f"{self.budget.value()}%, measured on {self.device()}",
+                                          measured=list(measured))
 
     def _on_scheme_changed(self, scheme=None):
         """The system switched between light and dark (QStyleHints.colorSchemeChanged)."""

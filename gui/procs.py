@@ -65,6 +65,12 @@ JOBS = {"open_model": open_model, "plan_tvm": plan_tvm}
 
 
 def _child(q, name: str, args: tuple, kwargs: dict):
+    import signal
+
+    # Ctrl+C in the terminal reaches the whole process group: the app handles it and stops this process
+    # (gui/app.py). Started from a worker thread, the child cannot inherit an ignored SIGINT
+    # (engine/subproc.py), so it ignores it here, as its first step.
+    signal.signal(signal.SIGINT, signal.SIG_IGN)
     try:
         q.put(("ok", JOBS[name](*args, **kwargs)))
     except FuseLensError as e:

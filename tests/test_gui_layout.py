@@ -1,5 +1,5 @@
 """engine/layout.py (no Qt): what goes to graphviz, parsing its -Tjson, the built-in layered layout, group
-boxes, and the layout worker's time limit and fallback."""
+boxes, and the layout worker's time limit, fallback and disk cache (a damaged file is a miss and is deleted)."""
 from __future__ import annotations
 
 import shutil
@@ -127,3 +127,39 @@ def test_layout_worker_falls_back_past_its_time_limit(monkeypatch, tmp_path):
     assert lay.engine == "builtin" and "not found" in lay.note
     LW._memory.clear()
     assert LW.cached("k2") is not None  # kept on disk: no second wait for a dot that gives up
+
+
+@pytest.mark.parametrize("damage", ["truncated", "random bytes", "a list", "wrong fields", "missing nodes",
+                                    "empty"])
+def test_a_damaged_layout_cache_file_is_a_miss_and_is_deleted(monkeypatch, tmp_path, damage):
+    import json
+    import os
+
+    from gui import layout_worker as LW
+
+    monkeypatch.setenv("FUSELENS_CACHE_DIR", str(tmp_path))
+    monkeypatch.setattr(LW, "dot_path", lambda: None)  # the built-in layout: quick and deterministic
+    LW._memory.clear()
+    g = synthetic.chain(30)
+    inp = L.build_input(g)
+    key = LW.cache_key(g.sha256, "greedy", inp)
+    good = LW.compute(key, inp, 5)
+    f = LW.cache_file(key)
+    text = f.read_text()
+    assert json.loads(text)["engine"] == "builtin"
+    assert [p.name for p in f.parent.iterdir()] == [f.name]  # written atomically: no temp file left
+    d = json.loads(text)
+    bad = {"truncated": text[: len(text) // 2].encode(),
+           "random bytes": os.urandom(300),
+           "a list": b"[1, 2, 3]",
+           "wrong fields": json.dumps(dict(d, pos={"n0": ["x", 1]}, width="wide")).encode(),
+           "missing nodes": json.dumps(dict(d, pos={"n0": [1.0, 2.0]})).encode(),
+           "empty": b""}[damage]
+    f.write_bytes(bad)
+    LW._memory.clear()
+    assert LW.cached(key, inp) is None and not f.exists()  # a miss, and the bad file is gone
+    again = LW.compute(key, inp, 5)  # the next run lays out again and stores a good file
+    assert again.pos == good.pos and f.exists()
+    LW._memory.clear()
+    assert LW.cached(key, inp).pos == good.pos
+    LW._memory.clear()

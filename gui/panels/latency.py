@@ -14,21 +14,25 @@ from PySide6 import QtCore, QtGui, QtWidgets
 from .. import style
 from ..document import schedule_label, schedule_of
 
-try:
-    from engine.published import PUBLISHED_T4
-except ImportError:  # pragma: no cover - published.py is another engineer's; these are its figures (ms)
-    PUBLISHED_T4 = {"vgg16": {"baseline": 42.3, "greedy": 28.7, "dp": 21.4},
-                    "mobilenetv2": {"baseline": 15.6, "greedy": 11.2, "dp": 8.9},
-                    "efficientnet_b0": {"baseline": 38.9, "greedy": 25.4, "dp": 19.1},
-                    "yolov4_tiny": {"baseline": 23.7, "greedy": 16.8, "dp": 12.3}}
-
 PUBLISHED_KEY = {"none": "baseline", "greedy": "greedy", "dp": "dp"}
 COLUMNS = ["strategy", "median ms", "min ms", "max ms", "estimated ms", "published T4 ms", "compile s", "kernels",
            "correct", "source", "schedule", "rules-only ms"]
 
 
-def published_for(model_name: str) -> dict | None:
-    return PUBLISHED_T4.get(model_name.split("@")[0])
+def published_for(model_name: str, input_shapes: dict | None = None) -> dict | None:
+    """The published T4 figures beside this model, or None: only for the same model at the published
+    resolution and batch (engine.published.for_model), so mobilenetv2@32 shows none."""
+    from engine import published
+
+    return published.for_model(model_name, input_shapes)
+
+
+def published_elsewhere(model_name: str) -> int | None:
+    """The published resolution of a model that has published figures (at another input size), else None."""
+    from engine import published
+
+    base = str(model_name).removeprefix("zoo:").partition("@")[0]
+    return published.PUBLISHED_RESOLUTION.get(base) if base in published.PUBLISHED_T4 else None
 
 
 class LatencyPanel(QtWidgets.QWidget):
@@ -81,16 +85,19 @@ class LatencyPanel(QtWidgets.QWidget):
                 p.getAxis(ax).setTextPen(fg)
 
     def update_data(self, model_name: str, strategies: list[str], plans: dict, results: dict, target: str,
-                    profile_title: str, rules: dict | None = None, hint: str = ""):
+                    profile_title: str, rules: dict | None = None, hint: str = "",
+                    input_shapes: dict | None = None):
         """plans: strategy -> Plan; results: strategy -> BenchResult (on `target`); rules: strategy ->
         the same plan's rules-only BenchResult (shown beside a tuned or mixed result); hint: a line
-        after the note (e.g. that tuning records changed since these figures)."""
+        after the note (e.g. that tuning records changed since these figures); input_shapes: the
+        model's ({input: shape}): published figures appear only at their own resolution and batch."""
         rules = rules or {}
         self.plot.clear()
         self.cplot.clear()
         if self.legend is not None:
             self.legend.clear()
-        pub = published_for(model_name)
+        pub = published_for(model_name, input_shapes)
+        pub_res = published_elsewhere(model_name)
         xs = list(range(len(strategies)))
         rows = []
         for s in strategies:
@@ -206,7 +213,8 @@ class LatencyPanel(QtWidgets.QWidget):
             + (f"Hatched: kernels with tuned schedules (under the name: tuned/built kernels); light bars: the "
                f"same plan measured with the rules only. " if tuned_n else "")
             + "Grey dashed bars: the cost model's estimate."
-            + (" Brown: published T4 figures (224 px input)." if pub else "")
+            + (f" Brown: published T4 figures ({pub_res} px input)." if pub else
+               f" No published T4 figures: they are for {pub_res} px input at batch 1." if pub_res else "")
             + (f"\n{hint}" if hint else ""))
         self._fill_table()
 

@@ -3,6 +3,8 @@ and hardware profile highlighted, each test's value against its threshold, and t
 beside the rule's (with any disagreement stated)."""
 from __future__ import annotations
 
+import html
+
 from PySide6 import QtCore, QtGui, QtWidgets
 
 from .. import style
@@ -18,6 +20,30 @@ def normalise_tree(tree) -> tuple[str, dict[str, tuple[str, str, str]]]:
         root = next((k for k in tree if k not in children), next(iter(tree)))
         return root, {k: tuple(v) for k, v in tree.items()}
     raise ValueError("unrecognised decision-tree description")
+
+
+def no_verdict_text(rec, measured=None) -> str:
+    """Why there is no measured verdict, as the panel shows it: the engine's reason (greedy, the
+    baseline, has no usable result; results not correct or errored are excluded), else what is
+    still to be measured."""
+    excluded = dict(getattr(rec, "excluded", None) or {})
+    detail = (rec.measured_detail or "").strip()
+    measured = list(measured or [])
+    if detail:
+        for prefix in ("no measured verdict: ", "No measured verdict: "):
+            detail = detail.removeprefix(prefix)
+        why = detail
+    elif excluded:
+        why = "results that cannot count: " + "; ".join(f"{s} ({w})" for s, w in excluded.items())
+    elif measured and "greedy" not in measured:
+        why = (f"greedy, the baseline of the comparison, is not measured yet (measured: {', '.join(measured)}); "
+               "benchmark greedy on the selected device to add one.")
+    elif measured:
+        why = "only greedy is measured: benchmark dp or hybrid on the selected device to compare with it."
+    else:
+        return ("<i>Measured verdict: not yet measured</i> (benchmark greedy and dp or hybrid on the selected "
+                "device to add one).")
+    return f"<b>No measured verdict:</b> {html.escape(why)}"
 
 
 class RecommendationPanel(QtWidgets.QWidget):
@@ -51,6 +77,7 @@ class RecommendationPanel(QtWidgets.QWidget):
         lay.addWidget(split, 1)
         lay.addWidget(self.measured)
         self.rec = None
+        self._ctx, self._measured = "", None
         self.highlighted: list[str] = []
         self.dark = False
 
@@ -58,7 +85,7 @@ class RecommendationPanel(QtWidgets.QWidget):
         self.dark = dark
         self.view.setBackgroundBrush(QtGui.QColor("#1e1f22" if dark else "#fbfbfc"))
         if self.rec is not None:
-            self.show_recommendation(self.rec, self._ctx)
+            self.show_recommendation(self.rec, self._ctx, self._measured)
 
     def show_message(self, text: str):
         self.rec = None
@@ -67,8 +94,10 @@ class RecommendationPanel(QtWidgets.QWidget):
         self.verdict.setText(text)
         self.measured.setText("")
 
-    def show_recommendation(self, rec, ctx: str = ""):
-        self.rec, self._ctx = rec, ctx
+    def show_recommendation(self, rec, ctx: str = "", measured=None):
+        """measured: the strategies with a benchmark result on the device (usable or not), to say what
+        is missing when there is no measured verdict."""
+        self.rec, self._ctx, self._measured = rec, ctx, measured
         self.verdict.setText(f"<b>Rule's verdict: {rec.verdict}</b>"
                              + (f" &nbsp; <small>({ctx})</small>" if ctx else ""))
         if rec.measured_verdict:
@@ -78,8 +107,7 @@ class RecommendationPanel(QtWidgets.QWidget):
             else:
                 txt += "<br><span style='color:#2ca02c'>The rule and the measurements agree.</span>"
         else:
-            txt = ("<i>Measured verdict: not yet measured</i> (benchmark greedy and dp or hybrid on the selected "
-                   "device to add one).")
+            txt = no_verdict_text(rec, measured)
         self.measured.setText(txt)
         self.tests.clear()
         for t in rec.tests:
