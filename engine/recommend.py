@@ -134,7 +134,7 @@ def _add_measured(rec: Recommendation, measured: dict, budget_pct: float) -> Non
 
     def cost(s):
         v = rows[s]["compile_overhead_pct"]
-        return f"+{v:.0f}% compile" + ("" if s in within else f", over the {budget_pct:.0f}% budget")
+        return f"{v:+.0f}% compile" + ("" if s in within else f", over the {budget_pct:.0f}% budget")
 
     others = [f"{vs_greedy[s].text(s, 'greedy')}, at {cost(s)}" for s in rows if s in vs_greedy and s != best]
     if best == "greedy":
@@ -145,7 +145,7 @@ def _add_measured(rec: Recommendation, measured: dict, budget_pct: float) -> Non
         b = rows[best]
         detail = (f"{best} was {c.ratio:.2f}x faster than greedy, 95% interval {c.interval} "
                   f"(median {b['latency_ms']:.2f} vs {rows['greedy']['latency_ms']:.2f} ms), "
-                  f"at +{b['compile_overhead_pct']:.0f}% compile time")
+                  f"at {b['compile_overhead_pct']:+.0f}% compile time")
         if prev not in (None, "greedy"):  # it replaced a cheaper strategy that also beat greedy
             detail += f"; {why.text(best, prev)}"
         rec.measured_detail = detail + (f"; {'; '.join(others)}" if others else "") + ignored
