@@ -1,0 +1,235 @@
+"""Fuzzing, CI-sized (issue 11): Hypothesis draws mutated ONNX models, mutated plan files and random
+command lines (tests/fuzzing.py: the strategies and the properties), a few hundred cases in all,
+derandomized so that every run draws the same ones. scripts/fuzz_long.py runs the same targets for
+as long as one likes.
+
+The properties: the ONNX loader (and the planning `plan` does after it) returns a graph or raises a
+FuseLensError; the plan importer returns a legal Plan or raises a PlanError; every command exits 0
+or 2 (1 where a benchmark finds an incorrect result), with no traceback, no signal, and exactly one
+line on stderr when it exits 2.
+
+The @examples are cases a fuzzer found before their fix (commented; the commit that fixed each names
+it) and edge cases worth trying on every run.
+"""
+import os
+
+import pytest
+from hypothesis import HealthCheck, example, given, settings
+
+from tests import fuzzing as F
+
+CI = dict(deadline=None, derandomize=True, database=None,
+          suppress_health_check=[HealthCheck.too_slow, HealthCheck.filter_too_much, HealthCheck.data_too_large])
+
+
+@pytest.fixture(scope="module")
+def work(tmp_path_factory):
+    return tmp_path_factory.mktemp("fuzz")
+
+
+@pytest.fixture(scope="module")
+def fixtures(work):
+    return F.make_fixtures(work / "fixtures")
+
+
+# ---- the ONNX loader, in process ------------------------------------------------------------------------
+
+def test_onnx_seeds_load(work):
+    """Every seed loads and plans as it is: the fuzzer mutates working models."""
+    with F.private_env(work / "seed-cache"):
+        for name in F.SEED_NAMES:
+            path, shapes = F.write_onnx_case((name, [], None), work / "seeds" / name)
+            assert F.check_loader(path, shapes) == "ok", name
+
+
+@settings(max_examples=200, **CI)
+@given(case=F.onnx_cases())
+# a flipped byte made a node name invalid UTF-8: protobuf returned bytes, storing graph.json raised TypeError
+@example(case=("tiny", [("flip", [(184348399, 247), (547121625, 56)])], None))
+@example(case=("tiny", [("init_external", 0, "model.onnx", [("junk", "1")])], None))
+@example(case=("tiny", [("init_external", 0, "../x.bin", [])], None))
+@example(case=("yolov4_tiny@32[:22]", [("attr_ints", 9, 0, -1)], None))
+@example(case=("mobilenetv2@32[:25]", [("attr", 3, 0, 2 ** 62)], {"input": [1, 3, 32, 32]}))
+def test_fuzz_onnx_loader(case, work):
+    path, shapes = F.write_onnx_case(case, work / "onnx-case")
+    with F.private_env(work / "onnx-cache"):
+        F.check_loader(path, shapes)
+
+
+# ---- the ONNX loader, through the command line -------------------------------------------------------------
+
+@settings(max_examples=5, **CI)
+@given(case=F.onnx_cases(cli=True))
+# onnx warned "Ignoring unknown external data key(s)" on stderr: three lines, not one
+@example(case=("tiny", [("init_external", 0, "model.onnx", [("junk", "1")])], None))
+def test_fuzz_onnx_cli(case, work):
+    path, shapes = F.write_onnx_case(case, work / "onnx-cli-case")
+    F.check_onnx_cli(path, shapes, work / "cli-cache")
+
+
+# ---- the plan importer ---------------------------------------------------------------------------------------
+
+@pytest.fixture(scope="module")
+def plan_seeds(work):
+    return F.plan_seeds(str(work / "plan-cache"))
+
+
+_OTHER = {"tiny": "mobilenetv2@32[:25]/greedy", "mobilenetv2@32[:25]": "tiny/greedy"}
+
+
+@settings(max_examples=400, **CI)
+@given(case=F.plan_cases())
+# json's int() refused a 5000-digit number with a ValueError; float() of a 400-digit int: OverflowError
+@example(case=("tiny/greedy", "own", [("number", 5, "1" * 5000)]))
+@example(case=("tiny/greedy", "own", [("number", 0, "-" + "9" * 4400)]))
+@example(case=("tiny/dp", "own", [("number", 75, "1" + "0" * 400)]))  # 75: estimated_us (the test below finds them all)
+@example(case=("tiny/greedy", "other", [("graft", "mobilenetv2@32[:25]/greedy", "model.sha256")]))
+@example(case=("tiny/greedy", "own", [("nest", 3, 200000)]))
+def test_fuzz_plan_json(case, plan_seeds, work):
+    seed, against, muts = case
+    plans = {k: v[1] for k, v in plan_seeds.items()}
+    data = F.apply_plan_mutations(plans[seed], plans, muts)
+    graph = plan_seeds[seed if against == "own" else _OTHER[seed.split("/")[0]]][0]
+    F.check_plan(data, graph, work / "plan-case")
+
+
+def test_plan_number_cases_hit_the_fields(plan_seeds, work):
+    """The @examples above reach number fields (estimated_us, planning_ms), so they test what they claim."""
+    plans = {k: v[1] for k, v in plan_seeds.items()}
+    paths = list(F._paths(plans["tiny/dp"]))
+    hits = [i for i, p in enumerate(paths) if p and p[-1] in ("estimated_us", "planning_ms")]
+    assert len(hits) >= 3
+    for i in hits:
+        data = F.apply_plan_mutations(plans["tiny/dp"], plans, [("number", i, "1" + "0" * 400)])
+        assert F.check_plan(data, plan_seeds["tiny/dp"][0], work / "plan-hits") == "error"
+        assert b"1" + b"0" * 400 in data
+
+
+# ---- every command on random arguments ----------------------------------------------------------------------
+
+def _cli(argv, fixtures, work):
+    F.check_cli_args(argv, fixtures, work / "cli-cache")
+
+
+@settings(max_examples=15, **CI)
+@given(argv=F.cli_zoo())
+@example(argv=["zoo", "export", "mobilenetv2", "{DIR}/" + "d" * 245, "--resolution", "32"])  # temp name too long: exit 70
+@example(argv=["zoo", "export", "mobilenetv2", "{NULL_LINK}"])
+def test_fuzz_cli_zoo(argv, fixtures, work):
+    _cli(argv, fixtures, work)
+
+
+@settings(max_examples=20, **CI)
+@given(argv=F.cli_inspect())
+@example(argv=["inspect", "/dev/zero"])            # read to the end of /dev/zero: MemoryError, exit 70
+@example(argv=["inspect", "{FIFO}"])               # blocked forever reading a pipe
+@example(argv=["inspect", "~nosuchuser-fuzz/x.onnx"])  # expanduser's RuntimeError: exit 70
+@example(argv=["inspect", "{DIR}/" + "a" * 300 + ".onnx"])  # stat's "file name too long": exit 70
+def test_fuzz_cli_inspect(argv, fixtures, work):
+    _cli(argv, fixtures, work)
+
+
+@settings(max_examples=15, **CI)
+@given(argv=F.cli_plan())
+@example(argv=["plan", "{TINY}", "--out", "{DIR}/" + "c" * 255])  # the temp file's name too long: exit 70
+@example(argv=["plan", "{TINY}", "--out", "/proc/version"])      # root may "write" in /proc, mkstemp may not: exit 70
+@example(argv=["plan", "{TINY}", "--out", "~nosuchuser-fuzz/out"])
+@example(argv=["plan", "{TINY}", "--out", "{NULL_LINK}"])        # os.replace put a file where a device was
+def test_fuzz_cli_plan(argv, fixtures, work):
+    _cli(argv, fixtures, work)
+
+
+@settings(max_examples=3, **CI)
+@given(argv=F.cli_bench())
+def test_fuzz_cli_bench(argv, fixtures, work):
+    _cli(argv, fixtures, work)
+
+
+@settings(max_examples=10, **CI)
+@given(argv=F.cli_table())
+@example(argv=["table", "--out", "{DIR}/" + "e" * 300, "--target", "gpu"])  # stat's "file name too long": exit 70
+def test_fuzz_cli_table(argv, fixtures, work):
+    _cli(argv, fixtures, work)
+
+
+@settings(max_examples=10, **CI)
+@given(argv=F.cli_tune())
+def test_fuzz_cli_tune(argv, fixtures, work):
+    _cli(argv, fixtures, work)
+
+
+@settings(max_examples=20, **CI)
+@given(argv=F.cli_misc())
+@example(argv=["devices"])
+@example(argv=["cache", "clear", "--what", "nosuch"])
+def test_fuzz_cli_misc(argv, fixtures, work):
+    _cli(argv, fixtures, work)
+
+
+# ---- regression tests the property alone does not show ---------------------------------------------------------
+
+def test_outputs_that_are_not_regular_files_are_refused(fixtures, work):
+    """Found running the cli fuzzer as root: `plan --out /dev/full` put a regular file where the device
+    was (os.replace). A device, pipe or symlink to a device is now refused before any work, and left
+    alone. (Checked in process for the real device: a regression must not replace it.)"""
+    from engine import outpath
+    from engine.errors import UsageError
+
+    for p in (os.devnull, fixtures["{FIFO}"], fixtures["{NULL_LINK}"]):
+        with pytest.raises(UsageError, match="not a regular file"):
+            outpath.check_file(p, "--out")
+    assert F.run_cli(["plan", fixtures["{TINY}"], "--out", fixtures["{NULL_LINK}"]], work / "cli-cache") == "error"
+    assert os.readlink(fixtures["{NULL_LINK}"]) == os.devnull
+
+
+@pytest.mark.skipif(not os.path.isdir("/proc/self"), reason="needs Linux's /proc")
+def test_output_where_no_file_can_be_made_is_refused_before_any_work():
+    """Found by the cli fuzzer as root: os.access says root may write in /proc, mkstemp fails there
+    (exit 70, after the work). Both checks now make and remove a temp file where the output goes."""
+    from engine import outpath
+    from engine.errors import UsageError
+
+    with pytest.raises(UsageError, match="cannot write in folder /proc"):
+        outpath.check_file("/proc/version", "--out")
+    with pytest.raises(UsageError, match="cannot write"):
+        outpath.check_folder("/proc/fuselens-new", "--out")
+
+
+# ---- the harness itself ------------------------------------------------------------------------------------------
+
+def test_harness_catches_what_it_should(fixtures, work):
+    """The command-line property passes a clean exit and argparse's usage errors, and fails an exit
+    code it does not allow (the app without a display: 3)."""
+    cache = work / "harness-cache"
+    assert F.run_cli(["inspect", fixtures["{TINY}"]], cache) == "ok"
+    assert F.run_cli(["plan", "--strategy"], cache) == "error"  # argparse: usage lines and one error line
+    with pytest.raises(F.FuzzFailure, match="exit 3"):
+        F.run_cli(["gui", fixtures["{TINY}"]], cache)
+    with pytest.raises(F.FuzzFailure, match="exit 0"):
+        F.run_cli(["inspect", fixtures["{TINY}"]], cache, allow=(2,))
+
+
+def _drawn_kinds() -> set[str]:
+    """The ONNX mutation kinds the strategies draw (read from tests/fuzzing.py)."""
+    import inspect
+    import re
+
+    src = inspect.getsource(F)
+    return set(re.findall(r'st\.just\("([a-z_]+)"\)', src[src.index("_byte_mutations ="):src.index("onnx_mutation =")]))
+
+
+def test_every_mutation_kind_changes_the_model():
+    """No mutation kind is silently a no-op: each one changes the bytes of the head model."""
+    cases = [("flip", [(5, 1)]), ("truncate", 10), ("delete", 10, 4), ("insert", 10, b"xx"), ("duplicate", 10, 8),
+             ("drop_node", 0), ("drop_initializer", 0), ("drop_input", 0), ("drop_output", 0), ("drop_value_info", 0),
+             ("swap_nodes", 0, 1), ("op_type", 0, "Relu"), ("node_input", 0, 0, "q"), ("node_output", 0, 0, "q"),
+             ("add_node_input", 0, "q"), ("drop_node_input", 0, 0), ("domain", 0, "x"), ("drop_attr", 0, 0),
+             ("clear_attrs", 0), ("attr", 0, 0, [1]), ("add_attr", 0, "group", 7), ("attr_ints", 0, 0, -1),
+             ("dim", "input", 0, 1, 99), ("add_dim", "input", 0, 2), ("clear_shape", "input", 0),
+             ("elem_type", "input", 0, 7), ("init_dims", 0, [1]), ("init_dtype", 0, 7), ("init_raw", 0, b"x"),
+             ("init_external", 0, "../x.bin", []), ("opset", 9999), ("opset_domain", "x"), ("add_opset", "x", 1),
+             ("drop_opsets",), ("ir_version", 3)]
+    assert {c[0] for c in cases} == _drawn_kinds()
+    seed = F.onnx_seeds()["head"]
+    for c in cases:
+        assert F.apply_onnx_mutations(seed, [c]) != seed, c
