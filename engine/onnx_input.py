@@ -309,8 +309,12 @@ def freeze(model: onnx.ModelProto, shapes: dict[str, list[int]], src: str) -> on
         return model
     import onnxsim
 
+    from .relax_import import quiet_native_stderr
+
     try:
-        simplified, ok = onnxsim.simplify(model, overwrite_input_shapes=shapes, skip_shape_inference=False)
+        # onnxsim prints on fd 2 what it cannot fold ("WARNING: failed to run ...", with a Python traceback)
+        with quiet_native_stderr():
+            simplified, ok = onnxsim.simplify(model, overwrite_input_shapes=shapes, skip_shape_inference=False)
     except Exception as e:
         raise ModelError(src, f"cannot fix input shapes {shapes}: {_short(e)}") from None
     if not ok:
