@@ -468,23 +468,67 @@ def _user_error(e: Exception, where: str) -> None:
         raise FuzzFailure("empty message", f"{where}: {type(e).__name__} with no message")
 
 
+@contextlib.contextmanager
+def captured_output():
+    """What the code inside prints, as a command line's terminal would show it: fd 1 and fd 2 (native
+    code's prints included) and the Python warnings that print by default. Yields a dict filled on exit."""
+    import tempfile
+    import warnings
+
+    out: dict[str, str] = {}
+    sys.stdout.flush()
+    sys.stderr.flush()
+    saved = [os.dup(1), os.dup(2)]
+    with tempfile.TemporaryFile() as f1, tempfile.TemporaryFile() as f2, \
+            warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        os.dup2(f1.fileno(), 1)
+        os.dup2(f2.fileno(), 2)
+        try:
+            yield out
+        finally:
+            sys.stdout.flush()
+            sys.stderr.flush()
+            os.dup2(saved[0], 1)
+            os.dup2(saved[1], 2)
+            for fd in saved:
+                os.close(fd)
+            for key, f in (("stdout", f1), ("stderr", f2)):
+                f.seek(0)
+                out[key] = f.read().decode("utf-8", "replace")
+            quiet = (DeprecationWarning, PendingDeprecationWarning, ImportWarning, ResourceWarning)  # hidden by default
+            out["warnings"] = "\n".join(f"{w.category.__name__}: {w.message}" for w in caught
+                                        if not issubclass(w.category, quiet))
+
+
 def check_loader(path: Path, shapes: dict | None) -> str:
     """The `onnx` property: load, check sizes and plan greedily as `plan` does. 'ok' or 'error' (a
-    FuseLensError); anything else raises FuzzFailure."""
+    FuseLensError); anything else raises FuzzFailure: another exception, or anything printed on the
+    way (a line on stdout or stderr, a warning) that a command line would show besides its own."""
     from engine import hardware, loader, onnx_input
     from engine.errors import FuseLensError
     from engine.planner import make_plan
 
-    try:
-        g = loader.load(str(path), shapes)
-        onnx_input.check_graph_sizes(g, str(path))
-        make_plan(g, "greedy", hardware.get("t4"))
-        return "ok"
-    except FuseLensError as e:
-        _user_error(e, "loader")
-        return "error"
-    except Exception as e:  # noqa: BLE001 - the property: nothing but a FuseLensError
-        raise FuzzFailure("exception", f"{type(e).__name__}: {str(e)[:500]}") from e
+    failure = None
+    with captured_output() as out:
+        try:
+            g = loader.load(str(path), shapes)
+            onnx_input.check_graph_sizes(g, str(path))
+            make_plan(g, "greedy", hardware.get("t4"))
+            outcome = "ok"
+        except FuseLensError as e:
+            outcome = "error"
+            if not str(e).strip():
+                failure = FuzzFailure("empty message", f"loader: {type(e).__name__} with no message")
+        except Exception as e:  # noqa: BLE001 - the property: nothing but a FuseLensError
+            failure = FuzzFailure("exception", f"{type(e).__name__}: {str(e)[:500]}")
+            failure.__cause__ = e
+    if failure is not None:
+        raise failure
+    for key in ("stderr", "stdout", "warnings"):
+        if out[key].strip():
+            raise FuzzFailure(f"printed on {key}", out[key][-2000:])
+    return outcome
 
 
 # ==== plan JSON ===========================================================================================
