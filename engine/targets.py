@@ -130,9 +130,11 @@ def configured_rpc() -> list[str]:
     out = [s for s in os.environ.get("FUSELENS_RPC", "").split(",") if s.strip()]
     f = cache_dir() / "devices.json"
     try:
-        out += [s for s in json.loads(f.read_text()).get("rpc", []) if s not in out]
-    except (OSError, ValueError, AttributeError):
-        pass
+        rpc = json.loads(f.read_text()).get("rpc", [])
+    except (OSError, ValueError, AttributeError, RecursionError):
+        rpc = []
+    # a hand-edited file may hold anything: only a list of strings names devices
+    out += [s for s in (rpc if isinstance(rpc, list) else []) if isinstance(s, str) and s not in out]
     return out
 
 
