@@ -134,6 +134,22 @@ def measure_bandwidth(mb: int = 128, repeats: int = 5) -> float:
     return 2 * a.nbytes / sorted(times)[len(times) // 2]
 
 
+def _profile_ok(h) -> bool:
+    """A stored profile (host.json's "hardware") whose fields the cost model can compute with: names
+    are strings, counts positive integers, rates positive finite numbers (a bad one is a cache miss)."""
+    import math
+
+    def num(v, lo_ok=False):
+        return isinstance(v, (int, float)) and not isinstance(v, bool) and math.isfinite(v) and (v > 0 or lo_ok and v == 0)
+
+    return (isinstance(h, dict) and all(isinstance(h.get(k), str) for k in ("name", "title", "kind"))
+            and isinstance(h.get("source", ""), str)
+            and all(isinstance(h.get(k), int) and not isinstance(h.get(k), bool) and h[k] > 0 for k in ("units", "onchip_bytes"))
+            and all(num(h.get(k)) for k in ("peak_flops", "bandwidth"))
+            and num(h.get("launch_us"), lo_ok=True)
+            and all(num(h.get(k, 0.5)) for k in ("compute_efficiency", "bandwidth_efficiency")))
+
+
 def host(refresh: bool = False) -> Hardware:
     f = cache_dir() / "host.json"
     facts = cpu_facts()
@@ -143,6 +159,8 @@ def host(refresh: bool = False) -> Hardware:
         d = read_json(f)   # a file that does not parse is a miss (and goes)
         if d is not None and d.get("facts") == facts:
             try:
+                if not _profile_ok(d["hardware"]):
+                    raise ValueError("wrong-typed fields")
                 return _with_kinds(from_dict({**d["hardware"], "kinds": None}))
             except (KeyError, TypeError, ValueError, AttributeError):
                 drop(f)
