@@ -92,4 +92,6 @@ def test_torchscript_export_fails_in_tvm_importer_with_one_clear_line():
                        capture_output=True, text=True, timeout=300)
     lines = [ln for ln in r.stderr.splitlines() if ln.strip()]
     assert r.returncode == 2 and len(lines) == 1, r.stderr
-    assert "TVM's ONNX importer failed (at ONNX node '/enc/layers.0/self_attn/MatMul_1')" in lines[0]
+    # the node, the op and its input shapes, then TVM's own reason
+    assert "TVM's ONNX importer failed (at ONNX node '/enc/layers.0/self_attn/MatMul_1': MatMul of" in lines[0]
+    assert "[1,4,128,16]" in lines[0] and "reduction" in lines[0]
