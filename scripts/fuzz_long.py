@@ -134,7 +134,7 @@ def worker(target: str, seed: int, until: float, out: Path) -> None:
         fixtures = F.make_fixtures(work / "fixtures")
         commands = F.CLI_COMMANDS
         # bench lines build and time a model: a few of them, among many cheap ones
-        weights = {"zoo": 3, "inspect": 4, "plan": 4, "bench": 1, "table": 2, "tune": 2, "misc": 4}
+        weights = {"zoo": 3, "inspect": 4, "plan": 4, "bench": 1, "table": 2, "tune": 2, "misc": 4, "cache_files": 2}
         lines = st.one_of(*[commands[c]() for c, w in weights.items() for _ in range(w)])
 
         @run_settings

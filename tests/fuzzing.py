@@ -9,7 +9,8 @@ Targets and their property:
     onnx_cli    `main.py inspect FILE` and `main.py plan FILE --strategy greedy` on a mutated protobuf.
     plan_json   engine.planner.plan_json.load(file, graph) (what the app's "Open plan" calls) on mutated
                 plan JSON: a Plan or a PlanError, nothing else.
-    cli         every command on random arguments.
+    cli         every command on random arguments (and on damaged cache files it reads: devices.json,
+                host.json).
 
 A command line keeps the property when it exits 0 or 2 (1 too where a benchmark may find an incorrect
 result; 3 for the app without a display), dies of no signal, prints no traceback, and, exiting 2,
@@ -963,8 +964,38 @@ def _not_expensive_raw(argv):
                                                   and not words[1].startswith("-"))
 
 
+# Cache files the user or an older FuseLens may have left, damaged: a line may start with
+# "@cache:NAME=CONTENT" items, written into the private cache folder before the command runs;
+# {HOST_FACTS} in CONTENT stands for this machine's hardware.cpu_facts() (host.json is only read when
+# its facts match the machine's).
+_HW_FIELDS = ["name", "title", "kind", "peak_flops", "bandwidth", "units", "onchip_bytes", "launch_us",
+              "compute_efficiency", "bandwidth_efficiency", "kinds", "source"]
+_T4 = {"name": "host", "title": "t", "kind": "cpu", "peak_flops": 1e12, "bandwidth": 1e10, "units": 2,
+       "onchip_bytes": 1 << 20, "launch_us": 5.0, "compute_efficiency": 0.3, "bandwidth_efficiency": 0.8,
+       "kinds": None, "source": ""}
+_edge_numbers = st.sampled_from([0, -1, 0.0, -1e9, 1e308, 2 ** 70, "1e12", None, True, [], {}, float("nan")])
+_rpc_lists = st.one_of(st.lists(st.one_of(targets, json_values), max_size=3), json_values)
+
+
+def cli_cache_files():
+    devices_json = st.one_of(st.builds(lambda v: json.dumps({"rpc": v}), _rpc_lists),
+                             json_values.map(json.dumps), argv_text)
+    hardware = st.builds(lambda over: {**_T4, **over},
+                         st.dictionaries(st.sampled_from(_HW_FIELDS), st.one_of(_edge_numbers, json_values), max_size=3))
+    host_json = st.one_of(
+        st.builds(lambda hw: '{"facts": {HOST_FACTS}, "hardware": ' + json.dumps(hw) + "}", hardware),
+        st.builds(lambda v: '{"facts": {HOST_FACTS}, "hardware": ' + json.dumps(v) + "}", json_values),
+        json_values.map(json.dumps))
+    return st.one_of(
+        _cat(devices_json.map(lambda c: "@cache:devices.json=" + c), st.just(["devices"])),
+        _cat(host_json.map(lambda c: "@cache:host.json=" + c),
+             st.sampled_from([["plan", "{TINY}", "--hardware", "host", "--strategy", "greedy"],
+                              ["plan", "{TINY}", "--hardware", "host", "--strategy", "dp", "--explain"]])),
+    )
+
+
 CLI_COMMANDS = {"zoo": cli_zoo, "inspect": cli_inspect, "plan": cli_plan, "bench": cli_bench, "table": cli_table,
-                "tune": cli_tune, "misc": cli_misc}
+                "tune": cli_tune, "misc": cli_misc, "cache_files": cli_cache_files}
 
 
 def make_fixtures(folder: Path) -> dict[str, str]:
@@ -1028,7 +1059,16 @@ def fill_argv(argv: list[str], fixtures: dict[str, str]) -> list[str]:
 def check_cli_args(argv: list[str], fixtures: dict[str, str], cache: Path, timeout: float = 300) -> str:
     """The `cli` property on one random command line (1 allowed for bench: an incorrect result;
     3 for a line that falls through to the app, which has no display here)."""
-    allow = (0, 1, 2) if "bench" in argv[:1] else (0, 2, 3)
     make_fixtures(Path(fixtures["{TINY}"]).parent)
+    while argv and argv[0].startswith("@cache:"):
+        name, _, content = argv[0][len("@cache:"):].partition("=")
+        if "{HOST_FACTS}" in content:
+            from engine.hardware import cpu_facts
+
+            content = content.replace("{HOST_FACTS}", json.dumps(cpu_facts()))
+        cache.mkdir(parents=True, exist_ok=True)
+        (cache / name).write_bytes(content.encode("utf-8", "surrogateescape"))
+        argv = argv[1:]
+    allow = (0, 1, 2) if "bench" in argv[:1] else (0, 2, 3)
     return run_cli(fill_argv(argv, fixtures), cache, allow=allow, timeout=timeout,
                    cwd=Path(fixtures["{DIR}"]))

@@ -11,6 +11,7 @@ line on stderr when it exits 2.
 The @examples are cases a fuzzer found before their fix (commented; the commit that fixed each names
 it) and edge cases worth trying on every run.
 """
+import json
 import os
 
 import pytest
@@ -167,6 +168,18 @@ def test_fuzz_cli_tune(argv, fixtures, work):
 @example(argv=["devices"])
 @example(argv=["cache", "clear", "--what", "nosuch"])
 def test_fuzz_cli_misc(argv, fixtures, work):
+    _cli(argv, fixtures, work)
+
+
+@settings(max_examples=6, **CI)
+@given(argv=F.cli_cache_files())
+# devices.json naming non-strings: AttributeError; host.json with a dict for a rate: TypeError planning (exit 70)
+@example(argv=['@cache:devices.json={"rpc": [null]}', "devices"])
+@example(argv=['@cache:devices.json={"rpc": 5}', "devices"])
+@example(argv=['@cache:host.json={"facts": {HOST_FACTS}, "hardware": ' + json.dumps({**F._T4, "bandwidth_efficiency": {}})
+               + "}", "plan", "{TINY}", "--hardware", "host", "--strategy", "greedy"])
+def test_fuzz_cli_cache_files(argv, fixtures, work):
+    """Damaged cache files a command reads (devices.json, host.json): a miss or a clear error, never exit 70."""
     _cli(argv, fixtures, work)
 
 
