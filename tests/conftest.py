@@ -26,3 +26,15 @@ def tiny_model(tmp_path):
 
     onnx.save(tiny_onnx(), p)
     return p
+
+
+@pytest.fixture
+def private_cache(tmp_path, monkeypatch):
+    """Every cache (models, results, kernels, tuning records) in a private folder; spawned workers
+    and CLI subprocesses inherit it through the environment."""
+    from engine import loader
+
+    monkeypatch.setenv("FUSELENS_CACHE_DIR", str(tmp_path / "cache"))
+    loader._memo.clear()
+    yield tmp_path / "cache"
+    loader._memo.clear()

@@ -20,11 +20,8 @@ ROOT = Path(__file__).resolve().parent.parent
 
 
 @pytest.fixture(autouse=True)
-def private_cache(tmp_path, monkeypatch):
-    monkeypatch.setenv("FUSELENS_CACHE_DIR", str(tmp_path / "cache"))
-    loader._memo.clear()
-    yield tmp_path / "cache"
-    loader._memo.clear()
+def _every_test_in_a_private_cache(private_cache):
+    yield private_cache
 
 
 @pytest.fixture

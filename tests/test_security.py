@@ -68,14 +68,6 @@ def _external_model(tmp_path: Path, case: str) -> tuple[Path, str]:
 EXTERNAL = ["dotdot", "absolute", "symlink", "symlinked-folder", "hardlink"]
 
 
-@pytest.fixture
-def private_cache(tmp_path, monkeypatch):
-    monkeypatch.setenv("FUSELENS_CACHE_DIR", str(tmp_path / "cache"))
-    loader._memo.clear()
-    yield tmp_path / "cache"
-    loader._memo.clear()
-
-
 @pytest.mark.parametrize("case", EXTERNAL)
 def test_external_data_outside_the_folder_refused_in_process(case, tmp_path, private_cache):
     path, expect = _external_model(tmp_path, case)

@@ -20,15 +20,6 @@ SHAPES = {"x": [1, 3, 8, 8]}
 
 
 @pytest.fixture
-def private_cache(tmp_path, monkeypatch):
-    """Every cache (models, results, tuning records) in a private folder; spawned workers inherit it."""
-    monkeypatch.setenv("FUSELENS_CACHE_DIR", str(tmp_path / "cache"))
-    loader._memo.clear()
-    yield tmp_path / "cache"
-    loader._memo.clear()
-
-
-@pytest.fixture
 def tiny(tmp_path, private_cache):
     p = tmp_path / "tiny.onnx"
     onnx.save(tiny_onnx(), p)
