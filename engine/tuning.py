@@ -457,13 +457,7 @@ def _make_harvest_class():
             self.frac = 0.0
 
         def apply(self, task_scheduler, task_id, measure_candidates, builder_results, runner_results):
-          try:
             self._apply(measure_candidates, builder_results, runner_results)
-          except _TimeUp:
-            raise
-          except Exception:
-            import traceback; traceback.print_exc()
-            raise
 
         def _apply(self, measure_candidates, builder_results, runner_results):
             k = self.current
