@@ -45,10 +45,15 @@ def rpc_stack():
     wait_port(dport)
     time.sleep(2)  # registration with the tracker
     yield {"tracker": tport, "direct": dport}
+    stop_all(procs)
+
+
+def stop_all(procs) -> None:
+    """End TVM's tracker and servers: they fork workers, so each process group goes."""
     import os
     import signal
 
-    for p in procs:  # the servers fork workers: end each process group
+    for p in procs:
         try:
             os.killpg(p.pid, signal.SIGTERM)
         except ProcessLookupError:

@@ -186,10 +186,9 @@ def test_parse_cuda_arch_target():
 @pytest.fixture(scope="module")
 def two_device_tracker():
     """A loopback TVM tracker with two RPC servers registered under one key."""
-    import signal
     import time
 
-    from tests.test_rpc import free_port, wait_port
+    from tests.test_rpc import free_port, stop_all, wait_port
 
     tport = free_port()
     py = sys.executable
@@ -208,13 +207,7 @@ def two_device_tracker():
         time.sleep(2)  # registration
         yield f"rpc://127.0.0.1:{tport}/tunebox"
     finally:
-        for p in procs:  # the servers fork workers: end each process group
-            try:
-                os.killpg(p.pid, signal.SIGTERM)
-            except ProcessLookupError:
-                pass
-        for p in procs:
-            p.wait(10)
+        stop_all(procs)
 
 
 def test_tune_over_a_loopback_tracker(tiny, two_device_tracker):
