@@ -57,8 +57,9 @@ def build_parser() -> argparse.ArgumentParser:
     pl = sub.add_parser("plan", help="plan fusion groups with one strategy and write the plan as JSON")
     pl.add_argument("model")
     pl.add_argument("--strategy", default="dp", choices=list(STRATEGIES))
-    pl.add_argument("--hardware", default="t4",
-                    help="cost-model profile: t4, a100, h200, rpi4b, host, host-calibrated (after `calibrate`)")
+    pl.add_argument("--hardware", default=None,
+                    help="cost-model profile: t4, a100, h200, rpi4b, jetson-orin-nano-cpu, host, host-calibrated "
+                         "(after `calibrate`); default: the --target device's own (host for cpu)")
     _shape_args(pl)
     pl.add_argument("--out", help="write the plan JSON here")
     pl.add_argument("--explain", action="store_true", help="list why each edge between groups was not fused")
@@ -69,8 +70,11 @@ def build_parser() -> argparse.ArgumentParser:
     be = sub.add_parser("bench", help="build, check and time strategies side by side")
     be.add_argument("model")
     be.add_argument("--strategies", default="none,tvm,greedy,dp,hybrid")
-    be.add_argument("--target", default="cpu", help="cpu, cuda, cuda:N, rpc://HOST:PORT, rpc://HOST:PORT/KEY")
-    be.add_argument("--hardware", default=None, help="cost-model profile (default: host for cpu, t4 otherwise)")
+    be.add_argument("--target", default="cpu",
+                    help="cpu, cuda, cuda:N, rpc://HOST:PORT, rpc://HOST:PORT/KEY, with ?device=BOARD for a board "
+                         "(e.g. rpc://HOST:9190/rpi4b?device=rpi4b)")
+    be.add_argument("--hardware", default=None,
+                    help="cost-model profile (default: the device's own: a board's profile, host for cpu, t4 for a GPU)")
     be.add_argument("--repeat", type=int, default=10)
     be.add_argument("--json", dest="json_out", help="write the results here")
     be.add_argument("--force", action="store_true", help="re-measure even when a cached result exists")
@@ -290,12 +294,12 @@ def cmd_inspect(a) -> int:
 
 
 def cmd_plan(a) -> int:
-    from engine import hardware, loader, onnx_input, report
+    from engine import hardware, loader, onnx_input, report, targets
     from engine.planner import make_plan, plan_json
 
     g = loader.load(a.model, a.shapes)
     onnx_input.check_graph_sizes(g, a.model)
-    hw = hardware.get(a.hardware)
+    hw = hardware.get(a.hardware or targets.parse(a.target).hardware)
     p = make_plan(g, a.strategy, hw, cost=a.cost, target=a.target, progress=_progress)
     if sys.stderr.isatty() and a.cost == "measured":
         print(file=sys.stderr)
@@ -312,9 +316,9 @@ def _progress(stage: str, frac: float) -> None:
 
 
 def cmd_bench(a) -> int:
-    from engine import compare, loader, onnx_input, outpath, report
+    from engine import compare, loader, onnx_input, outpath, report, targets
 
-    hw = a.hardware or ("host" if a.target == "cpu" else "t4")
+    hw = a.hardware or targets.parse(a.target).hardware
     onnx_input.check_graph_sizes(loader.load(a.model, a.shapes), a.model)  # bench_model reuses the loaded graph
     b = compare.bench_model(a.model, a.shapes, a.strategy_list, hw,
                             a.target, a.repeat, a.force, _progress, scheduled=not a.unscheduled, cost=a.cost,
@@ -331,7 +335,7 @@ def cmd_bench(a) -> int:
 def cmd_table(a) -> int:
     from engine import compare, outpath, report, targets
 
-    hw = a.hardware or ("host" if a.target == "cpu" else "t4")
+    hw = a.hardware or targets.parse(a.target).hardware
     models = a.model_list
     # a tracker key with several free devices: the models go to them in parallel
     parallel = min(len(models), targets.free_devices(targets.parse(a.target)))
@@ -414,9 +418,14 @@ def cmd_calibrate(a) -> int:
 def cmd_devices(a) -> int:
     from engine import targets
 
+    print(f"{'device':<40} {'kind':<5} {'profile':<22} description")
     for d in targets.devices():
         flag = "" if d.get("reachable", True) is not False else "  (unreachable)"
-        print(f"{d['name']:<32} {d['kind']:<5} {d['description']}{flag}")
+        print(f"{d['name']:<40} {d['kind']:<5} {d.get('profile') or '-':<22} {d['description']}{flag}")
+    print("\nboards (cross-compiled; reach one with rpc://TRACKER:PORT/KEY?device=BOARD):")
+    for b in targets.boards_summary():
+        cc = "installed" if b["cc_installed"] else f"missing: apt-get install {b['cc_package']}"
+        print(f"  {b['name']:<22} {b['title']}: {b['arch']} {b['mcpu']}, cross compiler {b['cc']} ({cc})")
     return 0
 
 

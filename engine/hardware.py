@@ -60,7 +60,7 @@ def names() -> list[str]:
 
 
 def get(name: str) -> Hardware:
-    name = name.lower().replace("-", "").replace(" ", "")
+    name = _norm(name)
     aliases = {"raspberrypi4b": "rpi4b", "pi4": "rpi4b", "cpu": "host"}
     name = aliases.get(name, name)
     if name == "host":
@@ -72,12 +72,17 @@ def get(name: str) -> Hardware:
         if hw is None:
             raise FuseLensError("no calibration saved for this machine yet: run `python main.py calibrate MODEL`")
         return replace(hw, name="host-calibrated", title=hw.title + ", calibrated")
-    p = _profiles()
+    p = {_norm(k): k for k in _profiles()}
     if name not in p:
         raise FuseLensError(f"unknown hardware profile {name!r}; choose from {', '.join(names())}")
-    d = dict(p[name])
+    d = dict(_profiles()[p[name]])
     own = d.pop("kinds", None)
-    return _with_kinds(Hardware(name=name, **d), own)
+    d.pop("compile", None)   # what to build for it: engine/boards.py
+    return _with_kinds(Hardware(name=p[name], **d), own)
+
+
+def _norm(name: str) -> str:
+    return name.lower().replace("-", "").replace(" ", "")
 
 
 def from_dict(d: dict) -> Hardware:

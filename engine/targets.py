@@ -1,5 +1,7 @@
 """Where a benchmark runs: `cpu`, `cuda` / `cuda:N`, `rpc://HOST:PORT` (a TVM RPC server) or
-`rpc://HOST:PORT/KEY` (a device registered with a TVM RPC tracker)."""
+`rpc://HOST:PORT/KEY` (a device registered with a TVM RPC tracker). `?device=rpi4b` (or a tracker key
+named like a board) ties an RPC device to a board's profile (engine/boards.py): what kernels are built
+for, how they are scheduled and the cost model the planner uses."""
 from __future__ import annotations
 
 import json
@@ -10,7 +12,7 @@ from dataclasses import dataclass
 from .cache_dir import cache_dir
 from .errors import TargetError
 
-_RPC = re.compile(r"^rpc://(?P<host>[^:/]+):(?P<port>\d+)(?:/(?P<key>[^/?]+))?(?:\?target=(?P<target>.+))?$")
+_RPC = re.compile(r"^rpc://(?P<host>[^:/]+):(?P<port>\d+)(?:/(?P<key>[^/?]+))?(?:\?(?P<query>.+))?$")
 
 
 @dataclass(frozen=True)
@@ -21,7 +23,23 @@ class Target:
     host: str = ""
     port: int = 0
     key: str = ""        # tracker key (empty: a direct RPC server)
-    build_for: str = "cpu"  # what to compile for: "cpu" | "cuda:sm_XX"
+    build_for: str = "cpu"  # what to compile for: "cpu" | "cuda:sm_XX" | a board ("rpi4b", engine/boards.py)
+    device: str = ""        # the device profile (assets/hardware.json) when the spec names one
+
+    @property
+    def is_cross(self) -> bool:
+        """Built for another machine's CPU (a board): linked by its cross compiler, checked against the host."""
+        from . import boards
+
+        return boards.get(self.build_for) is not None
+
+    @property
+    def hardware(self) -> str:
+        """The cost-model profile that follows this device: the board's own, this host's for the CPU
+        (and a remote host-like CPU), T4 for a GPU with no profile of its own."""
+        if self.device:
+            return self.device
+        return "t4" if self.is_gpu else "host"
 
     @property
     def is_gpu(self) -> bool:
@@ -40,9 +58,38 @@ def parse(spec: str) -> Target:
         return Target(s, "cuda", 0, build_for=s)
     m = _RPC.match(s)
     if m:
-        return Target(s, "rpc", host=m["host"], port=int(m["port"]), key=m["key"] or "",
-                      build_for=m["target"] or "cpu")
-    raise TargetError(f"unknown target {spec!r}; use cpu, cuda, cuda:N, cuda:sm_XX, rpc://HOST:PORT or rpc://HOST:PORT/KEY")
+        return _rpc(s, m)
+    raise TargetError(f"unknown target {spec!r}; use cpu, cuda, cuda:N, cuda:sm_XX, rpc://HOST:PORT or "
+                      f"rpc://HOST:PORT/KEY, optionally ?device=BOARD")
+
+
+def _rpc(s: str, m) -> Target:
+    """rpc://HOST:PORT[/KEY][?device=BOARD | ?target=cuda:sm_XX]. A tracker key named like a board
+    ("rpi4b") means that board unless ?device= says otherwise; ?device=host builds for this CPU."""
+    from urllib.parse import parse_qs
+
+    from . import boards
+
+    try:
+        q = {k: v[-1] for k, v in parse_qs(m["query"] or "", strict_parsing=bool(m["query"])).items()}
+    except ValueError:
+        raise TargetError(f"{s}: cannot read the query {m['query']!r}; use ?device=BOARD") from None
+    unknown = set(q) - {"device", "target"}
+    if unknown:
+        raise TargetError(f"{s}: unknown option {sorted(unknown)[0]!r}; use ?device=BOARD (boards: {', '.join(boards.names())})")
+    key = m["key"] or ""
+    device = q.get("device") or (key if boards.get(key) else "")
+    build_for = q.get("target") or "cpu"
+    if device and device not in ("host", "cpu"):
+        b = boards.get(device)
+        if b is None:
+            raise TargetError(f"{s}: unknown device profile {device!r}; boards: {', '.join(boards.names())}, or host")
+        device, build_for = b.name, b.name
+    else:
+        device = ""
+    if not (build_for == "cpu" or re.fullmatch(r"cuda(:sm_\d+)?", build_for) or boards.get(build_for)):
+        raise TargetError(f"{s}: unknown target {build_for!r}; use ?target=cpu or cuda:sm_XX")
+    return Target(s, "rpc", host=m["host"], port=int(m["port"]), key=key, build_for=build_for, device=device)
 
 
 def cuda_arch(index: int = 0) -> str:
@@ -60,6 +107,10 @@ def check(t: Target) -> None:
         if not tvm.cuda(t.index).exist:
             raise TargetError(f"{t.spec}: no CUDA device {t.index} on this machine")
     elif t.kind == "rpc":
+        if t.is_cross:
+            from . import boards
+
+            boards.cross_cc(t.build_for)   # before the device is asked for: nothing could load without it
         session(t)
 
 
@@ -145,12 +196,12 @@ def devices(probe_rpc: bool = True) -> list[dict]:
     from .hardware import cpu_facts
 
     f = cpu_facts()
-    out = [{"name": "cpu", "kind": "cpu", "description": f"{f['model']}, {f['cores']} cores (LLVM)"}]
+    out = [{"name": "cpu", "kind": "cpu", "description": f"{f['model']}, {f['cores']} cores (LLVM)", "profile": "host"}]
     for i in range(8):
         dev = tvm.cuda(i)
         if not dev.exist:
             break
-        out.append({"name": f"cuda:{i}", "kind": "cuda",
+        out.append({"name": f"cuda:{i}", "kind": "cuda", "profile": gpu_profile(dev.device_name),
                     "description": f"{dev.device_name} (compute {dev.compute_version})"})
     for spec in configured_rpc():
         try:
@@ -158,7 +209,8 @@ def devices(probe_rpc: bool = True) -> list[dict]:
         except TargetError as e:
             out.append({"name": spec, "kind": "rpc", "description": str(e), "reachable": False})
             continue
-        entry = {"name": spec, "kind": "rpc", "description": "TVM RPC", "reachable": None}
+        entry = {"name": spec, "kind": "rpc", "description": "TVM RPC", "reachable": None, "profile": t.hardware}
+        out.append(entry)
         if probe_rpc:
             try:
                 if t.key or not t.key and _is_tracker(t):
@@ -166,15 +218,33 @@ def devices(probe_rpc: bool = True) -> list[dict]:
                     keys = sorted(summary.get("queue_info", {}))
                     entry.update(description=f"tracker; keys: {', '.join(keys) or 'none'}", reachable=True)
                     if not t.key:
+                        entry["profile"] = None   # a tracker: its keys are the devices
                         out += [{"name": f"{spec}/{k}", "kind": "rpc", "description": "tracker device",
-                                 "reachable": True} for k in keys]
+                                 "reachable": True, "profile": parse(f"{spec}/{k}").hardware} for k in keys]
                 else:
                     session(t)
                     entry.update(description="RPC server", reachable=True)
             except Exception as e:  # noqa: BLE001
                 entry.update(description=f"unreachable: {e}", reachable=False)
-        out.append(entry)
     return out
+
+
+def gpu_profile(device_name: str) -> str:
+    """The cost-model profile of a GPU by its name ("NVIDIA H200" -> h200); t4 when none matches."""
+    from .hardware import names
+
+    low = device_name.lower()
+    return next((n for n in names() if n not in ("host", "rpi4b") and n in low.replace(" ", "")), "t4")
+
+
+def boards_summary() -> list[dict]:
+    """The boards kernels can be cross-compiled for, and whether their cross compiler is here."""
+    import shutil
+
+    from . import boards
+
+    return [{"name": b.name, "title": b.title, "arch": b.arch, "mcpu": b.target.get("mcpu", ""), "cc": b.cc,
+             "cc_installed": shutil.which(b.cc) is not None, "cc_package": b.cc_package} for b in map(boards.require, boards.names())]
 
 
 def _is_tracker(t: Target) -> bool:

@@ -97,7 +97,7 @@ def tune(spec: str, shapes: dict | None, strategy: str, target: str = "cpu", tri
     if t.kind == "rpc":
         targets.check(t)
     graph = loader.load(spec, shapes)
-    hw = hardware.get(hw_name or ("host" if t.kind == "cpu" or (t.kind == "rpc" and not t.is_gpu) else "t4"))
+    hw = hardware.get(hw_name or t.hardware)
     p = make_plan(graph, strategy, hw, cost=cost, target=target)
     job = {"spec": spec, "shapes": shapes, "groups": p.groups, "target": t.spec, "trials": trials,
            "time_limit_s": time_limit_s, "model": graph.name, "strategy": strategy}
@@ -411,14 +411,21 @@ def _make_builder_class():
 
             from concurrent.futures import ThreadPoolExecutor
 
+            from . import boards
             from .subproc import all_cores
 
             def one(bi):
                 try:
                     m = RemoveWeightLayoutRewriteBlock(skip_tensor_rewrite=True)(bi.mod)
                     rt = tvm_build(m, target=bi.target)
-                    path = os.path.join(tempfile.mkdtemp(prefix="fuselens-ms-"), "k." + tar.output_format)
-                    rt.export_library(path, fcompile=tar)
+                    folder = tempfile.mkdtemp(prefix="fuselens-ms-")
+                    board = boards.for_target(bi.target)
+                    if board is not None:   # a board has no compiler: a shared library, cross-linked here
+                        path = os.path.join(folder, "k.so")
+                        rt.export_library(path, cc=boards.cross_cc(board.name))
+                    else:                   # the runner links the object files where it runs
+                        path = os.path.join(folder, "k." + tar.output_format)
+                        rt.export_library(path, fcompile=tar)
                     return BuilderResult(path, None)
                 except Exception as e:  # noqa: BLE001 - a candidate that does not build is a failed trial
                     return BuilderResult(None, f"build failed: {str(e).strip()[-300:]}")

@@ -73,7 +73,9 @@ and is deleted; one written for another target, version or model is a miss (and 
 the next save); a record with wrong field types is a miss (the kernel is timed again). Never a
 crash. force=True (measured_costs, KernelTimer.profile) times every candidate again, cached or not,
 and overwrites their records. The worker saves after every chunk: an interrupted run keeps what it
-measured. Targets: cpu (cuda untested, no flushing; rpc refused).
+measured. Targets: cpu; rpc (kernels exported, linked by a board's cross compiler where the device is
+one, uploaded and timed there by the remote runtime, on its own threads, without flushing); cuda
+untested, no flushing.
 """
 from __future__ import annotations
 
@@ -537,8 +539,6 @@ def _profile_job(job, say) -> dict:
         raise RuntimeError("the model file changed since it was planned")
     cache = KernelCache(Path(job["cache"]), job["tkey"], graph.sha256)
     t = targets.parse(job["target"])
-    if t.kind == "rpc":
-        raise RuntimeError("measured costs need a local target (cpu or cuda)")
     say("extracting kernels", 0.02)
     t0 = time.perf_counter()
     seg_hash, funcs, names = extract(graph, job["segments"])
@@ -607,9 +607,23 @@ def suspects(records: dict[str, dict], est: dict[str, float], spread: float = 2.
     return out
 
 
+_REMOTE: dict = {}   # the worker's RPC session per target spec (one worker: one profiling run)
+
+
+def _remote(t):
+    from .. import targets
+
+    if t.spec not in _REMOTE:
+        _REMOTE[t.spec] = targets.session(t)
+    return _REMOTE[t.spec]
+
+
 def _device(t):
     import tvm
 
+    if t.kind == "rpc":
+        r = _remote(t)
+        return r.cuda() if t.is_gpu else r.cpu()
     return tvm.cpu() if t.kind == "cpu" else tvm.cuda(t.index)
 
 
@@ -755,7 +769,21 @@ def _compile(pairs, t, flush: str):
         for gv, f in list(mod.functions_items()):
             pad = tirx.Var("flush_pad", "int32")
             mod.update_func(gv, tirx.PrimFunc([pad, *f.params], f.body, f.ret_type, f.attrs))
-    rt = tvm.compile(mod, target=make_target(t.build_for)).jit()
+    exe = tvm.compile(mod, target=make_target(t.build_for))
+    if t.kind == "rpc":   # to the device: linked (by a board's cross compiler), uploaded, loaded there
+        import os
+        import tempfile
+        import uuid
+
+        from .. import boards
+
+        name = f"fuselens-k-{uuid.uuid4().hex[:12]}.so"
+        path = os.path.join(tempfile.mkdtemp(), name)
+        boards.export(exe, path, t.build_for)
+        _remote(t).upload(path)
+        rt = _remote(t).load_module(name)
+    else:
+        rt = exe.jit()
     rt.get_function("k" + pairs[0][0])   # LLVM code is generated on first use
     return rt
 

@@ -7,7 +7,7 @@ BN/ReLU6 -> project 1x1 + BN [+ residual]) after FuseTIR of an `anchor_chain` gr
 
 - Bands: the last convolution (the sink) is split into row bands of its output; (batch x bands) is
   the parallel loop. `band_rows` (the one place that decides) picks the height so that the band's
-  intermediates fit in half of the L2 per core (`hardware.cpu_facts()["l2"]`, or the rule's
+  intermediates fit in half of the L2 per core (`target.l2_per_core`: the board's profile or this host, or the rule's
   `l2_bytes`). A map whose intermediates fit whole is one band per image: no halo is recomputed,
   and with fewer images than cores the stages inside the band run in parallel instead.
 - Producers: every earlier block (convolutions, pads, epilogues) is `compute_at` the band loop, so
@@ -30,7 +30,7 @@ from tvm import s_tir, tirx
 
 from . import cpu_rules as cr
 from .analysis import block_info, child_blocks, index_vars, is_padding_block, same_domain_consumer, vars_in
-from .target import num_cores, vector_lanes
+from .target import l2_per_core, num_cores, vector_lanes
 
 
 def band_rows(out_rows: int, batch: int, bytes_per_row: int, halo_bytes: int, l2_bytes: int,
@@ -76,12 +76,8 @@ class Chain(cr.CPURule):
     def __init__(self, l2_bytes: int | None = None):
         self.l2_bytes = l2_bytes
 
-    def _l2(self) -> int:
-        if self.l2_bytes:
-            return int(self.l2_bytes)
-        from ..hardware import cpu_facts
-
-        return int(cpu_facts()["l2"])
+    def _l2(self, target) -> int:
+        return int(self.l2_bytes) if self.l2_bytes else l2_per_core(target)
 
     def apply(self, func, target, _tunable):
         if not isinstance(func, tirx.PrimFunc) or not self.is_target_available(target):
@@ -123,7 +119,7 @@ class Chain(cr.CPURule):
             n = b.block.name_hint
             if sink in deps[n] and any(r.source.same_as(x) for r in b.block.reads for x in interm):
                 return None
-        return _schedule_chain(sch, anchors, vector_lanes(target), num_cores(target), self._l2())
+        return _schedule_chain(sch, anchors, vector_lanes(target), num_cores(target), self._l2(target))
 
 
 def _ancestors(sch, order: list[str]) -> dict[str, set[str]]:

@@ -123,7 +123,9 @@ def cuda_target(arch: str = "sm_75"):
 
 
 def make_target(name: str = "cpu"):
-    """'cpu' / 'llvm' -> host_target(); 'cuda' / 'cuda:sm_XX' -> cuda_target()."""
+    """'cpu' / 'llvm' -> host_target(); 'cuda' / 'cuda:sm_XX' -> cuda_target(); a board's profile name
+    (e.g. 'rpi4b') -> the LLVM target its profile names (engine/boards.py)."""
+    from .. import boards
     from ..errors import TargetError
 
     kind, _, arch = name.partition(":")
@@ -131,11 +133,19 @@ def make_target(name: str = "cpu"):
         return host_target()
     if kind == "cuda":
         return cuda_target(arch or "sm_75")
-    raise TargetError(f"unknown target {name!r}; use cpu, cuda, cuda:sm_XX")
+    if boards.get(name) is not None:
+        return boards.tvm_target(name)
+    raise TargetError(f"unknown target {name!r}; use cpu, cuda, cuda:sm_XX or a board ({', '.join(boards.names())})")
 
 
 def vector_lanes(target, dtype_bits: int = 32) -> int:
-    """SIMD lanes of `dtype_bits` for an LLVM target (host facts when it is this host's target)."""
+    """SIMD lanes of `dtype_bits` for an LLVM target: a board's profile says (NEON: 128 bits);
+    otherwise the features LLVM reports for the target's mcpu, less those mattr switches off."""
+    from .. import boards
+
+    b = boards.for_target(target)
+    if b is not None:
+        return max(1, b.vector_bits // dtype_bits)
     bits = 128
     try:
         from tvm.target import codegen
@@ -157,3 +167,12 @@ def num_cores(target) -> int:
     except Exception:  # noqa: BLE001
         n = 0
     return n or _cores()
+
+
+def l2_per_core(target) -> int:
+    """Bytes of L2 a core can count on: a board's profile (a Pi 4's 1 MB is shared by 4 cores), else this host's."""
+    from .. import boards
+    from ..hardware import cpu_facts
+
+    b = boards.for_target(target)
+    return b.l2_per_core if b is not None else int(cpu_facts()["l2"])
