@@ -1,6 +1,7 @@
 # make setup : .venv with the project installed, and graphviz's `dot` where apt can provide it
 # make run   : setup, then the app on the built-in MobileNetV2
-# make test  : setup, then the whole test suite, headless
+# make test  : setup, then the whole test suite, headless (the emulated-board tests run when its root is built)
+# make test-boards : build the emulated Raspberry Pi 4B (arm64 Debian root + qemu-user), then run its tests
 PYTHON ?= python3
 VENV   := .venv
 PY     := $(VENV)/bin/python
@@ -10,9 +11,9 @@ SUDO   := $(shell [ "$$(id -u)" = 0 ] || echo sudo -n)
 QT_DEBS := libxcb-cursor0 libxkbcommon-x11-0 libxcb-icccm4 libxcb-keysyms1 libxcb-shape0 libxcb-render-util0 \
            libxcb-image0 libxcb-xinerama0 libxcb-randr0 libegl1 libgl1 libfontconfig1 libdbus-1-3
 
-.PHONY: setup run test dot qt-libs clean
+.PHONY: setup run test dot qt-libs cross board-root test-boards clean
 
-setup: $(STAMP) dot qt-libs
+setup: $(STAMP) dot qt-libs cross
 
 $(STAMP): pyproject.toml
 	@test -x $(PY) || $(PYTHON) -m venv $(VENV)
@@ -38,6 +39,29 @@ qt-libs:
 	  echo "could not install $$missing; the app needs them to open a window (tests run headless without them)"; \
 	fi
 
+# the cross compiler for boards (engine/boards.py); optional: without it a board target says what to install
+cross:
+	@command -v aarch64-linux-gnu-gcc >/dev/null 2>&1 || ! command -v apt-get >/dev/null 2>&1 || \
+	  { echo "installing Debian's gcc-aarch64-linux-gnu (cross-compiling for boards)"; \
+	    $(SUDO) apt-get install -y -qq gcc-aarch64-linux-gnu >/dev/null 2>&1 || \
+	    { $(SUDO) apt-get update -qq >/dev/null 2>&1 && $(SUDO) apt-get install -y -qq gcc-aarch64-linux-gnu >/dev/null 2>&1; } || \
+	    echo "could not install gcc-aarch64-linux-gnu; board targets will say so"; }
+
+BOARD_DEBS := qemu-user-static debootstrap gcc-aarch64-linux-gnu
+
+# the emulated board's root (.boards/arm64, about 600 MB, a minute): needs root for debootstrap
+board-root: setup
+	@missing=$$(for p in $(BOARD_DEBS); do dpkg -s $$p >/dev/null 2>&1 || echo $$p; done 2>/dev/null); \
+	if [ -n "$$missing" ]; then \
+	  echo "installing $$missing"; \
+	  $(SUDO) apt-get install -y -qq $$missing >/dev/null 2>&1 || \
+	  { $(SUDO) apt-get update -qq >/dev/null 2>&1 && $(SUDO) apt-get install -y -qq $$missing >/dev/null 2>&1; }; \
+	fi
+	$(SUDO) env PIP="$(PY) -m pip" scripts/board_root.sh
+
+test-boards: board-root
+	QT_QPA_PLATFORM=offscreen $(PY) -m pytest -q tests/test_boards.py $(PYTEST_ARGS)
+
 run: setup
 	@$(PY) main.py zoo:mobilenetv2; rc=$$?; [ $$rc = 3 ] || exit $$rc
 
@@ -45,4 +69,4 @@ test: setup
 	QT_QPA_PLATFORM=offscreen $(PY) -m pytest -q $(PYTEST_ARGS)
 
 clean:
-	rm -rf $(VENV) build *.egg-info
+	rm -rf $(VENV) build *.egg-info .boards

@@ -99,7 +99,8 @@ def bench_model(spec: str, shapes, strategies, hw_name: str, target: str, repeat
         results = {s: results[s] for s in strategies}
     ort = ort_latency(g, repeat=repeat) if target == "cpu" else None
     return {"model": g.name, "ops": sum(n.kind == "call_tir" for n in g.nodes), "results": results, "ort": ort,
-            "graph": g, "costs": costs, "target": t.spec, "device": device, "round_robin": together}
+            "graph": g, "costs": costs, "target": t.spec, "device": device, "round_robin": together,
+            "hardware": {"name": hw.name, "title": hw.title}}
 
 
 def comparisons(results: dict) -> dict:
@@ -121,6 +122,7 @@ def comparisons(results: dict) -> dict:
 def bench_json(b: dict) -> dict:
     comps = comparisons(b["results"])
     return {"model": b["model"], "ops": b["ops"], "onnxruntime_ms": b["ort"], "target": b.get("target"),
+            "hardware": b.get("hardware"),
             "measured_on": _measured_on(b), "round_robin": b.get("round_robin", []),
             "strategies": [{"strategy": s, "latency_ms": r.latency_ms, "samples": r.samples,
                             "planning_ms": round(r.planning_ms, 3),

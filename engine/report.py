@@ -139,6 +139,8 @@ def bench_table(b: dict) -> str:
         lines.append(f"ONNX Runtime ({o['threads']} threads): median {o['median']:.2f} ms"
                      + (f"; best correct TVM plan / ONNX Runtime = {best / o['median']:.2f}x" if best else ""))
     lines.append(f"measured on {measured_on(b.get('target') or 'cpu', b.get('device'))}")
+    if b.get("hardware"):
+        lines.append(f"planned with the {b['hardware']['title']} cost-model profile ({b['hardware']['name']})")
     return "\n".join(lines)
 
 

@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # Build an emulated Raspberry Pi 4B: an arm64 Debian root with Python 3.11 and the aarch64 TVM wheel,
-# run under qemu-user (no binfmt_misc, no chroot: qemu-aarch64-static -L ROOT ROOT/usr/bin/python3).
+# run under qemu-user (no binfmt_misc, no chroot): ROOT/usr/bin/python3-qemu is its Python, e.g.
+#   ROOT/usr/bin/python3-qemu -m tvm.exec.rpc_server --tracker 127.0.0.1:9190 --key rpi4b
 #
 #   scripts/board_root.sh [ROOT]        default ROOT: .boards/arm64 (or $FUSELENS_BOARD_ROOT)
 #
@@ -46,8 +47,18 @@ $PIP install --quiet --no-warn-script-location --target "$ROOT/opt/tvm" \
   --implementation cp --python-version 3.11 --abi cp311 --only-binary=:all: \
   "${TVM_PINS[@]}" "numpy<2.3" ml_dtypes typing_extensions psutil cloudpickle
 
+# The launcher: a host shell script that runs the root's Python under qemu-user. The emulated Python sees
+# the launcher as sys.executable (-0), so the workers TVM's RPC server starts with sys.executable are
+# emulated too (without binfmt_misc the kernel cannot run an aarch64 binary itself).
+cat >"$ROOT/usr/bin/python3-qemu" <<'LAUNCHER'
+#!/bin/sh
+ROOT=$(cd "$(dirname "$0")/../.." && pwd)
+export PYTHONPATH="$ROOT/opt/tvm${PYTHONPATH:+:$PYTHONPATH}"
+exec qemu-aarch64-static -L "$ROOT" -0 "$0" "$ROOT/usr/bin/python3.11" "$@"
+LAUNCHER
+chmod +x "$ROOT/usr/bin/python3-qemu"
+
 echo "checking: python3 + tvm under qemu-aarch64"
-PYTHONPATH="$ROOT/opt/tvm" qemu-aarch64-static -L "$ROOT" "$ROOT/usr/bin/python3" -c \
-  "import platform, tvm; print(platform.machine(), tvm.__version__)"
+"$ROOT/usr/bin/python3-qemu" -c "import platform, tvm; print(platform.machine(), tvm.__version__)"
 touch "$READY"
 echo "board root ready: $ROOT"
