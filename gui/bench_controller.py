@@ -85,8 +85,13 @@ class Benchmarks:
         self.device_box.setCurrentIndex(max(0, i))
 
     def _on_device(self, name: str):
+        from .settings import device_profile
+
         self.settings.device = name
-        if self.doc is not None and self._cost_name() == "measured":
+        profile = device_profile(name)   # the cost model follows the device (a board's own profile)
+        if profile != self._profile_name() and self.profile_box.findData(profile) >= 0:
+            self.set_profile(profile)    # re-plans, for the new device too
+        elif self.doc is not None and self._cost_name() == "measured":
             self.replan(f"Re-planning by kernel times measured on {name}")
         self._load_cached_results()
         self._update_panels()

@@ -50,7 +50,8 @@ class Settings:
 
     @property
     def profile(self) -> str:
-        return str(self._get("profile", "t4"))
+        """The cost-model profile; until one is chosen, the selected device's own (host for cpu)."""
+        return str(self._get("profile", device_profile(self.device)))
 
     @profile.setter
     def profile(self, v: str):
@@ -174,3 +175,15 @@ class Settings:
 
     def sync(self):
         self.qs.sync()
+
+
+def device_profile(device: str) -> str:
+    """The cost-model profile that follows a device (engine.targets.Target.hardware): a board's own,
+    host for the CPU, t4 for a GPU; host when the device spec does not parse."""
+    from engine import targets
+    from engine.errors import FuseLensError
+
+    try:
+        return targets.parse(device).hardware
+    except FuseLensError:
+        return "host"
