@@ -211,9 +211,9 @@ def resolve_shapes(model: onnx.ModelProto, given: dict[str, list[int]], src: str
     if unresolved:
         desc = "; ".join(f"{vi.name} {_fmt(input_dims(vi))}" for vi in unresolved)
         ex = unresolved[0]
-        raise ModelError(src, f"unresolved dynamic input dims: {desc}. Give them with "
-                         f"--input-shape {ex.name}=" + ",".join(str(d) if isinstance(d, int) else "N"
-                                                               for d in input_dims(ex)))
+        # the hint fills in what is known (fixed dims, the batch as 1) and names each dim still to give
+        hint = ",".join(str(r) if r is not None else f"<{d}>" for d, r in zip(input_dims(ex), shapes[ex.name]))
+        raise ModelError(src, f"unresolved dynamic input dims: {desc}. Give them with --input-shape {ex.name}={hint}")
     for vi in inputs:
         check_tensor_size(f"input {vi.name!r}", shapes[vi.name], _elem_type_name(vi), src)
     return shapes

@@ -95,6 +95,10 @@ def measured_on(target: str = "cpu", device: str | None = None) -> str:
                 device = None
         return f"{device or t.spec + ' (no CUDA device here)'}; host {machine()}"
     where = f"tracker {t.host}:{t.port}, key {t.key!r}" if t.key else f"RPC server {t.host}:{t.port}"
+    if not device and t.device:
+        from . import boards
+
+        device = f"a {boards.require(t.device).title} ({t.device} profile)"
     return f"{device or 'a remote device'} via {where}, kernels built for {t.build_for}"
 
 
