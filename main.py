@@ -33,7 +33,7 @@ def _shape_args(p: argparse.ArgumentParser) -> None:
 
 
 def build_parser() -> argparse.ArgumentParser:
-    from engine.planner.plan import STRATEGIES
+    from engine.planner.registry import BENCHED, STRATEGIES
 
     ap = argparse.ArgumentParser(prog="main.py", description="FuseLens: compare operator-fusion strategies in TVM. "
                                  "Without a command, opens the app (on MODEL if given).",
@@ -69,7 +69,7 @@ def build_parser() -> argparse.ArgumentParser:
 
     be = sub.add_parser("bench", help="build, check and time strategies side by side")
     be.add_argument("model")
-    be.add_argument("--strategies", default="none,tvm,greedy,dp,hybrid")
+    be.add_argument("--strategies", default=",".join(BENCHED))
     be.add_argument("--target", default="cpu",
                     help="cpu, cuda, cuda:N, rpc://HOST:PORT, rpc://HOST:PORT/KEY, with ?device=BOARD for a board "
                          "(e.g. rpc://HOST:9190/rpi4b?device=rpi4b)")
@@ -191,7 +191,7 @@ def _check_hardware(name: str | None) -> None:
 
 def _strategies(text: str) -> list[str]:
     from engine.errors import UsageError
-    from engine.planner.plan import STRATEGIES
+    from engine.planner.registry import STRATEGIES
 
     names = [s.strip() for s in text.split(",")]
     if not text.strip() or any(not s for s in names):
@@ -316,24 +316,24 @@ def _progress(stage: str, frac: float) -> None:
 
 
 def cmd_bench(a) -> int:
-    from engine import compare, loader, onnx_input, outpath, report, targets
+    from engine import benchmark, loader, onnx_input, outpath, report, targets
 
     hw = a.hardware or targets.parse(a.target).hardware
     onnx_input.check_graph_sizes(loader.load(a.model, a.shapes), a.model)  # bench_model reuses the loaded graph
-    b = compare.bench_model(a.model, a.shapes, a.strategy_list, hw,
+    b = benchmark.bench_model(a.model, a.shapes, a.strategy_list, hw,
                             a.target, a.repeat, a.force, _progress, scheduled=not a.unscheduled, cost=a.cost,
                             tuned=not a.rules_only)
     if sys.stderr.isatty():
         print(file=sys.stderr)
     print(report.bench_table(b))
     if a.json_out:
-        outpath.write(a.json_out, json.dumps(compare.bench_json(b), indent=1))
+        outpath.write(a.json_out, json.dumps(benchmark.bench_json(b), indent=1))
         print(f"wrote {a.json_out}")
     return 0 if all(r.error is None and r.correct for r in b["results"].values()) else 1
 
 
 def cmd_table(a) -> int:
-    from engine import compare, outpath, report, targets
+    from engine import benchmark, outpath, report, targets
 
     hw = a.hardware or targets.parse(a.target).hardware
     models = a.model_list
@@ -342,7 +342,7 @@ def cmd_table(a) -> int:
 
     def one(m):
         print(f"{m} ...", file=sys.stderr)
-        return compare.bench_model(f"zoo:{m}", None, ["none", "greedy", "dp", "hybrid"], hw, a.target, a.repeat,
+        return benchmark.bench_model(f"zoo:{m}", None, ["none", "greedy", "dp", "hybrid"], hw, a.target, a.repeat,
                                    a.force, _progress if parallel == 1 else None, cost=a.cost)
 
     if parallel > 1:
@@ -353,8 +353,8 @@ def cmd_table(a) -> int:
             benches = list(pool.map(one, models))
     else:
         benches = [one(m) for m in models]
-    rows = [compare.table_row(b) for b in benches]
-    raw = [compare.bench_json(b) for b in benches]
+    rows = [benchmark.table_row(b) for b in benches]
+    raw = [benchmark.bench_json(b) for b in benches]
     out = outpath.check_folder(a.out, "--out")  # again: the folder may have changed during the benchmarks
     out.mkdir(exist_ok=True)
     md = report.published_table_md(rows, a.target)
@@ -497,7 +497,7 @@ def main(argv: list[str] | None = None) -> int:
         _end_progress_line()
         print(f"error: {_one_line(str(e))}", file=sys.stderr)
         return USAGE
-    except KeyboardInterrupt:  # the workers (engine/subproc.py) were stopped on the way out
+    except KeyboardInterrupt:  # the workers (engine/child.py) were stopped on the way out
         _end_progress_line()
         print("interrupted", file=sys.stderr)
         return INTERRUPTED

@@ -4,7 +4,6 @@ Targets: "cpu" (LLVM for this host), "cuda" / "cuda:N" (build works without a GP
 """
 from __future__ import annotations
 
-import os
 
 import numpy as np
 
@@ -20,8 +19,10 @@ def tvm_target(name: str = "cpu"):
 
 
 def build(mod, target: str = "cpu"):
-    """relax.build with the generic pipeline: it lowers without fusing again (CUDA's default pipeline
-    would run FuseOps/FuseTIR over an applied plan)."""
+    """relax.build for `target` (tvm_target: host mcpu/mtriple/num-cores on CPU), the one build
+    function. It does not schedule: engine.schedules.schedule(mod, target) first for timed code.
+    The generic pipeline lowers without fusing again (CUDA's default pipeline would run
+    FuseOps/FuseTIR over an applied plan)."""
     from tvm import relax
 
     return relax.build(mod, target=tvm_target(target), relax_pipeline=relax.get_pipeline("default_build"))

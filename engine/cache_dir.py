@@ -6,7 +6,7 @@ The folder: $FUSELENS_CACHE_DIR, else $XDG_CACHE_HOME/fuselens, else ~/.cache/fu
     results/   benchmark results <key>.json and reference outputs ref-*.npz (engine/runner.py)
     kernels/   measured kernel times, segment hashes, calibrated profiles (engine/planner/measure.py, calibrate.py)
     tuning/    tuned schedules (engine/tuned_store.py)
-    layouts/   graph layouts of the app (gui/layout_worker.py)
+    layouts/   graph layouts of the app (engine/layout_cache.py)
     logs/      logs of internal errors
     zoo/       the built-in models as .onnx files, generated on first use (engine/zoo)
 

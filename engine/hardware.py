@@ -5,7 +5,6 @@ The host's memory bandwidth is measured by a short copy probe and cached in the 
 from __future__ import annotations
 
 import json
-import os
 import time
 from dataclasses import asdict, dataclass, field, replace
 from pathlib import Path
@@ -94,7 +93,9 @@ def from_dict(d: dict) -> Hardware:
 
 def cpu_facts() -> dict:
     """Cores, vector width (bits), clock (GHz), L2 per core and L3, read from Linux /proc and /sys."""
-    cores = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else (os.cpu_count() or 1)
+    from .cpus import usable_cores
+
+    cores = usable_cores()
     flags, mhz, model = "", 0.0, "CPU"
     try:
         for line in Path("/proc/cpuinfo").read_text().splitlines():

@@ -165,6 +165,20 @@ def input_dims(vi: onnx.ValueInfoProto) -> list[int | str]:
     return dims
 
 
+def guessed_dim(d: int | str, index: int) -> int | None:
+    """A dim as `resolve_shapes` takes it when no shape is given: a fixed dim as it is; a dynamic
+    leading dim, or one named like a batch, is the batch: 1; any other dynamic dim: None (it must be given)."""
+    if isinstance(d, int):
+        return d
+    return 1 if index == 0 or d.lower() in BATCH_LIKE else None
+
+
+def needs_shapes(inputs: list[tuple[str, list]]) -> bool:
+    """Whether some input ((name, input_dims) pairs) has a dynamic dim that cannot be guessed, so the
+    shapes must be given (the app asks for them)."""
+    return any(guessed_dim(d, i) is None for _, dims in inputs for i, d in enumerate(dims))
+
+
 def parse_shape_args(args: list[str] | None, src: str = "--input-shape") -> dict[str, list[int]]:
     """['x=1,3,224,224', ...] -> {'x': [1, 3, 224, 224]}."""
     out: dict[str, list[int]] = {}
@@ -203,8 +217,7 @@ def resolve_shapes(model: onnx.ModelProto, given: dict[str, list[int]], src: str
             shapes[vi.name] = list(g)
             continue
         # A dynamic leading dim, or one named like a batch, is the batch: 1.
-        res = [d if isinstance(d, int) else (1 if i == 0 or d.lower() in BATCH_LIKE else None)
-               for i, d in enumerate(dims)]
+        res = [guessed_dim(d, i) for i, d in enumerate(dims)]
         if any(r is None for r in res):
             unresolved.append(vi)
         shapes[vi.name] = res

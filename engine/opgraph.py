@@ -51,8 +51,8 @@ class OpGraph:
     nodes: list[OpNode]
     outputs: list[str]           # node ids whose values leave the dataflow block
     source: str = ""
-    mod_factory: object = field(default=None, repr=False)
-    input_dtypes: dict = field(default_factory=dict)  # input name -> dtype ("float32" when absent)  # () -> prepared tvm.IRModule, when not loaded
+    mod_factory: object = field(default=None, repr=False)  # () -> prepared tvm.IRModule, when not loaded
+    input_dtypes: dict = field(default_factory=dict)  # input name -> dtype ("float32" when absent)
 
     def __post_init__(self):
         self._mod = None

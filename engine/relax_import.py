@@ -72,7 +72,6 @@ def _quiet_stdout():
 
 def to_relax(model: onnx.ModelProto, src: str):
     """Import and prepare. Returns (module, {relax var name: ONNX node name})."""
-    import tvm
     from tvm import relax
     from tvm.relax.frontend.onnx import onnx_frontend as fe
 

@@ -52,7 +52,7 @@ def plan_summary(g, p, hw, explain: bool = False, top: int = 8) -> str:
     for gi in order:
         ops = [g.by_id[m].op for m in p.groups[gi] if g.by_id[m].kind == "call_tir"]
         rows.append([gi, len(p.groups[gi]), kinds_of[gi], f"{p.group_us[gi]:.1f}", "+".join(ops)[:70]])
-    lines += ["", f"most expensive groups (estimated):", table(rows, ["group", "ops", "kind", "est. us", "operators"])]
+    lines += ["", "most expensive groups (estimated):", table(rows, ["group", "ops", "kind", "est. us", "operators"])]
     reasons = Counter(e["reason"] for e in p.explanations)
     lines += ["", "edges between groups: " + (", ".join(f"{k} {v}" for k, v in reasons.most_common()) or "none")]
     if explain:
@@ -116,7 +116,7 @@ def _vs(c, bad: bool = False) -> str:
 
 
 def bench_table(b: dict) -> str:
-    from .compare import comparisons
+    from .benchmark import comparisons
 
     res = b["results"]
     comps = comparisons(res)
@@ -152,7 +152,7 @@ def verdict_lines(res: dict, comps: dict | None = None) -> list[str]:
     """The comparisons the bench table states in words: every strategy against greedy (against
     none where greedy was not run), with its interval; strategies without a correct result are
     named and left out; which strategies were sampled round-robin and which came from the cache."""
-    from .compare import comparisons
+    from .benchmark import comparisons
 
     comps = comparisons(res) if comps is None else comps
     base = "greedy" if any(k[1] == "greedy" for k in comps) else "none"

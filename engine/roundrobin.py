@@ -2,7 +2,7 @@
 
     results, device = bench_plans(spec, shapes, {"greedy": plan, "dp": plan2}, "cpu", repeat=10)
 
-One spawned worker (engine/subproc.run_in_child) loads the model, gets the unfused reference
+One spawned worker (engine/child.run_in_child) loads the model, gets the unfused reference
 (runner._reference: built once, cached as ref-*.npz), builds every plan (runner._build) and checks
 its outputs (runner._check), then times the plans in turn: one sample of each per round, `repeat`
 rounds, so that load from other processes hits all of them alike (as scripts/bench_schedules.py
@@ -15,7 +15,7 @@ engine/stats.py); correct ones are cached (atomically) under the same key as run
 either finds the other's results. As in runner, a plan that disagrees with a stored reference is
 checked again against a freshly built one. Plans with the same groups are built once and timed as separate entries.
 
-For cpu and cuda targets (engine/compare.bench_model); RPC targets keep runner.benchmark.
+For cpu and cuda targets (engine/benchmark.bench_model); RPC targets keep runner.benchmark.
 """
 from __future__ import annotations
 
@@ -25,7 +25,7 @@ import time
 
 from . import runner
 from .cache_dir import write_json
-from .subproc import run_in_child
+from .child import ChildFailed, run_in_child
 
 SAMPLE_MS = 50.0   # each sample lasts about this long
 
@@ -45,8 +45,11 @@ def bench_plans(spec: str, input_shapes: dict | None, plans: dict, target: str =
     targets.check(t)
     job = {"spec": spec, "shapes": input_shapes, "target": t.spec, "repeat": int(repeat), "scheduled": scheduled,
            "tuned": tuned, "force": force, "plans": [[s, p.groups] for s, p in plans.items()]}
-    payload = run_in_child(_job, job, progress=progress, cancel=cancel,
-                           timeout_s=timeout_s or 900 * max(1, len(plans)), what="benchmark worker")
+    try:
+        payload = run_in_child(_job, job, progress=progress, cancel=cancel,
+                               timeout_s=timeout_s or 900 * max(1, len(plans)), what="benchmark worker")
+    except ChildFailed as e:
+        payload = {"error": str(e)}
     when = time.strftime("%Y-%m-%d %H:%M:%S")
     per = payload.get("results") or {}
     out = {}

@@ -9,7 +9,7 @@ the same runner as the candidates; a tuned schedule is stored only when it beats
 build never gets slower by using the store. Records are written as they are found: a time limit, a
 Cancel or a crash keeps what was found so far. A stored record seeds the next tuning of that kernel.
 
-The work runs in a child process (subproc.run_in_child). Candidates are built in that process: TVM's
+The work runs in a child process (child.run_in_child). Candidates are built in that process: TVM's
 LocalBuilder starts fresh workers every batch, and each imports tvm.s_tir.tensor_intrin (20 s here).
 Runs go to MetaSchedule's LocalRunner, or its RPCRunner for a device behind a TVM tracker (one worker
 per free device of the key, so several boards measure in parallel).
@@ -20,8 +20,8 @@ import time
 from dataclasses import asdict, dataclass, field
 
 from .errors import FuseLensError, TargetError
-from . import subproc
-from .subproc import Cancelled, run_in_child  # noqa: F401 - Cancelled is part of this module's API
+from .child import Cancelled, ChildFailed, run_in_child  # noqa: F401 - Cancelled is part of this module's API
+from .cpus import usable_cores
 
 
 @dataclass
@@ -102,7 +102,11 @@ def tune(spec: str, shapes: dict | None, strategy: str, target: str = "cpu", tri
     job = {"spec": spec, "shapes": shapes, "groups": p.groups, "target": t.spec, "trials": trials,
            "time_limit_s": time_limit_s, "model": graph.name, "strategy": strategy}
     budget = (time_limit_s or 0) + 600 if time_limit_s else 24 * 3600
-    payload = run_in_child(_tune_job, job, progress=progress, cancel=cancel, timeout_s=budget, what="tuning worker")
+    try:
+        payload = run_in_child(_tune_job, job, progress=progress, cancel=cancel, timeout_s=budget,
+                               what="tuning worker")
+    except ChildFailed as e:
+        payload = {"error": str(e)}
     if "report" in payload:
         return TuneReport.from_dict(payload["report"])
     return TuneReport(model=graph.name, strategy=strategy, target=t.spec, store=str(store_for(t).dir),
@@ -200,7 +204,7 @@ def _tune_job(job, say):
         ctx = ms.TuneContext(mod=tasks[k]["mod"], target=tgt, space_generator="post-order-apply",
                              search_strategy=ms.search_strategy.EvolutionarySearch(population_size=128,
                                                                                    genetic_num_iters=3),
-                             task_name=tasks[k]["names"][0], num_threads=subproc.all_cores()).clone()
+                             task_name=tasks[k]["names"][0], num_threads=usable_cores()).clone()
         cb.current = k
         try:
             with tempfile.TemporaryDirectory() as wd, _profiler():
@@ -412,7 +416,6 @@ def _make_builder_class():
             from concurrent.futures import ThreadPoolExecutor
 
             from . import boards
-            from .subproc import all_cores
 
             def one(bi):
                 try:
@@ -430,7 +433,7 @@ def _make_builder_class():
                 except Exception as e:  # noqa: BLE001 - a candidate that does not build is a failed trial
                     return BuilderResult(None, f"build failed: {str(e).strip()[-300:]}")
 
-            with ThreadPoolExecutor(max(1, all_cores())) as pool:  # TVM's compiler releases the GIL
+            with ThreadPoolExecutor(usable_cores()) as pool:  # TVM's compiler releases the GIL
                 return list(pool.map(one, build_inputs))
 
     return InProcessBuilder

@@ -1,6 +1,14 @@
-"""What the window is doing: the tasks in flight by name, the progress bar and Cancel button in the
-status bar, and the messages (status line, error banner)."""
+"""What the window is doing: the work in flight by name, the progress bar and Cancel button in the
+status bar, and whether the window is busy.
+
+Every controller that runs something off the UI thread goes through `Activity.run`: it submits the
+job, shows its progress, lets Cancel stop it, and drops its answer (result or failure) when the
+`Request` it was made for is no longer current (see workspace.py). Work that is not a worker task (a
+layout asked for, a layout being applied a slice at a time) is `hold`-ed and `release`-d by name.
+"""
 from __future__ import annotations
+
+import itertools
 
 from PySide6 import QtCore, QtWidgets
 
@@ -10,10 +18,15 @@ QUIET_TASKS = ("devices",)   # run without progress bar or Cancel, and Cancel le
 
 
 class Activity:
-    """MainWindow's status bar, progress and Cancel, errors and messages."""
+    """The status bar's progress and Cancel, and the work in flight (the window's `busy`)."""
 
-    def _build_statusbar(self):
-        sb = self.statusBar()
+    def __init__(self, win):
+        self.win = win
+        self._tasks: dict[str, worker.Task] = {}
+        self._holds: dict[str, dict] = {}        # name -> {"progress": shows the bar, "cancel": callable or None}
+        self._serial = itertools.count()
+        self.last_cancelled: list[str] = []      # the tasks the last Cancel stopped
+        sb = win.statusBar()
         self.layout_label = QtWidgets.QLabel("")
         self.layout_label.setToolTip("How the graph was laid out")
         self.progress = QtWidgets.QProgressBar()
@@ -33,55 +46,87 @@ class Activity:
         sb.addPermanentWidget(self.cancel_button)
         sb.showMessage("Ready")
 
-    def show_error(self, msg: str, where: str = ""):
-        text = f"{where}: {msg}" if where else msg
-        self.last_error = text
-        self.area.show_error(text)
-        self.statusBar().showMessage(text.splitlines()[0][:200], 15000)
-        self.error_shown.emit(text)
+    # ---- running work --------------------------------------------------------------------------
 
-    def status(self, msg: str, ms: int = 6000):
-        self.statusBar().showMessage(msg, ms)
+    def run(self, name: str, text: str, fn, *args, request=None, on_done=None, on_failed=None, on_cancelled=None,
+            background: bool = False, **kwargs) -> worker.Task:
+        """Run `fn(*args, **kwargs)` off the UI thread as the task `name` (one at a time per name: a new
+        one cancels the old), with `text` in the status bar until it reports progress. `on_done(result)`
+        and `on_failed(message)` are called only while `request` (if given) is current."""
+        model = self.win.model
 
-    def _start(self, name: str, task: worker.Task, text: str):
+        def fresh(cb):
+            return lambda x: (request is None or model.current(request)) and cb(x)
+
+        t = worker.submit(fn, *args, name=name, background=background,
+                          on_done=fresh(on_done) if on_done else None,
+                          on_failed=fresh(on_failed) if on_failed else None,
+                          on_cancelled=on_cancelled, **kwargs)
+        self._track(name, t, text)
+        return t
+
+    def _track(self, name: str, task: worker.Task, text: str):
         old = self._tasks.get(name)
         if old is not None and old.running:
             old.cancel()
         self._tasks[name] = task
-        task.signals.progress.connect(lambda st, f, name=name: self._on_progress(name, st, f))
+        task.signals.progress.connect(lambda st, f, name=name: self.show_progress(name, st, f))
         task.signals.finished.connect(lambda name=name, task=task: self._finish(name, task))
-        self._on_progress(name, text, -1)
-        self.busy_changed.emit(True)
+        if name not in QUIET_TASKS:
+            self.show_progress(name, text, -1)
+            self.win.busy_changed.emit(True)
         # the task started before these connections: what it said or did before them is not lost
         if task.last_progress is not None:
-            self._on_progress(name, *task.last_progress)
+            self.show_progress(name, *task.last_progress)
         if not task.running:
             QtCore.QTimer.singleShot(0, lambda name=name, task=task: self._finish(name, task))
 
     def _finish(self, name: str, task: worker.Task):
         if self._tasks.get(name) is task:
             del self._tasks[name]
-        self._refresh_busy()
+        self._refresh()
 
-    def _refresh_busy(self):
-        visible = {k: t for k, t in self._tasks.items() if k not in QUIET_TASKS}
-        busy = bool(visible) or bool(self._pending_layout and not self._pending_layout.get("quiet"))
-        self.progress.setVisible(busy)
-        self.cancel_button.setVisible(busy)
-        if not busy:
-            self.busy_changed.emit(False)
+    def hold(self, name: str, text: str | None = None, cancel=None) -> str:
+        """Work in flight that is not a worker task: busy until `release(name)`. With `text`, the
+        progress bar shows it; with `cancel`, Cancel calls it. name=None: a new unique name. Returns
+        the name."""
+        name = name or f"hold-{next(self._serial)}"
+        self._holds[name] = {"progress": text is not None, "cancel": cancel}
+        if text is not None:
+            self.show_progress(name, text, -1)
+            self.win.busy_changed.emit(True)
+        return name
 
-    def is_busy(self) -> bool:
+    def release(self, name: str):
+        if self._holds.pop(name, None) is not None:
+            self._refresh()
+
+    # ---- what it looks like --------------------------------------------------------------------
+
+    @property
+    def running(self) -> tuple[str, ...]:
+        """The names of the tasks in flight ("load", "plan", "plan-tvm", "bench", "tune", ...), but
+        the quiet ones."""
+        return tuple(k for k in self._tasks if k not in QUIET_TASKS)
+
+    @property
+    def busy(self) -> bool:
         """Whether anything is in flight: a task (but the quiet ones), a layout asked for (a quiet
         relayout after a toggle included), or a layout still being applied to the view."""
-        return bool({k for k in self._tasks if k not in QUIET_TASKS}) or bool(self._pending_layout) \
-            or self._applying > 0
+        return bool(self.running) or bool(self._holds)
 
-    def _on_progress(self, name: str, stage: str, fraction: float):
+    def _refresh(self):
+        shown = bool(self.running) or any(h["progress"] for h in self._holds.values())
+        self.progress.setVisible(shown)
+        self.cancel_button.setVisible(shown)
+        if not shown:
+            self.win.busy_changed.emit(False)
+
+    def show_progress(self, name: str, stage: str, fraction: float):
         if name in QUIET_TASKS:
             return
-        if (name == "layout" and not self._pending_layout) or (name != "layout" and name not in self._tasks):
-            return  # a late report from a task that was cancelled or has finished
+        if name not in self._tasks and not self._holds.get(name, {}).get("progress"):
+            return  # a late report from work that was cancelled or has finished
         self.progress.show()
         self.cancel_button.show()
         if fraction is None or fraction < 0:
@@ -92,18 +137,30 @@ class Activity:
         fm = self.progress.fontMetrics()   # the whole stage is in the status line; the bar gets what fits
         room = self.progress.maximumWidth() - fm.horizontalAdvance("  100%") - 16
         self.progress.setFormat(fm.elidedText(stage, QtCore.Qt.ElideRight, room) + "  %p%")
-        self.statusBar().showMessage(stage)
+        self.win.statusBar().showMessage(stage)
 
     def cancel(self):
         """Cancel loading, planning, layout, benchmarks and tuning in flight."""
         named = [k for k, t in self._tasks.items() if k not in QUIET_TASKS and t.running]
         for k in named:
             self._tasks[k].cancel()
-        if self._pending_layout:
-            self.layouts.cancel()
-            self._pending_layout = {}
+        for k, h in list(self._holds.items()):
+            if h["cancel"] is not None:
+                del self._holds[k]
+                h["cancel"]()
         self._tasks = {k: t for k, t in self._tasks.items() if k in QUIET_TASKS}
-        self._refresh_busy()
+        self._refresh()
         if named:
             self.last_cancelled = named
-            self.status("Cancelled: " + ", ".join(named))
+            self.win.status("Cancelled: " + ", ".join(named))
+
+    def stop(self, name: str):
+        """Cancel the task `name`, if it is in flight."""
+        t = self._tasks.get(name)
+        if t is not None:
+            t.cancel()
+
+    def close(self):
+        """The window closes: stop every task."""
+        for t in self._tasks.values():
+            t.cancel()

@@ -3,7 +3,7 @@ and Benchmark with progress and Cancel. Builds use the target's tuning records w
 (engine/tuned_store.py); a tuned or mixed figure gets the same plan's rules-only figure beside it.
 
 `find_devices` and `run_benchmarks` run on worker threads and touch no Qt object; `Benchmarks` is the
-part of `MainWindow` that starts them and files their results into the open Document.
+window's controller that starts them and files their results into the open Document.
 """
 from __future__ import annotations
 
@@ -63,121 +63,112 @@ def _has_records(target: str) -> bool:
 
 
 class Benchmarks:
-    """MainWindow's devices and benchmarks."""
+    """The devices and Benchmark controller: finds the devices (into the Workspace), follows the chosen
+    one, and runs benchmarks through the window's Activity into the open Document."""
 
-    def device(self) -> str:
-        return self.device_box.currentData() or "cpu"
+    def __init__(self, win):
+        self.win = win
+        win.model.events.devices.connect(self._on_devices)
 
-    def _find_devices(self):
-        t = worker.submit(find_devices, name="devices", background=True, on_done=self._on_devices,
-                          on_failed=lambda m: self.status(f"Could not list devices: {m}"))
-        self._tasks["devices"] = t
-        t.signals.finished.connect(lambda: self._tasks.pop("devices", None))
+    def find_devices(self):
+        w = self.win
+        w.activity.run("devices", "", find_devices, background=True, on_done=w.model.set_devices,
+                       on_failed=lambda m: w.status(f"Could not list devices: {m}"))
 
-    def _on_devices(self, devs):
-        cur = self.settings.device
-        self.device_box.clear()
+    def _on_devices(self, ev):
+        """The device list is known: fill the Device box, on the remembered device where it is there."""
+        w, devs = self.win, ev.value
+        cur = w.settings.device
+        w.device_box.clear()
         for d in devs:
             label = d["name"] + ("" if d.get("reachable", True) is not False else " (unreachable)")
-            self.device_box.addItem(label, d["name"])
-            self.device_box.setItemData(self.device_box.count() - 1, d.get("description", ""), QtCore.Qt.ToolTipRole)
-        i = self.device_box.findData(cur)
-        self.device_box.setCurrentIndex(max(0, i))
+            w.device_box.addItem(label, d["name"])
+            w.device_box.setItemData(w.device_box.count() - 1, d.get("description", ""), QtCore.Qt.ToolTipRole)
+        i = w.device_box.findData(cur)
+        w.device_box.setCurrentIndex(max(0, i))
+        w.model.set_device(w.device_box.currentData() or "cpu")
 
-    def _on_device(self, name: str):
+    def choose_device(self, name: str):
+        """The user selected device `name`: the profile follows it (re-planning), and so do measured
+        costs and the cached results looked up."""
         from .settings import device_profile
 
-        self.settings.device = name
+        w = self.win
+        w.settings.device = name
+        w.model.set_device(name)
         profile = device_profile(name)   # the cost model follows the device (a board's own profile)
-        if profile != self._profile_name() and self.profile_box.findData(profile) >= 0:
-            self.set_profile(profile)    # re-plans, for the new device too
-        elif self.doc is not None and self._cost_name() == "measured":
-            self.replan(f"Re-planning by kernel times measured on {name}")
-        self._load_cached_results()
-        self._update_panels()
-        self._apply_heat()
+        if profile != w.planning.profile() and w.profile_box.findData(profile) >= 0:
+            w.set_profile(profile)    # re-plans, for the new device too
+        elif w.doc is not None and w.planning.cost() == "measured":
+            w.replan(f"Re-planning by kernel times measured on {name}")
+        self.load_cached_results()
 
-    def _load_cached_results(self):
+    def load_cached_results(self):
         """Results the runner has cached for this model's plans on the current device (looked up off
         the UI thread: hashing thousands of groups takes a while)."""
-        if self.doc is None:
+        w = self.win
+        if w.doc is None:
             return
-        doc, target = self.doc, self.device()
+        req, doc, target = w.model.request("cached-results"), w.doc, w.device()
         plans = {s: p for s, p in doc.plans.items() if (target, s) not in doc.results}
 
         def done(found):
-            if doc is not self.doc:
-                return
-            for s, r in found.items():
-                doc.results.setdefault((target, s), r)
-                doc.set_rules_result(target, s, plans.get(s), r)
-            if found:
-                self._update_panels()
-                self._apply_heat()
-                self.results_changed.emit()
+            if w.model.current(req):
+                doc.add_results(target, found, plans, keep=True)
 
         worker.submit(cached_results, doc.graph, plans, target, name="cached-results", on_done=done, background=True)
 
     def benchmark(self, strategies: list[str] | None = None, all_strategies: bool = False, force: bool = False,
                   repeat: int | None = None):
-        if self.doc is None:
-            self.show_error("open a model first", "Benchmark")
+        w = self.win
+        if w.doc is None:
+            w.show_error("open a model first", "Benchmark")
             return
         try:
             from engine import runner
         except ImportError:
-            self.show_error("the benchmark runner (engine/runner.py) is not available in this build", "Benchmark")
+            w.show_error("the benchmark runner (engine/runner.py) is not available in this build", "Benchmark")
             return
         if strategies is None:
-            strategies = [s for s in self.doc.strategies() if s in self.doc.plans] if all_strategies else \
-                [self.strategy] + ([self.right_strategy] if self.area.side_by_side and
-                                   self.right_strategy != self.strategy else [])
-        strategies = [s for s in strategies if s in self.doc.plans]
+            strategies = [s for s in w.doc.strategies() if s in w.doc.plans] if all_strategies else \
+                [w.strategy] + ([w.right_strategy] if w.state.side_by_side and
+                                w.right_strategy != w.strategy else [])
+        strategies = [s for s in strategies if s in w.doc.plans]
         if not strategies:
-            self.show_error("no plan ready to benchmark yet", "Benchmark")
+            w.show_error("no plan ready to benchmark yet", "Benchmark")
             return
-        if "tune" in self._tasks:
-            self.show_error("tuning is running: benchmark when it has finished (or Cancel it); "
-                            "times taken beside it are not comparable", "Benchmark")
+        if "tune" in w.activity.running:
+            w.show_error("tuning is running: benchmark when it has finished (or Cancel it); "
+                         "times taken beside it are not comparable", "Benchmark")
             return
-        doc, target = self.doc, self.device()
+        req, doc, target = w.model.request("bench"), w.doc, w.device()
         plans = {s: doc.plans[s] for s in strategies}
-        repeat = repeat or self.settings.repeat
+        repeat = repeat or w.settings.repeat
         have_rules = frozenset(doc.rules_for(target))
 
         def done(out):
-            if doc is not self.doc:
-                return
             results, rules = out
+            for s, r in (*results.items(), *rules.items()):
+                r.strategy = s
+            w.tuning.set_hint(target, None)
+            doc.add_results(target, results, plans, rules=rules)
             failed = []
             for s, r in results.items():
-                r.strategy = s
-                doc.results[(target, s)] = r
-                doc.set_rules_result(target, s, plans[s], r)
-                if s in rules:
-                    rules[s].strategy = s
-                    doc.set_rules_result(target, s, plans[s], rules[s])
                 if r.error:
                     failed.append(f"{s}: {r.error}")
                 elif r.correct is False:
                     failed.append(f"{s}: outputs differ from the unfused build")
             if failed:
-                self.show_error("; ".join(failed), "Benchmark")
-            self.tune_hint.pop(target, None)
+                w.show_error("; ".join(failed), "Benchmark")
             ref = doc.rules_for(target)
             ok = [self._figure(s, r, ref.get(s)) for s, r in results.items() if not r.error and r.latency_ms]
-            self.status(f"Benchmark on {target}: " + (", ".join(ok) or "no result"), 15000)
-            self._update_panels()
-            self._apply_heat()
-            self._show_props(self.view.scene(), self.view.scene().selected)
-            self.results_changed.emit()
+            w.status(f"Benchmark on {target}: " + (", ".join(ok) or "no result"), 15000)
 
-        t = worker.submit(run_benchmarks, runner, doc, plans, target, repeat, force, have_rules=have_rules,
-                          name="bench", on_done=done,
-                          on_failed=lambda m: self.show_error(m, "Benchmark failed"),
-                          on_cancelled=lambda: self.status("Benchmark cancelled"))
-        self._start("bench", t, f"Benchmarking {', '.join(strategies)} on {target}")
-        self.dock_latency.raise_()
+        w.activity.run("bench", f"Benchmarking {', '.join(strategies)} on {target}", run_benchmarks, runner, doc,
+                       plans, target, repeat, force, have_rules=have_rules, request=req, on_done=done,
+                       on_failed=lambda m: w.show_error(m, "Benchmark failed"),
+                       on_cancelled=lambda: w.status("Benchmark cancelled"))
+        w.dock_latency.raise_()
 
     @staticmethod
     def _figure(s: str, r, rules) -> str:

@@ -27,12 +27,6 @@ def default_dim(name: str, index: int, rank: int) -> int:
     return 1
 
 
-def needs_shapes(inputs: list[tuple[str, list]]) -> bool:
-    """Whether some dynamic dim cannot be guessed (batch-like and leading dims default to 1)."""
-    return any(isinstance(d, str) and not (i == 0 or d.lower() in BATCH_LIKE)
-               for _, dims in inputs for i, d in enumerate(dims))
-
-
 def prefill(inputs: list[tuple[str, list]], remembered: dict | None = None) -> dict[str, list[int]]:
     out = {}
     for name, dims in inputs:

@@ -13,19 +13,36 @@ from .panels.properties import group_kind, kind_title
 
 
 class Differences:
-    """MainWindow's side-by-side summary and differences."""
+    """The side-by-side summary and differences controller: redraws the Differences panel and the
+    summary line whenever the strategies shown, side by side or the open Document's plans change."""
 
-    def _update_compare(self):
+    def __init__(self, win):
+        self.win = win
+        for name in ("strategy", "right_strategy", "side_by_side"):
+            win.state.events[name].connect(lambda ev: self.update())
+        win.model.events.document.connect(self._on_document)
+
+    def _on_document(self, ev):
+        if ev.old is not None:
+            ev.old.events.plans.disconnect(self._on_plans)
+        ev.value.events.plans.connect(self._on_plans)
+        self.update()
+
+    def _on_plans(self, ev):
+        self.update()
+
+    def update(self):
         """Refresh what side by side shows about the two plans: the summary line and the differences."""
-        doc = self.doc
-        if doc is None or not self.area.side_by_side:
-            self.diffs.set_differences([], "Side by side (Ctrl+D) lists the fused groups only one of the two "
-                                           "plans has.")
+        w = self.win
+        doc = w.doc
+        if doc is None or not w.state.side_by_side:
+            w.diffs.set_differences([], "Side by side (Ctrl+D) lists the fused groups only one of the two "
+                                        "plans has.")
             return
-        left, right = self.strategy, self.right_strategy
-        self.area.set_summary(doc, left, right)
+        left, right = w.strategy, w.right_strategy
+        w.area.set_summary(doc, left, right)
         if left not in doc.plans or right not in doc.plans:
-            self.diffs.set_differences([], f"{left} | {right}: planning...")
+            w.diffs.set_differences([], f"{left} | {right}: planning...")
             return
         rows = []
         for side, gi in doc.differences(left, right):
@@ -43,29 +60,32 @@ class Differences:
         head = (f"<b>{len(rows)}</b> fused groups differ: {oa} only in <b>{left}</b> (left), "
                 f"{len(rows) - oa} only in <b>{right}</b> (right). N / Shift+N: next / previous."
                 if rows else f"<b>{left}</b> and <b>{right}</b> form the same fused groups.")
-        self.diffs.set_differences(rows, head)
+        w.diffs.set_differences(rows, head)
 
-    def diff_step(self, d: int):
+    def step(self, d: int):
         """Select and centre the next (d=+1) or previous (d=-1) difference in both panes."""
-        if self.doc is None:
+        w = self.win
+        if w.doc is None:
             return
-        if not self.area.side_by_side:
-            self.status("Differences are between two plans: turn on Side by Side (Ctrl+D) first")
+        if not w.state.side_by_side:
+            w.status("Differences are between two plans: turn on Side by Side (Ctrl+D) first")
             return
-        if not self.diffs.step(d):
-            self.status(f"{self.strategy} and {self.right_strategy} form the same fused groups")
+        if not w.diffs.step(d):
+            w.status(f"{w.strategy} and {w.right_strategy} form the same fused groups")
 
-    def _show_difference(self, row: int):
-        key = self.diffs.key(row)
-        if key is None or self.doc is None or not self.area.side_by_side:
+    def show(self, row: int):
+        """Select difference `row` of the panel's list in both panes and centre it."""
+        w = self.win
+        key = w.diffs.key(row)
+        if key is None or w.doc is None or not w.state.side_by_side:
             return
         s, gi = key
-        if s == self.strategy:
-            own, other = self.view, self.rview
+        if s == w.strategy:
+            own, other = w.view, w.rview
         else:
-            own, other = self.rview, self.view
+            own, other = w.rview, w.view
         osc, tsc = own.scene(), other.scene()
-        if osc.plan is not self.doc.plans.get(s) or gi >= len(osc.plan.groups) or tsc.plan is None:
+        if osc.plan is not w.doc.plans.get(s) or gi >= len(osc.plan.groups) or tsc.plan is None:
             return  # the panes are still being drawn for these plans
         sel = ("group", gi)
         members = osc.plan.groups[gi]
@@ -73,10 +93,9 @@ class Differences:
         tsc.select(self._counterpart(tsc, members))
         own.reveal(sel, fit=True)
         other.centerOn(own.mapToScene(own.viewport().rect().center()))
-        self.area.sync.now()
-        self._show_props(osc, sel)
-        self.status(f"Difference {row + 1} of {self.diffs.count()}: group {gi} only in {s} "
-                    f"({len(members)} ops)")
+        w.area.sync.now()
+        w.selection.show_props(osc, sel)
+        w.status(f"Difference {row + 1} of {w.diffs.count()}: group {gi} only in {s} ({len(members)} ops)")
 
     @staticmethod
     def _counterpart(sc, members) -> tuple:
@@ -85,11 +104,12 @@ class Differences:
         gi, _ = Counter(sc.group_of[m] for m in members if m in sc.group_of).most_common(1)[0]
         return ("group", gi) if len(sc.plan.groups[gi]) > 1 else ("node", members[0])
 
-    def _note_selection(self, view, sel):
+    def note_selection(self, view, sel):
         """A click in a pane on a group that is a difference makes it the list's current row (Next goes
         on from there); other clicks leave the list as it is."""
-        if not self.area.side_by_side or sel is None or sel[0] not in ("group", "collapsed"):
+        w = self.win
+        if not w.state.side_by_side or sel is None or sel[0] not in ("group", "collapsed"):
             return
-        key = (self.strategy if view is self.view else self.right_strategy, sel[1])
-        if key in self.diffs.keys():
-            self.diffs.mark(key)
+        key = (w.strategy if view is w.view else w.right_strategy, sel[1])
+        if key in w.diffs.keys():
+            w.diffs.mark(key)

@@ -4,6 +4,10 @@ A Document holds the graph, one plan per strategy (for the chosen hardware profi
 "custom" plan, and benchmark results per (target, strategy): the latest one (built with tuning records
 where the target's store has them), and the latest rules-only one, so that a tuned or mixed figure is
 shown beside the same plan measured with the rules alone.
+
+It is evented (see events.py): change it only through its methods, which emit `events.plans` (plans,
+planning errors or the hardware profile they were planned for changed) and `events.results` (results
+measured on `target` changed); the window's views, panels and signals follow those.
 """
 from __future__ import annotations
 
@@ -11,6 +15,8 @@ import csv
 from dataclasses import dataclass, field
 
 from engine.planner import STRATEGIES
+
+from .events import EmitterGroup
 
 FAST_STRATEGIES = tuple(s for s in STRATEGIES if s != "tvm")   # planned in milliseconds; tvm takes seconds
 
@@ -26,6 +32,61 @@ class Document:
     plan_errors: dict = field(default_factory=dict)    # strategy -> message
     rules_results: dict = field(default_factory=dict)  # (target, strategy) -> (Plan, BenchResult): rules only
 
+    def __post_init__(self):
+        self.events = EmitterGroup(self, "plans", "results")
+
+    # ---- changes (each emits) ----------------------------------------------------------------
+
+    def add_plans(self, plans: dict, errors: dict | None = None) -> None:
+        """Plans (and planning errors) for some strategies, beside the ones there are."""
+        self.plans.update(plans)
+        self.plan_errors.update(errors or {})
+        self.events.plans(strategies=list(plans))
+
+    def replace_plans(self, plans: dict, errors: dict, hw=None) -> None:
+        """Every plan and planning error at once (a re-plan), and `hw` when they were planned for
+        another hardware profile."""
+        if hw is not None:
+            self.hw = hw
+        self.plans = dict(plans)
+        self.plan_errors = dict(errors)
+        self.events.plans(strategies=list(plans))
+
+    def note_plan_error(self, strategy: str, message: str) -> None:
+        """Why `strategy` has no plan, unless a reason is known already."""
+        if strategy not in self.plan_errors:
+            self.plan_errors[strategy] = message
+            self.events.plans(strategies=[])
+
+    def set_custom_plan(self, plan) -> None:
+        """An imported plan as the "custom" strategy; results measured for an earlier one are dropped."""
+        dropped = [k for k in self.results if k[1] == "custom"]
+        for k in dropped:
+            del self.results[k]
+        self.plans["custom"] = plan
+        for t in {t for t, _ in dropped}:
+            self.events.results(target=t, strategies=["custom"])
+        self.events.plans(strategies=["custom"])
+
+    def add_results(self, target: str, results: dict, plans: dict, rules: dict | None = None,
+                    keep: bool = False) -> None:
+        """Results measured on `target` by strategy, for `plans` (what was measured; a result becomes
+        the rules-only reference of its plan where it is one); `rules`: rules-only results measured
+        beside tuned ones; keep=True: an existing result stays (for results found in a cache)."""
+        changed = []
+        for s, r in results.items():
+            if keep and (target, s) in self.results:
+                continue
+            self.results[(target, s)] = r
+            self._set_rules_result(target, s, plans.get(s), r)
+            changed.append(s)
+        for s, r in (rules or {}).items():
+            self._set_rules_result(target, s, plans.get(s), r)
+        if changed or rules:
+            self.events.results(target=target, strategies=changed)
+
+    # ---- reading -----------------------------------------------------------------------------
+
     @property
     def name(self) -> str:
         return self.graph.name
@@ -39,7 +100,7 @@ class Document:
     def result(self, target: str, strategy: str):
         return self.results.get((target, strategy))
 
-    def set_rules_result(self, target: str, strategy: str, plan, result) -> None:
+    def _set_rules_result(self, target: str, strategy: str, plan, result) -> None:
         """Keep `result` (measured with the rules' schedules only) as the reference for `plan`."""
         if plan is not None and result is not None and not result.error and result.latency_ms \
                 and schedule_of(result) == "rules":

@@ -3,24 +3,32 @@ from __future__ import annotations
 
 
 class Find:
-    """MainWindow's find box: `_find_hits` are the matching node ids, `_find_pos` the one shown."""
+    """The find box's controller: `hits` are the node ids matching the text, `pos` the one shown.
+    It reads the window's panes and find box, and selects through the window's `select_node`."""
+
+    def __init__(self, win):
+        self.win = win
+        self.hits: list[str] = []
+        self.pos = -1
 
     def find(self, text: str):
-        sc = self.view.scene()
-        self._find_hits = sc.find(text) if sc.graph is not None else []
-        if self.area.side_by_side:
-            self.rview.scene().find(text)
-        self._find_pos = -1
-        self.find_label.setText(f" {len(self._find_hits)} found " if text else "")
-        if self._find_hits:
-            self.find_step(+1)
+        w = self.win
+        sc = w.view.scene()
+        self.hits = sc.find(text) if sc.graph is not None else []
+        if w.state.side_by_side:
+            w.rview.scene().find(text)
+        self.pos = -1
+        w.find_label.setText(f" {len(self.hits)} found " if text else "")
+        if self.hits:
+            self.step(+1)
 
-    def find_step(self, d: int):
-        if not self._find_hits:
-            if self.find_edit.text():
-                self.status(f"No op matches {self.find_edit.text()!r}")
+    def step(self, d: int):
+        w = self.win
+        if not self.hits:
+            if w.find_edit.text():
+                w.status(f"No op matches {w.find_edit.text()!r}")
             return
-        self._find_pos = (self._find_pos + d) % len(self._find_hits)
-        nid = self._find_hits[self._find_pos]
-        self.find_label.setText(f" {self._find_pos + 1}/{len(self._find_hits)} ")
-        self.select_node(nid)
+        self.pos = (self.pos + d) % len(self.hits)
+        nid = self.hits[self.pos]
+        w.find_label.setText(f" {self.pos + 1}/{len(self.hits)} ")
+        w.select_node(nid)

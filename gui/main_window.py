@@ -1,41 +1,41 @@
 """The main window: opens a model, shows its operator graph under a fusion strategy, compares two
 strategies side by side, benchmarks them, and shows the latency and the recommendation.
 
-`MainWindow` composes one class per job, each in its own module:
+The state is in two evented models (no Qt): `model` (workspace.Workspace: the open document.Document
+with its plans and results, the devices and the selected one, the budget, the requests in flight) and
+`state` (view_state.ViewState: the strategies shown, side by side, heat). Whatever changes them emits,
+and the window's boxes, panes, panels, settings and public signals follow. The window composes one
+controller per job, each in its own module, holding the window for its widgets, dialogs and messages:
 
-    actions            menus, toolbar, shortcuts, help
-    activity           tasks in flight, progress and Cancel, status and error messages
-    file_io            open / recent / drag and drop / input shapes; import and export
-    planning           planning strategies off the UI thread
-    bench_controller   devices and Benchmark through engine.runner
-    tune_controller    Tune: MetaSchedule tuning of the shown plan's kernels through engine.tuning
-    layout_controller  layout requests and applying them to the two views
-    strategies         switching strategies and the side-by-side comparison
-    differences        side by side: the summary, the groups only one plan has, next / previous difference
-    overlays           heat overlay and minimap
-    selection          selection, properties, collapse / expand
-    find               the find box
+    activity           work in flight: progress and Cancel, `busy`, stale results dropped
+    file_io            Files: open / recent / drop / input shapes; import and export
+    planning           Planning: the fast strategies, TVM's FuseOps, re-planning for a profile or cost
+    bench_controller   Benchmarks: the devices and Benchmark through engine.runner
+    tune_controller    Tuning: MetaSchedule tuning of the shown plan's kernels through engine.tuning
+    layout_controller  Layouts: layout requests and applying them to the two panes
+    strategies         Strategies: the strategies shown and the side-by-side comparison
+    differences        Differences: the summary, the groups only one plan has, next / previous difference
+    overlays           Overlays: heat overlay and minimap
+    selection          Selection: selection, properties, collapse / expand
+    find               Find: the find box
 
-Everything slow (loading, planning, layout, benchmarking, tuning, finding devices) runs off the UI thread
-through `worker`; errors arrive as messages in the window's banner and status bar.
+`actions` builds the menus, toolbar and shortcuts. Everything slow runs off the UI thread
+through `Activity.run`; errors arrive as messages in the window's banner and status bar.
 """
 from __future__ import annotations
 
 from PySide6 import QtCore, QtWidgets
 
-from engine import layout as L
-
-from . import style, worker
-from .actions import STRATEGY_TIPS, Actions, all_strategies  # noqa: F401 - STRATEGY_TIPS: public name
+from . import actions, style
+from .actions import STRATEGY_TIPS, all_strategies  # noqa: F401 - STRATEGY_TIPS: public name
 from .activity import QUIET_TASKS, Activity  # noqa: F401 - QUIET_TASKS: public name
 from .bench_controller import Benchmarks
-from .compare import GraphArea
+from .graph_area import GraphArea
 from .differences import Differences
 from .document import Document
-from .file_io import NeedShapes, FileIO  # noqa: F401 - NeedShapes: public name
+from .file_io import Files, NeedShapes  # noqa: F401 - NeedShapes: public name
 from .find import Find
 from .layout_controller import Layouts
-from .layout_worker import LayoutService
 from .overlays import Overlays
 from .panels.differences import DifferencesPanel
 from .panels.latency import LatencyPanel
@@ -46,12 +46,14 @@ from .selection import Selection
 from .settings import Settings
 from .strategies import Strategies
 from .tune_controller import Tuning
+from .view_state import ViewState
+from .workspace import Workspace
 
 
-class MainWindow(Actions, Activity, FileIO, Planning, Benchmarks, Tuning, Layouts, Strategies, Differences,
-                 Overlays, Selection, Find, QtWidgets.QMainWindow):
-    """The composition: builds the views, docks, actions and status bar, and ties a loaded Document
-    to them; each base class above does one job over the state kept here."""
+class MainWindow(QtWidgets.QMainWindow):
+    """The composition: builds the views, docks, actions and status bar, holds the models and the
+    controllers, and re-emits the models' changes as its public signals. Its public methods (open_model,
+    set_strategy, benchmark, ...) hand over to the controllers."""
 
     model_loaded = QtCore.Signal(object)          # Document
     plans_changed = QtCore.Signal()
@@ -63,62 +65,132 @@ class MainWindow(Actions, Activity, FileIO, Planning, Benchmarks, Tuning, Layout
     def __init__(self, settings: Settings | None = None):
         super().__init__()
         self.settings = settings or Settings()
-        self.doc: Document | None = None
-        self.strategy = self.settings.strategy if self.settings.strategy in all_strategies() else "greedy"
-        self.right_strategy = "dp" if self.strategy != "dp" else "greedy"
-        self.layout_full: L.Layout | None = None   # the current strategy's layout of every op
-        self.compact = False                        # the shown layout places collapsed groups as one node
-        self.heat_on = False
+        self.model = Workspace(budget=self.settings.budget_pct)  # the open Document, devices, budget, requests
+        self.state = ViewState(self.settings.strategy if self.settings.strategy in all_strategies() else "greedy",
+                               heat_log=self.settings.heat_log)
         self.last_error = ""
-        self.last_cancelled: list[str] = []
-        self.last_toggle_ms = 0.0
-        self._gen = 0
-        self._tasks: dict[str, worker.Task] = {}
-        self._pending_layout: dict = {}            # the layout asked for and not yet applied (layout_controller)
-        self._deferred_layout = None                # a layout that arrived while the first render was running
-        self._applying = 0                          # layouts being applied a slice at a time (layout_controller)
-        self._find_hits: list[str] = []
-        self.tune_hint: dict[str, str] = {}         # target -> a line for the latency panel after tuning
-        self.last_tune_report = None
-        self._find_pos = -1
         self.theme = style.Theme(style.is_dark(self))
         self.setWindowTitle("FuseLens")
         self.setAcceptDrops(True)
         self.resize(1400, 900)
 
+        self.finder = Find(self)                    # the find box's matches
+        self.tuning = Tuning(self)                  # Tune, its report and what the latency panel says after it
+        self.bench = Benchmarks(self)               # the devices and Benchmark
+        self.planning = Planning(self)              # planning, re-planning for a profile or cost
+        self.files = Files(self)                    # open, recent, input shapes, import / export
+        self.selection = Selection(self)            # selection, properties, collapse / expand
+        self.differences = Differences(self)        # side by side: summary, differences, next / previous
+        self.strategies = Strategies(self)          # the strategies shown, side by side
         self.area = GraphArea(self.theme)
         self.setCentralWidget(self.area)
         self.view = self.area.left
         self.rview = self.area.right
-        self.layouts = LayoutService(self, time_limit_s=self.settings.dot_time_limit_s)
-        self.layouts.provisional.connect(self._on_layout_provisional)
-        self.layouts.ready.connect(self._on_layout_ready)
-        self.layouts.failed.connect(self._on_layout_failed)
+        self.layouts = Layouts(self, time_limit_s=self.settings.dot_time_limit_s)  # layouts of the two panes
         for v in (self.view, self.rview):
-            v.activated.connect(lambda sel, v=v: self._on_activated(v, sel))
-            v.double_clicked.connect(lambda sel, v=v: self._on_double_clicked(v, sel))
+            v.activated.connect(lambda sel, v=v: self.selection.activate(v, sel))
+            v.double_clicked.connect(lambda sel, v=v: self.selection.double_click(v, sel))
             v.minimap.setVisible(self.settings.minimap)
 
         self._build_docks()
-        self._build_actions()
-        self._build_toolbar()
-        self._build_menus()
-        self._build_statusbar()
+        actions.build_actions(self)
+        actions.build_toolbar(self)
+        actions.build_menus(self)
+        self.activity = Activity(self)              # tasks in flight, progress and Cancel, busy
         self.settings.restore_window(self)
-        self.dock_diff.setVisible(self.area.side_by_side)  # shown with side by side only
+        self.dock_diff.setVisible(self.state.side_by_side)  # shown with side by side only
         app = QtWidgets.QApplication.instance()
         if app is not None:
-            app.styleHints().colorSchemeChanged.connect(self._on_scheme_changed)
+            app.styleHints().colorSchemeChanged.connect(self.set_color_scheme)
         self._apply_theme_to_panels()
-        QtCore.QTimer.singleShot(0, self._find_devices)
+        self._subscribe()
+        self.overlays = Overlays(self)              # heat overlay and minimap (redrawn after the panels)
+        QtCore.QTimer.singleShot(0, self.bench.find_devices)
+
+    # ================================================================ messages and work in flight
+
+    def show_error(self, msg: str, where: str = ""):
+        text = f"{where}: {msg}" if where else msg
+        self.last_error = text
+        self.area.show_error(text)
+        self.statusBar().showMessage(text.splitlines()[0][:200], 15000)
+        self.error_shown.emit(text)
+
+    def status(self, msg: str, ms: int = 6000):
+        self.statusBar().showMessage(msg, ms)
+
+    @property
+    def busy(self) -> bool:
+        """Whether anything is in flight (Activity.busy); tests and scripts wait for `not win.busy`."""
+        return self.activity.busy
+
+    def cancel(self):
+        """Cancel loading, planning, layout, benchmarks and tuning in flight."""
+        self.activity.cancel()
+
+    # ================================================================ the model, and what follows it
+
+    @property
+    def doc(self) -> Document | None:
+        """The open Document (None before the first model is open)."""
+        return self.model.doc
+
+    @property
+    def strategy(self) -> str:
+        """The left (or only) pane's strategy: `state.strategy`; change it with set_strategy."""
+        return self.state.strategy
+
+    @property
+    def right_strategy(self) -> str:
+        """The right pane's strategy, side by side: `state.right_strategy`."""
+        return self.state.right_strategy
+
+    def _subscribe(self):
+        """The window's widgets, signals and settings follow the model: each change is handled here,
+        whoever made it."""
+        st = self.state.events
+        st.strategy.connect(lambda ev: self._on_strategy_chosen(ev.value))
+        st.right_strategy.connect(lambda ev: self.right_box.setCurrentIndex(max(0, self.right_box.findData(ev.value))))
+        st.side_by_side.connect(lambda ev: self._on_side_by_side(ev.value))
+        self.model.events.document.connect(self._on_document)
+        self.model.events.budget.connect(lambda ev: setattr(self.settings, "budget_pct", ev.value))
+
+    def _on_strategy_chosen(self, s: str):
+        self.settings.strategy = s
+        if s in self.a_strat:
+            self.a_strat[s].setChecked(True)
+        self.strategy_box.setCurrentIndex(max(0, self.strategy_box.findData(s)))
+
+    def _on_side_by_side(self, on: bool):
+        self.a_side.setChecked(on)
+        self.right_box_action.setVisible(on)
+        self.area.set_side_by_side(on)
+        self.dock_diff.setVisible(on)
+
+    def _on_document(self, ev):
+        """A model was opened: follow its Document's changes (and no longer the previous one's)."""
+        if ev.old is not None:
+            ev.old.events.plans.disconnect(self._on_plans)
+            ev.old.events.results.disconnect(self._on_results)
+        ev.value.events.plans.connect(self._on_plans)
+        ev.value.events.results.connect(self._on_results)
+
+    def _on_plans(self, ev):
+        actions.fill_strategy_boxes(self)
+        self.plans_changed.emit()
+
+    def _on_results(self, ev):
+        self.results_changed.emit()
 
     def _build_docks(self):
         self.props = PropertiesPanel()
         self.props.node_requested.connect(lambda nid: self.select_node(nid))
         self.latency = LatencyPanel()
+        self.latency.follow(self.model, self.tuning)
         self.recpanel = RecommendationPanel()
+        self.recpanel.follow(self.model)
         self.diffs = DifferencesPanel()
-        self.diffs.chosen.connect(self._show_difference)
+        self.diffs.chosen.connect(self.differences.show)
         self.dock_props = self._dock("Properties", self.props.container(), QtCore.Qt.RightDockWidgetArea, "props")
         self.dock_latency = self._dock("Latency", self.latency, QtCore.Qt.BottomDockWidgetArea, "latency")
         self.dock_rec = self._dock("Recommendation", self.recpanel, QtCore.Qt.BottomDockWidgetArea, "rec")
@@ -138,80 +210,157 @@ class MainWindow(Actions, Activity, FileIO, Planning, Benchmarks, Tuning, Layout
 
     # ================================================================ a document arrives
 
-    def _show_document(self, doc: Document, plan_tvm: bool = True, cached: dict | None = None):
-        self.doc = doc
-        target = self.device()
-        for st, r in (cached or {}).items():
-            doc.results[(target, st)] = r
-            doc.set_rules_result(target, st, doc.plans.get(st), r)
+    def show_document(self, doc: Document, plan_tvm: bool = True, cached: dict | None = None):
+        """Show a newly loaded Document (plan_tvm: also plan TVM's FuseOps for it; cached: results
+        found in the runner's cache, by strategy, on the selected device)."""
         for s, m in doc.plan_errors.items():
             self.show_error(m, f"Planning with {s} failed")
+        doc.add_results(self.device(), cached or {}, doc.plans)   # before the views follow it
+        if not plan_tvm:
+            doc.note_plan_error("tvm", "a generated graph has no TVM module to run FuseOps on")
+        self.model.set_document(doc)
         g = doc.graph
         self.setWindowTitle(f"{g.name} \u2014 FuseLens")
-        self.layout_full = None
-        self.compact = False
+        self.layouts.reset()
         self.view.scene().clear_graph()
         self.rview.scene().clear_graph()
         self.props.show_message(f"{g.name}: {len(g)} operators. Click an operator, a group or an edge.")
         if self.strategy not in doc.plans:
-            self.strategy = "greedy" if self.strategy in ("tvm", "custom") or "greedy" in doc.plans else \
+            self.state.strategy = "greedy" if self.strategy in ("tvm", "custom") or "greedy" in doc.plans else \
                 next(iter(doc.plans), "greedy")
-        if not plan_tvm:
-            doc.plan_errors.setdefault("tvm", "a generated graph has no TVM module to run FuseOps on")
-        self._fill_strategy_boxes()
+        actions.fill_strategy_boxes(self)
         if plan_tvm:
-            self._plan_tvm()
-        self._request_layout(full=True)
-        if self._cost_name() == "measured":
+            self.planning.plan_tvm()
+        self.layouts.request(full=True)
+        if self.planning.cost() == "measured":
             self.replan("Planning by measured kernel times")  # the open planned by the cost model
-        QtCore.QTimer.singleShot(0, self._update_panels)
         self.status(f"Loaded {g.name}: {len(g)} operators; planned {', '.join(doc.plans)}"
                     + ("; tvm planning in the background" if plan_tvm and "tvm" not in doc.plans else ""))
         self.model_loaded.emit(doc)
 
-    # ================================================================ views, panels, theme, close
+    # ================================================================ commands: each hands over to a controller
 
-    def _views_do(self, what: str):
+    def set_heat(self, on: bool):
+        self.state.heat = on
+
+    def set_heat_log(self, on: bool):
+        self.state.heat_log = on
+
+    def set_minimap(self, on: bool):
+        self.overlays.set_minimap(on)
+
+    def set_strategy(self, s: str, force: bool = False):
+        """Show strategy `s` in the left pane (force: redraw even if it is shown)."""
+        self.strategies.set_strategy(s, force)
+
+    def set_right_strategy(self, s: str):
+        """Show strategy `s` in the right pane (side by side)."""
+        self.strategies.set_right_strategy(s)
+
+    def set_side_by_side(self, on: bool):
+        self.strategies.set_side_by_side(on)
+
+    def open_model(self, spec: str, shapes: list[str] | dict | None = None):
+        """Open `spec` (an .onnx path or zoo:NAME[@RES]); `shapes` as CLI strings NAME=D1,D2 or a dict."""
+        self.files.open_model(spec, shapes)
+
+    def open_graph(self, graph, spec: str | None = None):
+        """Show an OpGraph that did not come from a file (a generated one)."""
+        self.files.open_graph(graph, spec)
+
+    def open_recent(self, i: int):
+        self.files.open_recent(i)
+
+    def import_plan(self, path=None):
+        """Load a plan JSON as the "custom" strategy (without a path: ask for one)."""
+        return self.files.import_plan(path)
+
+    def export_plan(self, path=None, strategy: str | None = None):
+        return self.files.export_plan(path, strategy)
+
+    def export_graph(self, path=None, fmt: str = "png"):
+        return self.files.export_graph(path, fmt)
+
+    def export_csv(self, path=None):
+        return self.files.export_csv(path)
+
+    def dragEnterEvent(self, ev):  # noqa: N802
+        if ev.mimeData().hasUrls() and any(u.isLocalFile() for u in ev.mimeData().urls()):
+            ev.acceptProposedAction()
+
+    def dropEvent(self, ev):  # noqa: N802
+        for u in ev.mimeData().urls():
+            if u.isLocalFile():
+                self.files.open_dropped(u.toLocalFile())
+                ev.acceptProposedAction()
+                return
+
+    def set_profile(self, name: str):
+        """Plan for the hardware profile `name` (re-plans the open model)."""
+        self.planning.set_profile(name)
+
+    def set_cost(self, cost: str):
+        """How dp, hybrid and optimal decide: "model" or "measured" (re-plans the open model)."""
+        self.planning.set_cost(cost)
+
+    def replan(self, text: str = "Re-planning"):
+        """Re-plan every strategy for the selected profile, cost and device."""
+        self.planning.replan(text)
+
+    def device(self) -> str:
+        """The selected device (Workspace.device)."""
+        return self.model.device
+
+    def benchmark(self, strategies: list[str] | None = None, all_strategies: bool = False, force: bool = False,
+                  repeat: int | None = None):
+        """Build and time `strategies` (default: the shown ones; all_strategies: every plan) on the device."""
+        self.bench.benchmark(strategies, all_strategies, force, repeat)
+
+    def tune(self, trials: int | None = None, minutes: float | None = None):
+        """Tune the shown strategy's kernels on the selected device (without a budget: ask for one)."""
+        self.tuning.tune(trials, minutes)
+
+    def select_node(self, nid: str):
+        """Select operator `nid` in the left pane, reveal it and show its properties."""
+        self.selection.select_node(nid)
+
+    def collapse_group(self, gi: int):
+        self.selection.collapse_group(gi)
+
+    def expand_group(self, gi: int):
+        self.selection.expand_group(gi)
+
+    def collapse_all(self):
+        self.selection.collapse_all()
+
+    def expand_all(self):
+        self.selection.expand_all()
+
+    def find(self, text: str):
+        """Select the first operator whose name or type matches `text` (the find box)."""
+        self.finder.find(text)
+
+    def find_step(self, d: int):
+        """The next (d=+1) or previous (d=-1) match."""
+        self.finder.step(d)
+
+    # ================================================================ views, help, theme, close
+
+    def shortcut_rows(self) -> list[tuple[str, str]]:
+        """(what, keys) for the Help > Keyboard Shortcuts list."""
+        return actions.shortcut_rows(self)
+
+    def show_shortcuts(self):
+        actions.show_shortcuts(self)
+
+    def zoom_views(self, what: str):
+        """"fit", "fit_all" or "actual_size" in the left pane (and the right one follows, side by side)."""
         getattr(self.view, what)()
-        if self.area.side_by_side:
+        if self.state.side_by_side:
             self.area.sync.now()
 
-    def _on_budget(self, v: int):
-        self.settings.budget_pct = float(v)
-        self._update_recommendation()
-
-    def _update_panels(self, latency: bool = True):
-        if self.doc is None:
-            return
-        if latency:
-            target = self.device()
-            self.latency.update_data(self.doc.name, self.doc.strategies(), self.doc.plans,
-                                     self.doc.results_for(target), target, self.doc.hw.title,
-                                     rules=self.doc.rules_for(target), hint=self.tune_hint.get(target, ""),
-                                     input_shapes=self.doc.graph.input_shapes)
-        self._update_recommendation()
-
-    def _update_recommendation(self):
-        if self.doc is None:
-            return
-        try:
-            from engine import recommend
-        except ImportError:
-            self.recpanel.show_message("The recommendation (engine/recommend.py) is not available in this build.")
-            return
-        try:
-            # every result, errored or not correct ones too: the engine leaves those out and says why
-            measured = self.doc.results_for(self.device())
-            rec = recommend.recommend(self.doc.graph, self.doc.hw, float(self.budget.value()), measured or None)
-        except Exception as e:  # noqa: BLE001 - shown in the panel
-            self.recpanel.show_message(f"Recommendation failed: {e}")
-            return
-        self.recpanel.show_recommendation(rec, f"{self.doc.name} on {self.doc.hw.title}, budget "
-                                               f"{self.budget.value()}%, measured on {self.device()}",
-                                          measured=list(measured))
-
-    def _on_scheme_changed(self, scheme=None):
-        """The system switched between light and dark (QStyleHints.colorSchemeChanged)."""
+    def set_color_scheme(self, scheme=None):
+        """Light or dark: follows the system's QStyleHints.colorSchemeChanged (None: the system's now)."""
         app = QtWidgets.QApplication.instance()
         dark = style.apply_scheme(app, scheme)
         self.theme = style.Theme(dark)
@@ -221,13 +370,13 @@ class MainWindow(Actions, Activity, FileIO, Planning, Benchmarks, Tuning, Layout
             if sc.graph is not None and sc.layout is not None:
                 g, lay, plan, other = sc.graph, sc.layout, sc.plan, sc.other_plan
                 collapsed = set(sc.collapsed)
-                sc.set_graph(g, self.layout_full or lay, plan)
+                sc.set_graph(g, self.layouts.full or lay, plan)
                 if plan is not None:
                     sc.set_plan(plan, other)
                     sc.collapse(collapsed)
                 v.refresh_labels()
             v.minimap.rebuild()
-        self._apply_heat()
+        self.overlays.apply()
         self._apply_theme_to_panels()
 
     def _apply_theme_to_panels(self):
@@ -238,7 +387,6 @@ class MainWindow(Actions, Activity, FileIO, Planning, Benchmarks, Tuning, Layout
     def closeEvent(self, ev):  # noqa: N802
         self.settings.save_window(self)
         self.settings.sync()
-        for t in self._tasks.values():
-            t.cancel()
+        self.activity.close()
         self.layouts.cancel()
         super().closeEvent(ev)

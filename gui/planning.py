@@ -2,15 +2,16 @@
 and a re-plan of every strategy when the hardware profile or the cost (model estimate or measured
 kernel times on the selected device) changes.
 
-The module-level functions run on worker threads and touch no Qt object; `Planning` is the part of
-`MainWindow` that starts them and puts their plans into the open Document. Plans live in
+The module-level functions run on worker threads and touch no Qt object; `Planning` is the window's
+controller that starts them and puts their plans into the open Document. Plans live in
 `Document.plans` by strategy for the current profile; changing the profile re-plans them.
 """
 from __future__ import annotations
 
+from engine.child import ChildFailed
 from engine.errors import FuseLensError
+from engine.jobs.plan_tvm import plan_tvm
 
-from . import procs, worker
 from .document import FAST_STRATEGIES, decided_by, plan_strategies
 
 
@@ -51,9 +52,8 @@ def plan_tvm_job(doc, target: str, progress, cancel):
     g = doc.graph
     if g.mod_factory is None and getattr(g, "_mod", None) is None:  # read in a child: plan in one
         try:
-            plans, errors = {"tvm": procs.run("plan_tvm", doc.spec, doc.shapes, hw.to_dict(),
-                                              cancel=cancel)}, {}
-        except FuseLensError as e:
+            plans, errors = {"tvm": plan_tvm(doc.spec, doc.shapes, hw, cancel=cancel)}, {}
+        except ChildFailed as e:
             plans, errors = {}, {"tvm": str(e)}
     else:
         plans, errors = plan_strategies(g, hw, ["tvm"], cancel=cancel)
@@ -108,76 +108,74 @@ def recost(plan, graph, hw) -> None:
 
 
 class Planning:
-    """MainWindow's planning: starts the jobs above and merges their plans into the open Document."""
+    """The planning controller: starts the jobs above through the window's Activity and merges their
+    plans into the open Document (which tells the views)."""
 
-    def _profile_name(self) -> str:
-        return self.profile_box.currentData() or "t4"
+    def __init__(self, win):
+        self.win = win
 
-    def _plan_tvm(self):
-        doc, gen, target = self.doc, self._gen, self.device()
-        t = worker.submit(plan_tvm_job, doc, target, name="plan-tvm", background=True,
-                          on_done=lambda r: self._on_planned(gen, doc, r),
-                          on_failed=lambda m: self.show_error(m, "Planning with tvm failed"))
-        self._start("plan-tvm", t, "Planning with TVM FuseOps")
+    def profile(self) -> str:
+        """The hardware profile chosen for the cost model."""
+        return self.win.profile_box.currentData() or "t4"
 
-    def _on_planned(self, gen, doc, r):
-        if gen != self._gen or doc is not self.doc:
-            return
+    def cost(self) -> str:
+        """How dp, hybrid and optimal decide: "model" or "measured"."""
+        return self.win.cost_box.currentData() or "model"
+
+    def plan_tvm(self):
+        w = self.win
+        req, target = w.model.request("plan-tvm"), w.device()
+        w.activity.run("plan-tvm", "Planning with TVM FuseOps", plan_tvm_job, req.doc, target, background=True,
+                       request=req, on_done=lambda r: self._on_planned(req.doc, r),
+                       on_failed=lambda m: w.show_error(m, "Planning with tvm failed"))
+
+    def _on_planned(self, doc, r):
+        w = self.win
         plans, errors, cached, target, hw = r
         if hw is not doc.hw:
             return  # planned for a profile that has since changed; the re-plan covers tvm
-        for st, res in cached.items():
-            doc.results.setdefault((target, st), res)
-            doc.set_rules_result(target, st, plans.get(st), res)
-        doc.plans.update(plans)
-        doc.plan_errors.update(errors)
         for s, m in errors.items():
-            self.show_error(m, f"Planning with {s} failed")
-        self._fill_strategy_boxes()
-        self._update_panels()
-        self.plans_changed.emit()
-        if self.strategy in plans and self.layout_full is not None:
-            self.set_strategy(self.strategy, force=True)
-        if self.area.side_by_side and self.right_strategy in plans:
-            self.set_right_strategy(self.right_strategy)
-
-    def _cost_name(self) -> str:
-        return self.cost_box.currentData() or "model"
+            w.show_error(m, f"Planning with {s} failed")
+        doc.add_plans(plans, errors)
+        doc.add_results(target, cached, plans, keep=True)
+        if w.strategy in plans and w.layouts.full is not None:
+            w.set_strategy(w.strategy, force=True)
+        if w.state.side_by_side and w.right_strategy in plans:
+            w.set_right_strategy(w.right_strategy)
 
     def set_profile(self, name: str):
-        self.settings.profile = name
-        i = self.profile_box.findData(name)
-        if i >= 0 and i != self.profile_box.currentIndex():
-            self.profile_box.setCurrentIndex(i)
-        if self.doc is not None:
-            if "plan-tvm" in self._tasks and name != self.doc.hw.name:
-                self._tasks["plan-tvm"].cancel()  # the re-plan plans tvm for the new profile
+        w = self.win
+        w.settings.profile = name
+        i = w.profile_box.findData(name)
+        if i >= 0 and i != w.profile_box.currentIndex():
+            w.profile_box.setCurrentIndex(i)
+        if w.doc is not None:
+            if name != w.doc.hw.name:
+                w.activity.stop("plan-tvm")  # the re-plan plans tvm for the new profile
             self.replan(f"Re-planning for {name}")
 
     def set_cost(self, cost: str):
         """How dp, hybrid and optimal decide: "model" (the cost model) or "measured" (kernel times
         measured on the selected device); re-plans them."""
-        self.settings.cost = cost
-        i = self.cost_box.findData(cost)
-        if i >= 0 and i != self.cost_box.currentIndex():
-            self.cost_box.setCurrentIndex(i)
-        if self.doc is not None:
+        w = self.win
+        w.settings.cost = cost
+        i = w.cost_box.findData(cost)
+        if i >= 0 and i != w.cost_box.currentIndex():
+            w.cost_box.setCurrentIndex(i)
+        if w.doc is not None:
             self.replan("Re-planning by measured kernel times" if cost == "measured"
                         else "Re-planning by the cost model")
 
     def replan(self, text: str = "Re-planning"):
         """Re-plan every fast strategy for the selected profile and cost (and device, for measured
         costs) off the UI thread; TVM's FuseOps again when the profile changed."""
-        doc, gen = self.doc, self._gen
-        profile, cost, target = self._profile_name(), self._cost_name(), self.device()
+        w = self.win
+        req, doc = w.model.request("plan"), w.doc
+        profile, cost, target = self.profile(), self.cost(), w.device()
 
         def done(r):
-            if gen != self._gen or doc is not self.doc:
-                return
             hw, (plans, errors), measure_error = r
             new_profile = hw.name != doc.hw.name
-            if new_profile:
-                doc.hw = hw
             old = doc.plans
             if measure_error and not new_profile:  # keep the model-cost plans there were
                 for s, p in old.items():
@@ -188,31 +186,27 @@ class Planning:
                 if s in old and not (new_profile and s == "tvm"):
                     plans[s] = old[s]
             if new_profile and "custom" in plans:
-                self._recost(plans["custom"])
-            doc.plans = plans
-            doc.plan_errors = {**{k: v for k, v in doc.plan_errors.items() if k == "tvm" and not new_profile},
-                               **errors}
+                recost(plans["custom"], doc.graph, hw)
+            doc.replace_plans(plans, {**{k: v for k, v in doc.plan_errors.items() if k == "tvm" and not new_profile},
+                                      **errors}, hw=hw if new_profile else None)
             if new_profile and not doc.spec.startswith("generated:"):
-                self._plan_tvm()  # TVM's FuseOps for the new profile (in the background)
-            self._fill_strategy_boxes()
-            self.set_strategy(self.strategy, force=True)
-            if self.area.side_by_side:
-                self.set_right_strategy(self.right_strategy)
-            self._update_panels()
-            self.plans_changed.emit()
+                self.plan_tvm()  # TVM's FuseOps for the new profile (in the background)
+            w.set_strategy(w.strategy, force=True)
+            if w.state.side_by_side:
+                w.set_right_strategy(w.right_strategy)
             if measure_error:
-                self.show_error(measure_error, "Planning by measured kernel times failed; the cost model decides")
+                w.show_error(measure_error, "Planning by measured kernel times failed; the cost model decides")
                 return
             for s, m in errors.items():
-                self.show_error(m, f"Planning with {s} failed")
+                w.show_error(m, f"Planning with {s} failed")
             by = [s for s, p in plans.items() if decided_by(p)]
-            self.status(f"Re-planned for {hw.title}: {', '.join(by)} {decided_by(plans[by[0]])} on {target}"
-                        if by else f"Re-planned every strategy for {hw.title} by the cost model", 10000)
+            w.status(f"Re-planned for {hw.title}: {', '.join(by)} {decided_by(plans[by[0]])} on {target}"
+                     if by else f"Re-planned every strategy for {hw.title} by the cost model", 10000)
 
-        t = worker.submit(replan_job, doc.graph, profile, list(FAST_STRATEGIES), cost=cost, target=target,
-                          name="plan", background=True,
-                          on_done=done, on_failed=lambda m: self.show_error(m, "Planning failed"))
-        self._start("plan", t, text)
+        w.activity.run("plan", text, replan_job, doc.graph, profile, list(FAST_STRATEGIES), cost=cost, target=target,
+                       background=True, request=req, on_done=done,
+                       on_failed=lambda m: w.show_error(m, "Planning failed"))
 
-    def _recost(self, plan):
-        recost(plan, self.doc.graph, self.doc.hw)
+    def recost(self, plan):
+        """Re-estimate an imported plan for the open Document's profile."""
+        recost(plan, self.win.doc.graph, self.win.doc.hw)

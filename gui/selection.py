@@ -4,47 +4,71 @@ from __future__ import annotations
 
 
 class Selection:
-    """MainWindow's selection, properties and group collapse / expand."""
+    """The selection controller: what a click or double-click in a pane selects, the Properties panel
+    for it, and collapsing or expanding fused groups in the left pane."""
 
-    def _on_activated(self, view, sel):
+    def __init__(self, win):
+        self.win = win
+        win.model.events.document.connect(self._on_document)
+
+    def _on_document(self, ev):
+        if ev.old is not None:
+            ev.old.events.results.disconnect(self._on_results)
+        ev.value.events.results.connect(self._on_results)
+
+    def _on_results(self, ev):
+        """New measurements: a selected group's properties show its measured kernel time."""
+        sc = self.win.view.scene()
+        if ev.target == self.win.device() and sc.selected is not None:
+            self.show_props(sc, sc.selected)
+
+    def activate(self, view, sel):
+        """What clicking `sel` (("node", id), ("group", index), ("edge", (src, dst)) or None) in the
+        pane `view` does: select it in both panes and show its properties."""
+        w = self.win
         sc = view.scene()
-        self.view.scene().select(sel)
-        if self.area.side_by_side:
-            self.rview.scene().select(sel if sel and sel[0] in ("node", "edge") else None)
-        if view is self.rview:
-            self.rview.scene().select(sel)
-        self._note_selection(view, sel)
-        self._show_props(sc, sel)
+        w.view.scene().select(sel)
+        if w.state.side_by_side:
+            w.rview.scene().select(sel if sel and sel[0] in ("node", "edge") else None)
+        if view is w.rview:
+            w.rview.scene().select(sel)
+        w.differences.note_selection(view, sel)
+        self.show_props(sc, sel)
 
-    def _show_props(self, sc, sel):
-        doc = self.doc
+    def show_props(self, sc, sel):
+        w = self.win
+        doc = w.doc
         if doc is None or sc.plan is None or sel is None:
-            self.props.show_message("Click an operator, a group or an edge between groups.")
+            w.props.show_message("Click an operator, a group or an edge between groups.")
             return
         kind, key = sel
-        strategy = self.strategy if sc is self.view.scene() else self.right_strategy
-        res = doc.result(self.device(), strategy)
+        strategy = w.strategy if sc is w.view.scene() else w.right_strategy
+        res = doc.result(w.device(), strategy)
         if kind == "node":
-            self.props.show_node(doc.graph, key, sc.plan, res)
+            w.props.show_node(doc.graph, key, sc.plan, res)
         elif kind in ("group", "collapsed"):
-            self.props.show_group(doc.graph, sc.plan, key, res, collapsed=key in sc.collapsed)
+            w.props.show_group(doc.graph, sc.plan, key, res, collapsed=key in sc.collapsed)
         elif kind == "edge":
-            self.props.show_edge(doc.graph, sc.plan, *key)
-        self.dock_props.raise_()
+            w.props.show_edge(doc.graph, sc.plan, *key)
+        w.dock_props.raise_()
 
-    def _refresh_selection(self):
-        sc = self.view.scene()
+    def refresh(self):
+        """The left pane's plan changed: a selected group no longer means anything; show the rest again."""
+        w = self.win
+        sc = w.view.scene()
         sel = sc.selected
         if sel and sel[0] in ("group", "collapsed"):
             sel = None  # group indices belong to the previous plan
             sc.select(None)
-        self._show_props(sc, sel)
+        self.show_props(sc, sel)
 
-    def _on_double_clicked(self, view, sel):
-        if view is not self.view or sel is None:
+    def double_click(self, view, sel):
+        """Double-clicking `sel` in `view`: collapse its group, or expand a collapsed one (left pane)."""
+        w = self.win
+        if view is not w.view or sel is None:
             return
         kind, key = sel
-        sc = self.view.scene()
+        sc = w.view.scene()
         if kind == "collapsed":
             self.expand_group(key)
         elif kind == "node":
@@ -53,15 +77,17 @@ class Selection:
             self.collapse_group(key)
 
     def select_node(self, nid: str):
-        if self.doc is None or nid not in self.doc.graph.by_id:
+        w = self.win
+        if w.doc is None or nid not in w.doc.graph.by_id:
             return
         sel = ("node", nid)
-        self.view.scene().select(sel)
-        self.view.reveal(sel)
-        self._show_props(self.view.scene(), sel)
+        w.view.scene().select(sel)
+        w.view.reveal(sel)
+        self.show_props(w.view.scene(), sel)
 
     def _selected_group(self) -> int | None:
-        sc = self.view.scene()
+        w = self.win
+        sc = w.view.scene()
         sel = sc.selected
         if not sel or sc.plan is None:
             return None
@@ -73,54 +99,61 @@ class Selection:
         return None
 
     def collapse_group(self, gi: int):
-        sc = self.view.scene()
+        w = self.win
+        sc = w.view.scene()
         if sc.plan is None or len(sc.plan.groups[gi]) < 2:
-            self.status("A single-op group has nothing to collapse")
+            w.status("A single-op group has nothing to collapse")
             return
         sc.collapse([gi])
         sc.select(("collapsed", gi))
-        self._show_props(sc, ("collapsed", gi))
+        self.show_props(sc, ("collapsed", gi))
         self._after_collapse()
 
     def expand_group(self, gi: int):
-        sc = self.view.scene()
+        w = self.win
+        sc = w.view.scene()
         sc.expand([gi])
         sc.select(("group", gi))
         self._after_collapse(expanded=True)
 
     def collapse_selected(self):
+        w = self.win
         gi = self._selected_group()
         if gi is None:
-            self.status("Select an operator or a group first (click it)")
+            w.status("Select an operator or a group first (click it)")
             return
         self.collapse_group(gi)
 
     def expand_selected(self):
+        w = self.win
         gi = self._selected_group()
-        if gi is not None and gi in self.view.scene().collapsed:
+        if gi is not None and gi in w.view.scene().collapsed:
             self.expand_group(gi)
 
     def collapse_all(self):
-        sc = self.view.scene()
+        w = self.win
+        sc = w.view.scene()
         if sc.plan is None:
             return
         sc.collapse_all()
         self._after_collapse()
-        self.status(f"Collapsed {len(sc.collapsed)} groups")
+        w.status(f"Collapsed {len(sc.collapsed)} groups")
 
     def expand_all(self):
-        sc = self.view.scene()
+        w = self.win
+        sc = w.view.scene()
         if sc.plan is None:
             return
         sc.expand_all()
         self._after_collapse(expanded=True)
 
     def _after_collapse(self, expanded: bool = False):
-        sc = self.view.scene()
-        self.view.minimap.rebuild()
-        if self.area.side_by_side:
+        w = self.win
+        sc = w.view.scene()
+        w.view.minimap.rebuild()
+        if w.state.side_by_side:
             return  # both panes keep the full layout so that they stay in step
         if sc.collapsed:
-            self._request_layout(full=False)      # compact layout with collapsed groups as single nodes
-        elif self.compact or expanded:
-            self._request_layout(full=True)
+            w.layouts.request(full=False)      # compact layout with collapsed groups as single nodes
+        elif w.layouts.compact or expanded:
+            w.layouts.request(full=True)

@@ -12,84 +12,80 @@ from .document import decided_by
 
 
 class Strategies:
-    """MainWindow's strategy switching."""
+    """The strategy controller: what the left and right panes show (ViewState.strategy, right_strategy,
+    side_by_side) and redrawing the panes for it. `last_toggle_ms`: how long the last switch took."""
+
+    def __init__(self, win):
+        self.win = win
+        self.last_toggle_ms = 0.0
 
     def set_strategy(self, s: str, force: bool = False):
+        """Show strategy `s` in the left pane (force: redraw even if it is shown)."""
+        w = self.win
         if s not in all_strategies():
             return
-        if self.doc is None:
-            self.strategy = s
-            self.settings.strategy = s
+        if w.doc is None:
+            w.state.strategy = s
             return
-        if s not in self.doc.plans:
-            if s in self.doc.plan_errors:
-                self.show_error(self.doc.plan_errors[s], f"No {s} plan")
+        if s not in w.doc.plans:
+            if s in w.doc.plan_errors:
+                w.show_error(w.doc.plan_errors[s], f"No {s} plan")
             elif s == "custom":
-                self.show_error("no plan imported yet: File > Import Plan", "custom")
+                w.show_error("no plan imported yet: File > Import Plan", "custom")
             else:
-                self.status(f"{s} is still planning; it shows as soon as it is ready")
-                self.strategy = s
-                self._fill_strategy_boxes()
+                w.status(f"{s} is still planning; it shows as soon as it is ready")
+                w.state.strategy = s
             return
-        if s == self.strategy and not force and self.view.scene().plan is self.doc.plans[s]:
+        if s == w.strategy and not force and w.view.scene().plan is w.doc.plans[s]:
             return
         t0 = time.perf_counter()
-        self.strategy = s
-        self.settings.strategy = s
-        self.a_strat[s].setChecked(True)
-        i = self.strategy_box.findData(s)
-        self.strategy_box.setCurrentIndex(i)
-        plan = self.doc.plans[s]
-        sc = self.view.scene()
+        w.state.strategy = s
+        plan = w.doc.plans[s]
+        sc = w.view.scene()
         if sc.building:
             return  # the first render applies the current strategy when it is done
-        if sc.graph is not self.doc.graph:
-            self._request_layout(full=True)  # nothing drawn yet: the layout will draw it
+        if sc.graph is not w.doc.graph:
+            w.layouts.request(full=True)  # nothing drawn yet: the layout will draw it
             return
-        sc.set_plan(plan, self._other_plan(left=True))
-        if self.area.side_by_side and self.rview.scene().graph is self.doc.graph and not self.rview.scene().building:
-            if self.right_strategy in self.doc.plans:
-                self.rview.scene().set_plan(self.doc.plans[self.right_strategy], plan)
-            self._update_compare()
-        self._apply_heat()
-        self._refresh_selection()
+        sc.set_plan(plan, w.layouts.other_plan(left=True))
+        if w.state.side_by_side and w.rview.scene().graph is w.doc.graph and not w.rview.scene().building:
+            if w.right_strategy in w.doc.plans:
+                w.rview.scene().set_plan(w.doc.plans[w.right_strategy], plan)
+        w.overlays.apply()
+        w.selection.refresh()
         self.last_toggle_ms = (time.perf_counter() - t0) * 1000
-        QtCore.QTimer.singleShot(0, self.view.minimap.rebuild)
-        self._update_panels(latency=False)
+        QtCore.QTimer.singleShot(0, w.view.minimap.rebuild)
         # positions stay unless group boxes would swallow nodes of other groups and this strategy's
         # own layout does clearly better (decided off the UI thread)
-        self._request_layout(full=True, only_if_better=not self.compact)
+        w.layouts.request(full=True, only_if_better=not w.layouts.compact)
         how = decided_by(plan)
-        self.status(f"{s}: {plan.kernels} kernels, {len(plan.groups)} groups, estimated "
-                    f"{plan.estimated_us / 1000:.3f} ms on {self.doc.hw.title}" + (f"; {how}" if how else "")
-                    + f" (toggle {self.last_toggle_ms:.0f} ms)")
+        w.status(f"{s}: {plan.kernels} kernels, {len(plan.groups)} groups, estimated "
+                 f"{plan.estimated_us / 1000:.3f} ms on {w.doc.hw.title}" + (f"; {how}" if how else "")
+                 + f" (toggle {self.last_toggle_ms:.0f} ms)")
 
     def set_right_strategy(self, s: str):
-        self.right_strategy = s
-        i = self.right_box.findData(s)
-        self.right_box.setCurrentIndex(max(0, i))
-        if self.doc is None or not self.area.side_by_side:
+        """Show strategy `s` in the right pane (side by side)."""
+        w = self.win
+        w.state.right_strategy = s
+        if w.doc is None or not w.state.side_by_side:
             return
-        if s not in self.doc.plans:
-            self.status(f"{s} is still planning")
+        if s not in w.doc.plans:
+            w.status(f"{s} is still planning")
             return
-        self._sync_right()
+        w.layouts.sync_right()
 
     def set_side_by_side(self, on: bool):
-        self.a_side.setChecked(on)
-        self.right_box_action.setVisible(on)
-        self.area.set_side_by_side(on)
-        self.dock_diff.setVisible(on)
-        self._update_compare()
-        if self.doc is None:
+        """Two panes (the right one showing the right strategy), or one."""
+        w = self.win
+        w.state.side_by_side = on   # the window shows or hides the right pane, Differences list the groups
+        if w.doc is None:
             return
         if on:
-            if self.compact:
-                self._request_layout(full=True)
-            if self.right_strategy == self.strategy:
-                self.right_strategy = next(s for s in ("dp", "greedy", "none") if s != self.strategy)
-                self.right_box.setCurrentIndex(max(0, self.right_box.findData(self.right_strategy)))
-            self._sync_right()
+            if w.layouts.compact:
+                w.layouts.request(full=True)
+            if w.right_strategy == w.strategy:
+                w.state.right_strategy = next(s for s in ("dp", "greedy", "none") if s != w.strategy)
+            w.layouts.sync_right()
         else:
-            self.view.scene().set_plan(self.doc.plans[self.strategy], None)
-            self._apply_heat()
+            w.view.scene().set_plan(w.doc.plans[w.strategy], None)
+            w.overlays.apply()

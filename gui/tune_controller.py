@@ -1,19 +1,19 @@
 """Tune: MetaSchedule tuning of the shown plan's kernels through engine.tuning, with a budget of trials
 or minutes, progress and Cancel, like Benchmark; the report in a window of its own.
 
-The tuning itself runs in a child process (engine.subproc); Cancel kills it and the records found so
+The tuning itself runs in a child process (engine/child.py); Cancel kills it and the records found so
 far stay in the target's store. Builds use the store, so the next Benchmark measures the tuned kernels
 (the latency panel shows that figure beside the same plan measured with the rules only).
 
-`run_tuning` and `records` run anywhere and touch no Qt object; `Tuning` is the part of `MainWindow`
+`run_tuning` and `records` run anywhere and touch no Qt object; `Tuning` is the window's controller
 that asks for the budget, starts the work and shows what it found.
 """
 from __future__ import annotations
 
 from PySide6 import QtWidgets
 
-from . import worker
 from .dialogs import ReportDialog, TuneDialog
+from .events import EmitterGroup
 
 
 def records(target: str) -> int | None:
@@ -41,84 +41,102 @@ def tuned_count(report) -> tuple[int, int]:
 
 
 class Tuning:
-    """MainWindow's Tune action."""
+    """The Tune action's controller: asks for the budget (a dialog of the window), runs the tuning through
+    the window's Activity, and keeps what the latency panel says after it (`hints`, by target) and the
+    last report."""
+
+    def __init__(self, win):
+        self.win = win
+        self.events = EmitterGroup(self, "hints")
+        self.hints: dict[str, str] = {}   # target -> a line for the latency panel after tuning
+        self.last_report = None
+        self.dialog = None                # the budget dialog last shown
+        self.report_dialog = None         # the report window last shown
 
     def tune(self, trials: int | None = None, minutes: float | None = None):
         """Tune the shown strategy's kernels on the selected device. Without a budget, ask for one."""
-        if self.doc is None:
-            self.show_error("open a model first", "Tune")
+        w = self.win
+        if w.doc is None:
+            w.show_error("open a model first", "Tune")
             return
         try:
             from engine import tuning  # noqa: F401 - only whether it is there
         except ImportError:
-            self.show_error("tuning (engine/tuning.py) is not available in this build", "Tune")
+            w.show_error("tuning (engine/tuning.py) is not available in this build", "Tune")
             return
-        doc, strategy, target = self.doc, self.strategy, self.device()
+        doc, strategy, target = w.doc, w.strategy, w.device()
         if strategy == "custom":
             src = (doc.plans["custom"].notes or {}).get("imported_strategy") if "custom" in doc.plans else None
-            self.show_error("an imported plan cannot be tuned: tune a planned strategy"
+            w.show_error("an imported plan cannot be tuned: tune a planned strategy"
                             + (f" (this one came from {src})" if src else ""), "Tune")
             return
         if strategy not in doc.plans:
-            self.show_error(f"no {strategy} plan to tune yet", "Tune")
+            w.show_error(f"no {strategy} plan to tune yet", "Tune")
             return
         if doc.spec.startswith("generated:"):
-            self.show_error("a generated graph has no model file for the tuning worker to read", "Tune")
+            w.show_error("a generated graph has no model file for the tuning worker to read", "Tune")
             return
-        if "tune" in self._tasks:
-            self.show_error("tuning is already running (Cancel stops it)", "Tune")
+        if "tune" in w.activity.running:
+            w.show_error("tuning is already running (Cancel stops it)", "Tune")
             return
-        if "bench" in self._tasks:
-            self.show_error("a benchmark is running: tune when it has finished", "Tune")
+        if "bench" in w.activity.running:
+            w.show_error("a benchmark is running: tune when it has finished", "Tune")
             return
         if trials is None and minutes is None:
-            dlg = TuneDialog(doc.name, strategy, target, self.settings.tune_budget, records(target), self)
-            self.tune_dialog = dlg
+            dlg = TuneDialog(doc.name, strategy, target, w.settings.tune_budget, records(target), w)
+            self.dialog = dlg
             if dlg.exec() != QtWidgets.QDialog.Accepted:
                 return
             kind, n = dlg.budget()
-            self.settings.tune_budget = (kind, n)
+            w.settings.tune_budget = (kind, n)
             trials, minutes = (n, None) if kind == "trials" else (None, n)
         time_limit_s = minutes * 60 if minutes is not None else None
         budget = f"{trials} trials" if trials is not None else f"{minutes:g} min"
         before = records(target)
 
         def done(report):
-            self.last_tune_report = report
+            self.last_report = report
             n, m = tuned_count(report)
-            where = f"{strategy} on {target}" + (f" ({report.model})" if doc is not self.doc else "")
+            where = f"{strategy} on {target}" + (f" ({report.model})" if doc is not w.doc else "")
             if report.error:
-                self.show_error(report.error + ("; records found before it are kept" if n else ""), "Tuning failed")
+                w.show_error(report.error + ("; records found before it are kept" if n else ""), "Tuning failed")
             if report.kernels:
-                self.show_tune_report(report)
+                self.show_report(report)
             after = records(target)
-            if n or (before is not None and after is not None and after != before):
-                self.tune_hint[target] = (f"Tuning records for {target} changed ({n} of {m} kernels of {strategy} "
-                                          "tuned): Benchmark (Ctrl+B) measures with them.")
             if not report.error:
-                self.status(f"Tuned {n} of {m} kernels of {where} in {report.seconds:.0f} s"
-                            + (f" (stopped: {report.stopped})" if report.stopped else "")
-                            + ("; re-benchmark to use them" if n else "; the rules stay"), 30000)
-            self._update_panels()
+                w.status(f"Tuned {n} of {m} kernels of {where} in {report.seconds:.0f} s"
+                         + (f" (stopped: {report.stopped})" if report.stopped else "")
+                         + ("; re-benchmark to use them" if n else "; the rules stay"), 30000)
+            if n or (before is not None and after is not None and after != before):
+                self.set_hint(target, f"Tuning records for {target} changed ({n} of {m} kernels of {strategy} "
+                                      "tuned): Benchmark (Ctrl+B) measures with them.")
 
         def cancelled():
             after = records(target)
             new = max(0, (after or 0) - (before or 0))
-            self.status(f"Tuning cancelled; {new} new record{'s' if new != 1 else ''} kept"
-                        + (f" ({after} for {target})" if after is not None else "")
-                        + ("; re-benchmark to use them" if new else ""), 30000)
+            w.status(f"Tuning cancelled; {new} new record{'s' if new != 1 else ''} kept"
+                     + (f" ({after} for {target})" if after is not None else "")
+                     + ("; re-benchmark to use them" if new else ""), 30000)
             if new:
-                self.tune_hint[target] = (f"Tuning records for {target} changed (cancelled run: {new} new): "
-                                          "Benchmark (Ctrl+B) measures with them.")
-                self._update_panels()
+                self.set_hint(target, f"Tuning records for {target} changed (cancelled run: {new} new): "
+                                      "Benchmark (Ctrl+B) measures with them.")
 
-        t = worker.submit(run_tuning, doc.spec, doc.shapes, strategy, target, trials, time_limit_s, doc.hw.name,
-                          self._cost_name(), name="tune", on_done=done,
-                          on_failed=lambda m: self.show_error(m, "Tuning failed"), on_cancelled=cancelled)
-        self._start("tune", t, f"Tuning {strategy} on {target} ({budget})")
+        w.activity.run("tune", f"Tuning {strategy} on {target} ({budget})", run_tuning, doc.spec, doc.shapes,
+                       strategy, target, trials, time_limit_s, doc.hw.name, w.planning.cost(), on_done=done,
+                       on_failed=lambda m: w.show_error(m, "Tuning failed"), on_cancelled=cancelled)
 
-    def show_tune_report(self, report):
+    def set_hint(self, target: str, text: str | None):
+        """What the latency panel says about `target`'s tuning records (None: nothing); emits hints."""
+        if text is None:
+            if self.hints.pop(target, None) is None:
+                return
+        else:
+            self.hints[target] = text
+        self.events.hints(target=target)
+
+    def show_report(self, report):
+        w = self.win
         text = report.summary() + (f"\n\nerror: {report.error}" if report.error else "")
-        dlg = ReportDialog(f"Tuning report: {report.model} / {report.strategy} on {report.target}", text, self)
-        self.tune_report_dialog = dlg
+        dlg = ReportDialog(f"Tuning report: {report.model} / {report.strategy} on {report.target}", text, w)
+        self.report_dialog = dlg
         dlg.show()

@@ -7,6 +7,10 @@
 threading.Event): they are passed when its signature names them. A cancelled task delivers
 nothing but `cancelled`. Errors arrive as one readable line (a FuseLensError's message, or the
 exception's type and message for a bug, with the traceback on stderr as well).
+
+These are threads of the app's process. Work that must leave the process (it would hold Python's
+global lock for seconds, or TVM may crash in it) is sent on by `fn` itself to a child process
+(engine/child.py; the jobs: engine/jobs/), with the task's `cancel`, so Cancel ends the child too.
 """
 from __future__ import annotations
 

@@ -113,7 +113,7 @@ def main():
         for s, p in plans.items():
             t0 = time.perf_counter()
             smod, rep = schedules.schedule(apply(g, p.groups), "cpu")
-            vm = relax.VirtualMachine(schedules.build(smod, "cpu", scheduled=False), dev)
+            vm = relax.VirtualMachine(eb.build(smod, "cpu"), dev)
             res = eb._flatten(vm["main"](*args))
             ok = all(r.shape == o.shape and np.abs(r - o).max() <= 1e-4 * np.abs(o).max() + 1e-5 for r, o in zip(res, ref))
             t = time.perf_counter()

@@ -41,9 +41,10 @@ def main() -> int:
 
     from PySide6 import QtCore
 
-    from engine.planner import synthetic
+    from engine import layout_cache, layout_dot
+    from tests import synthetic
     from gui import app as gapp
-    from gui import layout_worker, worker
+    from gui import worker
     from gui.diagnostics import StallWatch
     from gui.main_window import MainWindow
     from gui.settings import Settings
@@ -55,7 +56,7 @@ def main() -> int:
     graph = getattr(synthetic, a.kind)(a.ops)
     print(f"graph: {graph.name}, {len(graph)} operators, "
           f"{sum(len(set(n.inputs)) for n in graph.nodes)} edges; graphviz dot: "
-          f"{layout_worker.dot_path() or 'not used'} (time limit {settings.dot_time_limit_s:.0f} s)")
+          f"{layout_dot.dot_path() or 'not used'} (time limit {settings.dot_time_limit_s:.0f} s)")
 
     def pump(cond, timeout=300.0):
         t0 = time.monotonic()
@@ -70,7 +71,7 @@ def main() -> int:
         w = MainWindow(settings)
         w.resize(1400, 900)
         w.show()
-        pump(lambda: "devices" not in w._tasks, 60)
+        pump(lambda: w.model.devices is not None, 60)
         painted = []
         w.view.viewport().installEventFilter(_PaintSpy(painted))
         meter = StallWatch(threshold_ms=40)
@@ -79,10 +80,11 @@ def main() -> int:
         w.open_graph(graph)
         ok = pump(lambda: w.view.scene().graph is graph and not w.view.scene().building and painted)
         first = time.perf_counter() - t0
-        pump(lambda: not w._pending_layout)
+        pump(lambda: not w.busy)
         final = time.perf_counter() - t0
         worst = meter.stop()
-        print(f"{label}: first render {first:.2f} s ({w.layout_label.text()}), final layout at {final:.2f} s; "
+        print(f"{label}: first render {first:.2f} s ({w.activity.layout_label.text()}), "
+              f"final layout at {final:.2f} s; "
               f"worst UI stall {worst:.0f} ms ({meter.worst_at}); {meter.over(100)} stalls over 100 ms"
               + ("" if ok else "  [TIMED OUT]"))
         if a.why and meter.samples:
@@ -91,7 +93,7 @@ def main() -> int:
 
     w, cold = open_and_time("without a cached layout")
     w.close()
-    layout_worker._memory.clear()  # the disk cache stays: this is a fresh start with a cached layout
+    layout_cache.forget_in_memory()  # the disk cache stays: this is a fresh start with a cached layout
     w, warm = open_and_time("with a cached layout   ")
 
     times, repaint = [], []
@@ -106,7 +108,7 @@ def main() -> int:
             end = time.perf_counter()
             times.append((mid - t) * 1000)
             repaint.append((end - mid) * 1000)
-            pump(lambda: not w._pending_layout, 60)
+            pump(lambda: not w.busy, 60)
             qapp.processEvents()
     tot = [x + y for x, y in zip(times, repaint)]
     print(f"strategy toggle over {strategies}: median {statistics.median(tot):.0f} ms, max {max(tot):.0f} ms "
@@ -156,26 +158,25 @@ def zoo_stalls(names, why: bool) -> int:
         w = MainWindow(s)
         w.resize(1400, 900)
         w.show()
-        pump(lambda: "devices" not in w._tasks, 60)
+        pump(lambda: w.model.devices is not None, 60)
         pump(lambda: False, 0.5)
         meter = StallWatch(threshold_ms=40)
         meter.start("open")
         t = time.perf_counter()
         w.open_model(f"zoo:{name}")
-        pump(lambda: w.doc is not None and w.view.scene().graph is not None and not w.view.scene().building
-             and not w._pending_layout and "plan-tvm" not in w._tasks)
+        pump(lambda: w.doc is not None and w.view.scene().graph is not None and not w.busy)
         opened = time.perf_counter() - t
         toggles = []
         for st in ("greedy", "dp", "hybrid", "tvm", "none", "greedy"):
             meter.mark(f"toggle {st}")
             w.set_strategy(st)
-            toggles.append(w.last_toggle_ms)
-            pump(lambda: not w._pending_layout and not w.view.scene().building, 120)
+            toggles.append(w.strategies.last_toggle_ms)
+            pump(lambda: not w.busy, 120)
         meter.mark("side by side")
         w.set_side_by_side(True)
         pump(lambda: False, 0.5)
         worst = meter.stop()
-        print(f"{name:<16} {len(w.doc.graph):>5} ops: open {opened:.2f} s ({w.layout_label.text()}), "
+        print(f"{name:<16} {len(w.doc.graph):>5} ops: open {opened:.2f} s ({w.activity.layout_label.text()}), "
               f"toggle max {max(toggles):.0f} ms, worst UI stall {worst:.0f} ms ({meter.worst_at}), "
               f"{meter.over(100)} over 100 ms   [model import {prep:.1f} s, not measured]")
         if why and meter.samples:

@@ -171,7 +171,7 @@ def main():
     def prepare(g, groups, x):
         mod = apply(g, groups)
         smod, rep = schedules.schedule(mod, "cpu")
-        vm = relax.VirtualMachine(schedules.build(smod, "cpu", scheduled=False), dev)
+        vm = relax.VirtualMachine(eb.build(smod, "cpu"), dev)
         args = [tvm.runtime.tensor(v, dev) for v in x]
         out = eb._flatten(vm["main"](*args))
         t = time.perf_counter()

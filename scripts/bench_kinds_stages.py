@@ -194,12 +194,12 @@ def build_case(graph, groups, rules=None):
     import tvm
     from tvm import relax
 
-    from engine import schedules
+    from engine import build, schedules
     from engine.planner.apply import apply
 
     mod = apply(graph, groups)
     smod, report = schedules.schedule(mod, "cpu", rules=rules)
-    exe = schedules.build(smod, "cpu", scheduled=False)
+    exe = build.build(smod, "cpu")
     return relax.VirtualMachine(exe, tvm.cpu()), report
 
 

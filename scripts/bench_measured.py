@@ -26,7 +26,7 @@ import time
 
 sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 
-from engine import hardware, loader  # noqa: E402
+from engine import cpus, hardware, loader  # noqa: E402
 from engine.planner import calibrate, dp, greedy, measure  # noqa: E402
 from engine.planner.cost import CostModel  # noqa: E402
 from engine.planner.order import chain_order  # noqa: E402
@@ -63,7 +63,7 @@ def e2e(graph, plans: dict, rounds: int) -> dict:
     runs, ref = {}, None
     for name, groups in plans.items():
         t0 = time.perf_counter()
-        vm = relax.VirtualMachine(schedules.build(apply(graph, groups), "cpu"), dev)
+        vm = relax.VirtualMachine(eb.build(schedules.schedule(apply(graph, groups), "cpu")[0], "cpu"), dev)
         args = [tvm.runtime.tensor(a, dev) for a in x]
         out = eb._flatten(vm["main"](*args))
         ref = out if ref is None else ref
@@ -89,7 +89,7 @@ def main():
     ap.add_argument("--rounds", type=int, default=6)
     a = ap.parse_args()
     threads = a.threads or None
-    os.environ["TVM_NUM_THREADS"] = str(threads or measure.all_cores())   # for --e2e, before TVM's pool starts
+    os.environ["TVM_NUM_THREADS"] = str(threads or cpus.usable_cores())   # for --e2e, before TVM's pool starts
     cache = a.cache or tempfile.mkdtemp(prefix="fuselens-kernels-")
     hw = hardware.get(a.hardware)
     cap = a.max_kernels or None

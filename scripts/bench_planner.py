@@ -17,7 +17,7 @@ sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 
 from engine import hardware, loader  # noqa: E402
 from engine.planner import make_plan  # noqa: E402
-from engine.planner.synthetic import branching, chain  # noqa: E402
+from tests.synthetic import branching, chain  # noqa: E402
 
 
 def median_ms(fn, repeat):

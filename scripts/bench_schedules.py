@@ -101,7 +101,7 @@ def main():
         plans = {s: make_plan(g, s, hw) for s in strategies}
         args = [tvm.runtime.tensor(v, dev) for v in x]
         if not warmed:  # first LLVM/JIT use in the process: not part of any build time
-            relax.VirtualMachine(schedules.build(apply(g, plans[strategies[0]].groups), "cpu", scheduled=False), dev)
+            relax.VirtualMachine(eb.build(apply(g, plans[strategies[0]].groups), "cpu"), dev)
             warmed = True
         entries = {}
         for s in strategies:
@@ -110,7 +110,7 @@ def main():
             # unscheduled and scheduled builds back to back, so that load hits both alike
             if not a.skip_unscheduled:
                 t0 = time.perf_counter()
-                uvm = relax.VirtualMachine(schedules.build(mod, "cpu", scheduled=False), dev)
+                uvm = relax.VirtualMachine(eb.build(mod, "cpu"), dev)
                 e["unsched_build_s"] = time.perf_counter() - t0
                 e["unsched_ms"] = _unscheduled_ms(uvm, args, dev, a.unscheduled_repeat)
                 del uvm
@@ -119,7 +119,7 @@ def main():
             t0 = time.perf_counter()
             smod, report = schedules.schedule(mod, "cpu")
             t1 = time.perf_counter()
-            exe = schedules.build(smod, "cpu", scheduled=False)
+            exe = eb.build(smod, "cpu")
             vm = relax.VirtualMachine(exe, dev)  # JIT: LLVM code generation + link
             t2 = time.perf_counter()
             out = eb._flatten(vm["main"](*args))

@@ -38,10 +38,13 @@ def boot_ci(a: list[float], b: list[float], n: int = 2000, seed: int = 0) -> tup
 def measure(spec, shapes, plans: dict, rounds: int):
     """Median latencies (ms) of each plan tuned and rules-only, and ONNX Runtime, sampled round-robin:
     one worker builds every variant, then times them in turn, `rounds` times."""
-    from engine import runner, subproc
+    from engine import child
 
     job = {"spec": spec, "shapes": shapes, "plans": {k: p.groups for k, p in plans.items()}, "rounds": rounds}
-    return subproc.run_in_child(_measure_job, job, timeout_s=3600, what="measurement")
+    try:
+        return child.run_in_child(_measure_job, job, timeout_s=3600, what="measurement")
+    except child.ChildFailed as e:
+        return {"error": str(e)}
 
 
 def _measure_job(job, say):

@@ -187,9 +187,9 @@ def board():
 def test_bench_on_the_emulated_pi_is_correct(board, private_cache):
     """Cross-compiled for the Pi, run on the aarch64 RPC server through the tracker, checked against
     outputs computed on this host. No timings are asserted: times under emulation mean nothing."""
-    from engine import compare
+    from engine import benchmark
 
-    b = compare.bench_model(MODEL, None, ["none", "greedy"], targets.parse(board).hardware, board, repeat=1)
+    b = benchmark.bench_model(MODEL, None, ["none", "greedy"], targets.parse(board).hardware, board, repeat=1)
     for s in ("none", "greedy"):
         r = b["results"][s]
         assert r.error is None, r.error
@@ -222,12 +222,12 @@ def test_cli_bench_and_measured_planning_take_the_board(board, private_cache, ti
 
 @pytest.mark.boards
 def test_tuning_over_the_board_then_a_correct_tuned_build(board, private_cache):
-    from engine import compare, tuning
+    from engine import benchmark, tuning
 
     rep = tuning.tune(MODEL, None, "greedy", board, trials=8)
     assert rep.error is None, rep.error
     assert "rpi4b" in rep.store and rep.trials >= 8
-    b = compare.bench_model(MODEL, None, ["greedy"], "rpi4b", board, repeat=1)
+    b = benchmark.bench_model(MODEL, None, ["greedy"], "rpi4b", board, repeat=1)
     r = b["results"]["greedy"]
     assert r.error is None and r.correct is True
     tuned = [k for k in rep.kernels if k.status == "tuned"]

@@ -176,8 +176,8 @@ def test_mobilenetv2_chains_match_unfused_and_onnxruntime():
     smod, report = schedules.schedule(mod, "cpu")
     assert chains and sorted(report.handled.get("cpu.Chain", [])) == sorted(chains), report.summary()
     assert not report.fallback, report.summary()
-    out = build.run(schedules.build(smod, "cpu", scheduled=False), x)
-    ref = build.run(schedules.build(apply(g, greedy), "cpu"), x)
+    out = build.run(build.build(smod, "cpu"), x)
+    ref = build.run(build.build(schedules.schedule(apply(g, greedy), "cpu")[0], "cpu"), x)
     assert close(out, ref), "chains differ from the unfused (greedy) build"
     assert close(out, ort), "chains differ from ONNX Runtime"
 
@@ -198,7 +198,7 @@ def test_efficientnet_block_chain_matches_onnxruntime():
     assert len(chains) == 1
     smod, report = schedules.schedule(mod, "cpu")
     assert report.handled.get("cpu.Chain") == list(chains), report.summary()
-    out = build.run(schedules.build(smod, "cpu", scheduled=False), x)
+    out = build.run(build.build(smod, "cpu"), x)
     assert close(out, build.onnxruntime_outputs(g, x))
     # and the chain kernel on its own against its unscheduled loop nests
     func = next(iter(chains.values()))
@@ -220,4 +220,4 @@ def test_chain_modules_build_for_cuda():
     smod, report = schedules.schedule(mod, "cuda:sm_80")
     assert not report.unscheduled, report.summary()
     assert all(report.rule_of(n) is not None for n in chains), report.summary()
-    assert schedules.build(smod, "cuda:sm_80", scheduled=False) is not None
+    assert build.build(smod, "cuda:sm_80") is not None

@@ -446,8 +446,8 @@ def test_cycle_in_operator_graph_is_plan_error():
 
 
 def test_greedy_broken_merge_is_plan_error():
-    from engine.planner import synthetic
     from engine.planner.greedy import FuseGraph, Partitioner
+    from tests import synthetic
 
     g = synthetic.chain(12)  # conv, 4 elementwise ops, conv, ...
     fg = FuseGraph.from_opgraph(g)
@@ -459,7 +459,8 @@ def test_greedy_broken_merge_is_plan_error():
 
 
 def test_tvm_strategy_without_module_is_plan_error():
-    from engine.planner import synthetic, tvm_fuse
+    from engine.planner import tvm_fuse
+    from tests import synthetic
 
     with pytest.raises(PlanError, match="no Relax module to run FuseOps on"):
         tvm_fuse.plan(synthetic.chain(1))

@@ -32,11 +32,10 @@ def env(tmp_path_factory):
     d = tmp_path_factory.mktemp("gui")
     old = os.environ.get("FUSELENS_CACHE_DIR")
     os.environ["FUSELENS_CACHE_DIR"] = str(d / "cache")
-    from engine import loader
-    from gui import layout_worker
+    from engine import layout_cache, loader
 
     loader._memo.clear()
-    layout_worker._memory.clear()
+    layout_cache.forget_in_memory()
     SHOTS.mkdir(parents=True, exist_ok=True)
     yield d
     if old is None:
@@ -77,8 +76,7 @@ def wait(cond, timeout=60.0):
 
 
 def settle(w, timeout=180.0):
-    assert wait(lambda: not w._pending_layout and "load" not in w._tasks and not w.view.scene().building
-                and not w.rview.scene().building, timeout), "layout or load did not finish"
+    assert wait(lambda: not w.busy, timeout), f"still busy: {w.activity.running}"
     for _ in range(3):
         QtWidgets.QApplication.instance().processEvents()
 
@@ -92,6 +90,7 @@ def shot(w, name):
 @pytest.fixture(scope="module")
 def win(qapp, env):
     w = make_window(qapp, env / "settings.ini")
+    w.set_profile("t4")   # the profile these tests are written for (the cpu device's own is the host's)
     w.set_strategy("greedy")
     w.open_model(MODEL)
     assert wait(lambda: w.view.scene().graph is not None, 180), w.last_error
@@ -103,6 +102,25 @@ def win(qapp, env):
 
     w.close()
     worker.wait_all(60000)
+
+
+@pytest.fixture
+def fresh(qapp, env, tmp_path):
+    """A window of its own (its own settings), with no model open."""
+    w = make_window(qapp, tmp_path / "settings.ini")
+    yield w
+    from gui import worker
+
+    w.close()
+    worker.wait_all(60000)
+
+
+@pytest.fixture
+def small(fresh, tiny_model):
+    """A window of its own on the small synthetic graph of tests/models.py, opened, laid out and idle."""
+    fresh.open_model(str(tiny_model))
+    assert wait(lambda: fresh.doc is not None and not fresh.busy, 180), fresh.last_error
+    return fresh
 
 
 def on_screen_colour(view, scene_point) -> QtGui.QColor:
@@ -125,7 +143,7 @@ def close(a: QtGui.QColor, b: QtGui.QColor, tol=6) -> bool:
 # ---------------------------------------------------------------------------------------------- tests
 
 def test_opens_model_and_draws_every_operator(win):
-    from gui import layout_worker
+    from engine import layout_dot
 
     g = win.doc.graph
     sc = win.view.scene()
@@ -138,8 +156,8 @@ def test_opens_model_and_draws_every_operator(win):
     n = g.nodes[0]
     texts = [t.text() for t in sc.nodes[n.id].childItems()]
     assert texts == [n.op, L.shape_text(n.shape)]
-    label = win.layout_label.text()
-    assert ("graphviz dot" in label) if layout_worker.dot_path() else ("built-in" in label)
+    label = win.activity.layout_label.text()
+    assert ("graphviz dot" in label) if layout_dot.dot_path() else ("built-in" in label)
     assert win.area.stack.currentIndex() == 1 and not win.area.banner.isVisible()
     assert win.settings.recent()[0] == MODEL
     shot(win, "01-opened-greedy.png")
@@ -177,7 +195,7 @@ def test_every_strategy_recolours_and_reboxes_in_place(win, qtbot):
         win.layout_applied.connect(on_applied)
         try:
             win.set_strategy(s)
-            toggles[s] = win.last_toggle_ms
+            toggles[s] = win.strategies.last_toggle_ms
             plan = win.doc.plans[s]
             assert sc.plan is plan and win.strategy_box.currentData() == s
             # at once, in place: every node of a group in the group's stable colour
@@ -190,7 +208,7 @@ def test_every_strategy_recolours_and_reboxes_in_place(win, qtbot):
             check_boxes(sc, plan)
             colours[s] = {nid: c.rgb() for nid, c in sc.node_colours.items()}
             # the toggle may ask for a relayout (off the UI thread); wait until it is decided and applied
-            qtbot.waitUntil(lambda: not win.is_busy(), timeout=180_000)
+            qtbot.waitUntil(lambda: not win.busy, timeout=180_000)
         finally:
             win.layout_applied.disconnect(on_applied)
         after = positions()
@@ -291,7 +309,7 @@ def test_collapse_and_expand_a_group(win):
     shot(win, "05-collapse-all.png")
     win.expand_all()
     settle(win)
-    assert sc.collapsed == set() and sorted(sc.boxes) == multi and not win.compact
+    assert sc.collapsed == set() and sorted(sc.boxes) == multi and not win.layouts.compact
 
 
 def test_find_next_and_previous(win):
@@ -299,7 +317,7 @@ def test_find_next_and_previous(win):
     want = [n.id for n in g.nodes if "conv2d" in n.op.lower() or "conv2d" in n.func.lower()
             or "conv2d" in (n.onnx_name or "").lower()]
     win.find_edit.setText("conv2d")
-    assert win._find_hits == want and len(want) > 3
+    assert win.finder.hits == want and len(want) > 3
     assert win.view.scene().selected == ("node", want[0]) and win.props.values()["operator"] == "conv2d"
     win.find_step(+1)
     assert win.view.scene().selected == ("node", want[1]) and win.find_label.text().strip() == f"2/{len(want)}"
@@ -310,7 +328,7 @@ def test_find_next_and_previous(win):
     assert r.contains(win.view.scene().nodes[want[-1]].pos())  # the view moved to it
     shot(win, "06-find-conv2d.png")
     win.find_edit.setText("no-such-op")
-    assert win._find_hits == [] and win.find_label.text().strip() == "0 found"
+    assert win.finder.hits == [] and win.find_label.text().strip() == "0 found"
     win.find_edit.clear()
 
 
@@ -405,7 +423,8 @@ def test_export_plan_and_import_it_back(win, tmp_path):
     assert QtGui.QImage(png).width() > 50
 
 
-def test_errors_show_in_the_window(win, tmp_path):
+def test_errors_show_in_the_window(small, tmp_path):
+    win = small
     bad = tmp_path / "broken.onnx"
     bad.write_bytes(b"this is not a protobuf at all \x00\x01\x02" * 10)
     before = win.doc
@@ -428,7 +447,7 @@ def test_errors_show_in_the_window(win, tmp_path):
     win.area.hide_error()
 
 
-def test_dynamic_dims_dialog_prefilled_and_remembered(win, tmp_path, monkeypatch):
+def test_dynamic_dims_dialog_prefilled_and_remembered(fresh, tmp_path, monkeypatch):
     import onnx
 
     from gui import dialogs
@@ -445,22 +464,18 @@ def test_dynamic_dims_dialog_prefilled_and_remembered(win, tmp_path, monkeypatch
         return QtWidgets.QDialog.Accepted
 
     monkeypatch.setattr(dialogs.ShapesDialog, "exec", fake_exec)
-    before = win.doc
+    win = fresh
     win.open_model(str(path))
-    assert wait(lambda: win.doc is not before and not win._pending_layout, 120), win.last_error
+    assert wait(lambda: win.doc is not None and not win.busy, 120), win.last_error
     assert seen == [{"x": "1,3,224,224"}]  # batch 1, 3 channels, image sides 224
     assert win.doc.shapes == {"x": [1, 3, 16, 16]} and win.doc.graph.nodes[0].shape == [1, 8, 16, 16]
     assert win.settings.shapes_for(str(path)) == {"x": [1, 3, 16, 16]}
     settle(win)
     # reopening uses the remembered answer without asking
+    before = win.doc
     win.open_model(str(path))
-    assert wait(lambda: "load" not in win._tasks, 180)
-    settle(win)
+    assert wait(lambda: win.doc is not before and not win.busy, 180), win.last_error
     assert len(seen) == 1 and win.doc.shapes == {"x": [1, 3, 16, 16]}
-    # back to the zoo model for the other tests
-    win.open_recent(1)
-    assert wait(lambda: win.doc.spec == MODEL and not win._pending_layout, 240)
-    settle(win)
 
 
 def test_shortcuts_listed_in_help_and_settings_persist(win, env):
@@ -511,15 +526,16 @@ def test_keyboard_zoom_fit_and_drop(win):
     settle(win)
 
 
-def test_dark_scheme_follows_the_system(win, qapp):
+def test_dark_scheme_follows_the_system(small, qapp):
+    win = small
     # the offscreen platform has no system scheme to switch: deliver the signal's argument directly
-    win._on_scheme_changed(QtCore.Qt.ColorScheme.Dark)
+    win.set_color_scheme(QtCore.Qt.ColorScheme.Dark)
     assert win.theme.dark and qapp.palette().color(QtGui.QPalette.Window).lightness() < 80
     win.set_strategy("greedy")
     settle(win)
     assert win.view.backgroundBrush().color().lightness() < 80
     shot(win, "13-dark-scheme.png")
-    win._on_scheme_changed(QtCore.Qt.ColorScheme.Light)
+    win.set_color_scheme(QtCore.Qt.ColorScheme.Light)
     assert not win.theme.dark and win.view.backgroundBrush().color().lightness() > 200
 
 
@@ -528,16 +544,16 @@ def test_ui_stays_responsive_while_opening_and_toggling(qapp, env):
     from gui.diagnostics import StallMeter
 
     w = make_window(qapp, env / "settings2.ini")
-    wait(lambda: "devices" not in w._tasks, 180)
+    wait(lambda: w.model.devices is not None, 180)
     wait(lambda: False, 0.5)  # the window is up and painted before a model is opened, as in the app
     meter = StallMeter()
     meter.start("open")
     w.open_model(MODEL)
-    assert wait(lambda: w.view.scene().graph is not None and not w._pending_layout and not w.view.scene().building, 240)
+    assert wait(lambda: w.view.scene().graph is not None and not w.busy, 240)
     for s in ("greedy", "dp", "hybrid", "none", "greedy"):
         meter.mark(f"toggle {s}")
         w.set_strategy(s)
-        wait(lambda: not w._pending_layout, 30)
+        wait(lambda: not w.busy, 30)
     meter.mark("side by side")
     w.set_side_by_side(True)
     wait(lambda: not w.rview.scene().building, 30)
@@ -551,23 +567,23 @@ def test_ui_stays_responsive_while_opening_and_toggling(qapp, env):
 
 
 def test_layout_falls_back_without_dot(qapp, env, monkeypatch):
-    from gui import layout_worker
-
     import shutil
 
+    from engine import layout_cache
+
     monkeypatch.setenv("FUSELENS_NO_DOT", "1")
-    layout_worker._memory.clear()
+    layout_cache.forget_in_memory()
     shutil.rmtree(env / "cache" / "layouts", ignore_errors=True)  # no cached dot layout to fall back on
     w = make_window(qapp, env / "settings3.ini")
     w.open_model(MODEL)
-    assert wait(lambda: w.view.scene().graph is not None and not w._pending_layout, 240)
-    assert "built-in" in w.layout_label.text() and "dot not found" in w.layout_label.toolTip()
+    assert wait(lambda: w.view.scene().graph is not None and not w.busy, 240)
+    assert "built-in" in w.activity.layout_label.text() and "dot not found" in w.activity.layout_label.toolTip()
     assert "dot not found" in w.statusBar().currentMessage()
     sc = w.view.scene()
     assert all(sc.nodes[b].pos().y() > sc.nodes[a].pos().y() for a, b in sc.edges)
     shot(w, "14-builtin-layout.png")
     w.close()
-    layout_worker._memory.clear()
+    layout_cache.forget_in_memory()
 
 
 @pytest.fixture(scope="module")
@@ -580,7 +596,7 @@ def tiny_win(qapp, env, tmp_path_factory):
     onnx.save(tiny_onnx(), p)
     w = make_window(qapp, env / "settings4.ini")
     w.open_model(str(p))
-    assert wait(lambda: w.view.scene().graph is not None and not w._pending_layout, 120), w.last_error
+    assert wait(lambda: w.view.scene().graph is not None and not w.busy, 120), w.last_error
     yield w
     from gui import worker
 
@@ -597,7 +613,7 @@ def test_benchmark_a_small_model_through_the_runner(tiny_win):
     done = []
     w.results_changed.connect(lambda: done.append(1))
     w.benchmark(repeat=3)
-    assert w.progress.isVisible() and w.cancel_button.isVisible()
+    assert w.activity.progress.isVisible() and w.activity.cancel_button.isVisible()
     assert wait(lambda: done, 300), w.last_error
     res = w.doc.results_for("cpu")
     assert set(res) == {"greedy", "dp"}, w.last_error
@@ -613,7 +629,7 @@ def test_benchmark_a_small_model_through_the_runner(tiny_win):
     # kernel times reach the properties panel and the heat overlay
     sc = w.view.scene()
     gi = next(i for i, m in enumerate(sc.plan.groups) if len(m) > 1)
-    w._on_activated(w.view, ("group", gi))
+    w.selection.activate(w.view, ("group", gi))
     assert w.props.values()["measured kernel time"].endswith("us (on cpu)")
     w.set_heat(True)
     assert "measured" in w.view.legend.title
@@ -626,8 +642,8 @@ def test_benchmark_a_small_model_through_the_runner(tiny_win):
     n = len(w.doc.results)
     w.benchmark(strategies=["none"], force=True)
     w.cancel()
-    assert wait(lambda: not w.is_busy(), 30)
-    assert len(w.doc.results) == n and w.last_cancelled == ["bench"] and not w.progress.isVisible()
+    assert wait(lambda: not w.busy, 30)
+    assert len(w.doc.results) == n and w.activity.last_cancelled == ["bench"] and not w.activity.progress.isVisible()
 
 
 def test_large_models_are_read_and_tvm_planned_in_a_child_process(qapp, env, tmp_path, monkeypatch):
@@ -635,15 +651,15 @@ def test_large_models_are_read_and_tvm_planned_in_a_child_process(qapp, env, tmp
     (forced here with a zero size limit) and planned with TVM there too."""
     import onnx
 
-    from gui import procs
+    from engine.jobs import open_model
     from tests.models import tiny_onnx
 
-    monkeypatch.setattr(procs, "IN_PROCESS_MAX_BYTES", 0)
+    monkeypatch.setattr(open_model, "IN_PROCESS_MAX_BYTES", 0)
     p = tmp_path / "big.onnx"
     onnx.save(tiny_onnx(), p)
     w = make_window(qapp, env / "settings5.ini")
     w.open_model(str(p))
-    assert wait(lambda: w.doc is not None and not w._pending_layout, 180), w.last_error
+    assert wait(lambda: w.doc is not None and not w.busy, 180), w.last_error
     g = w.doc.graph
     assert len(g) == 7 and g.mod_factory is None and w.view.scene().graph is g  # the graph came back as data
     assert wait(lambda: "tvm" in w.doc.plans or "tvm" in w.doc.plan_errors, 180)

@@ -40,7 +40,7 @@ def graph(tmp_path_factory):
 
 def ready(w) -> bool:
     """Planned, laid out and drawn: nothing in flight, both shown panes built for their plans."""
-    if w.doc is None or w.is_busy():
+    if w.doc is None or w.busy:
         return False
     panes = [(w.view, w.strategy)] + ([(w.rview, w.right_strategy)] if w.area.side_by_side else [])
     return all(v.scene().plan is w.doc.plans.get(s) and not v.scene().building for v, s in panes)
@@ -76,7 +76,8 @@ def stitched(plan) -> list[int]:
 
 def test_stitched_group_has_a_badge_a_heavier_outline_and_a_legend(win, qtbot):
     from engine.planner import kinds
-    from gui import graph_view, style
+    from gui import style
+    from gui.graph.boxes import BOX_PEN_W, KIND_BOX_PEN_W
 
     sc, v = win.view.scene(), win.view
     plan = win.doc.plans["dp"]
@@ -88,9 +89,9 @@ def test_stitched_group_has_a_badge_a_heavier_outline_and_a_legend(win, qtbot):
     badge = sc.kind_badges[gi]
     assert badge.isVisible() and badge.childItems()[0].text().startswith("S")
     assert badge.brush().color() == style.kind_colour("reduction_stitch")
-    assert sc.boxes[gi].pen().widthF() == graph_view.KIND_BOX_PEN_W
+    assert sc.boxes[gi].pen().widthF() == KIND_BOX_PEN_W
     fuseops = [g for g, k in enumerate(plan.group_kinds) if k["kind"] == "epilogue"]   # FuseOps' kind, if any
-    assert all(g not in sc.kind_badges and sc.boxes[g].pen().widthF() == graph_view.BOX_PEN_W for g in fuseops)
+    assert all(g not in sc.kind_badges and sc.boxes[g].pen().widthF() == BOX_PEN_W for g in fuseops)
     # the legend names the kinds present, with how many groups have each
     assert v.kinds_legend.isVisible() and v.kinds_legend.counts["reduction_stitch"] == len(st)
     assert set(v.kinds_legend.counts) <= set(kinds.BEYOND)
@@ -127,18 +128,18 @@ def test_properties_name_the_kind_of_a_group_and_of_the_groups_of_an_edge(win, q
     sc = win.view.scene()
     plan = win.doc.plans["dp"]
     gi = stitched(plan)[0]
-    win._on_activated(win.view, ("group", gi))
+    win.selection.activate(win.view, ("group", gi))
     vals = win.props.values()
     assert vals["fusion kind"] == kinds.TITLES["reduction_stitch"]
     assert vals["beyond FuseOps"].startswith("yes") and "S" in vals["beyond FuseOps"]
     assert kinds.TITLES["reduction_stitch"] in vals["kind features"]
     assert kinds.TITLES["reduction_stitch"] in win.props.details.text()
     # an operator names its group's kind
-    win._on_activated(win.view, ("node", plan.groups[gi][0]))
+    win.selection.activate(win.view, ("node", plan.groups[gi][0]))
     assert win.props.values()["group kind"].startswith(kinds.TITLES["reduction_stitch"])
     # an edge between groups: why it was not fused, and the kinds of the two groups
     e = plan.explanations[0]
-    win._on_activated(win.view, ("edge", (e["src"], e["dst"])))
+    win.selection.activate(win.view, ("edge", (e["src"], e["dst"])))
     vals = win.props.values()
     assert vals["fused"].startswith("no") and vals["why not fused"] == e["detail"]
     g, t = plan.group_of(), kinds.TITLES

@@ -9,7 +9,8 @@ import pytest
 pytest.importorskip("pytestqt")
 
 from engine import hardware  # noqa: E402
-from engine.planner import make_plan, synthetic  # noqa: E402
+from engine.planner import make_plan  # noqa: E402
+from tests import synthetic  # noqa: E402
 from engine.recommend import recommend  # noqa: E402
 from engine.runner import BenchResult  # noqa: E402
 

@@ -1,5 +1,6 @@
 """engine/layout.py (no Qt): what goes to graphviz, parsing its -Tjson, the built-in layered layout, group
-boxes, and the layout worker's time limit, fallback and disk cache (a damaged file is a miss and is deleted)."""
+boxes; running graphviz (engine/layout_dot.py) and the layout job's time limit, provisional answer, fallback
+and disk cache (engine/jobs/layout.py, engine/layout_cache.py: a damaged file is a miss and is deleted)."""
 from __future__ import annotations
 
 import shutil
@@ -8,7 +9,7 @@ import pytest
 
 from engine import layout as L
 from engine.opgraph import OpGraph, OpNode
-from engine.planner import synthetic
+from tests import synthetic
 
 
 def fan_graph(n_consumers: int = 20) -> OpGraph:
@@ -96,7 +97,7 @@ def test_group_hue_is_stable_and_names_read_like_tvm():
 
 @pytest.mark.skipif(shutil.which("dot") is None, reason="graphviz dot not installed")
 def test_dot_json_parses_to_y_down_positions():
-    from gui.layout_worker import run_dot
+    from engine.layout_dot import run_dot
 
     g = synthetic.branching(80)
     groups = [[n.id] for n in g.nodes]
@@ -107,8 +108,9 @@ def test_dot_json_parses_to_y_down_positions():
     assert all(0 <= x <= lay.width and 0 <= y <= lay.height for x, y in lay.pos.values())
 
 
-def test_layout_worker_falls_back_past_its_time_limit(monkeypatch, tmp_path):
-    from gui import layout_worker as LW
+def test_layout_job_falls_back_past_its_time_limit(monkeypatch, tmp_path):
+    from engine import layout_cache, layout_dot
+    from engine.jobs import layout as job
 
     monkeypatch.setenv("FUSELENS_CACHE_DIR", str(tmp_path))
     g = synthetic.chain(50)
@@ -116,17 +118,49 @@ def test_layout_worker_falls_back_past_its_time_limit(monkeypatch, tmp_path):
     seen = []
 
     def slow_dot(inp, limit, cancel=None):
-        raise LW.DotTimeout(f"graphviz dot ran past its {limit:.0f} s limit")
+        raise layout_dot.DotTimeout(f"graphviz dot ran past its {limit:.0f} s limit")
 
-    monkeypatch.setattr(LW, "run_dot", slow_dot)
-    monkeypatch.setattr(LW, "dot_path", lambda: "/usr/bin/dot")
-    lay = LW.compute("k1", inp, 3, on_provisional=seen.append)
+    monkeypatch.setattr(layout_dot, "run_dot", slow_dot)
+    monkeypatch.setattr(layout_dot, "dot_path", lambda: "/usr/bin/dot")
+    lay = job.compute("k1", inp, 3, on_provisional=seen.append)
     assert lay.engine == "builtin" and "past its 3 s limit" in lay.note
-    monkeypatch.setattr(LW, "dot_path", lambda: None)
-    lay = LW.compute("k2", inp, 3)
+    monkeypatch.setattr(layout_dot, "dot_path", lambda: None)
+    lay = job.compute("k2", inp, 3)
     assert lay.engine == "builtin" and "not found" in lay.note
-    LW._memory.clear()
-    assert LW.cached("k2") is not None  # kept on disk: no second wait for a dot that gives up
+    layout_cache.forget_in_memory()
+    assert layout_cache.cached("k2") is not None  # kept on disk: no second wait for a dot that gives up
+
+
+def test_a_slow_dot_answers_with_the_builtin_layout_first(monkeypatch, tmp_path):
+    """`dot` past PROVISIONAL_AFTER_S: the built-in layout is handed out at once, then dot's."""
+    import threading
+
+    from engine import layout_cache, layout_dot
+    from engine.jobs import layout as job
+
+    monkeypatch.setenv("FUSELENS_CACHE_DIR", str(tmp_path))
+    layout_cache.forget_in_memory()
+    g = synthetic.chain(20)
+    inp = L.build_input(g)
+    release = threading.Event()
+
+    def slow_dot(inp, limit, cancel=None):
+        release.wait(30)
+        lay = L.layered(inp)
+        lay.engine, lay.seconds = "dot", 2.0
+        return lay
+
+    seen = []
+    monkeypatch.setattr(job, "PROVISIONAL_AFTER_S", 0.05)
+    monkeypatch.setattr(layout_dot, "run_dot", slow_dot)
+    monkeypatch.setattr(layout_dot, "dot_path", lambda: "/usr/bin/dot")
+    key = layout_cache.cache_key(g.sha256, "none", inp)
+    lay = job.lay_out(lambda: (key, inp), 10, on_provisional=lambda b: (seen.append(b), release.set()))
+    assert [b.engine for b in seen] == ["builtin"] and "while graphviz dot works" in seen[0].note
+    assert lay.engine == "dot" and lay.note == "graphviz dot, 2.0 s"
+    # asked again: the cached layout, no provisional answer
+    seen.clear()
+    assert job.lay_out(lambda: (key, inp), 10, on_provisional=seen.append) is lay and not seen
 
 
 @pytest.mark.parametrize("damage", ["truncated", "random bytes", "a list", "wrong fields", "missing nodes",
@@ -135,16 +169,17 @@ def test_a_damaged_layout_cache_file_is_a_miss_and_is_deleted(monkeypatch, tmp_p
     import json
     import os
 
-    from gui import layout_worker as LW
+    from engine import layout_cache, layout_dot
+    from engine.jobs import layout as job
 
     monkeypatch.setenv("FUSELENS_CACHE_DIR", str(tmp_path))
-    monkeypatch.setattr(LW, "dot_path", lambda: None)  # the built-in layout: quick and deterministic
-    LW._memory.clear()
+    monkeypatch.setattr(layout_dot, "dot_path", lambda: None)  # the built-in layout: quick and deterministic
+    layout_cache.forget_in_memory()
     g = synthetic.chain(30)
     inp = L.build_input(g)
-    key = LW.cache_key(g.sha256, "greedy", inp)
-    good = LW.compute(key, inp, 5)
-    f = LW.cache_file(key)
+    key = layout_cache.cache_key(g.sha256, "greedy", inp)
+    good = job.compute(key, inp, 5)
+    f = layout_cache.cache_file(key)
     text = f.read_text()
     assert json.loads(text)["engine"] == "builtin"
     assert [p.name for p in f.parent.iterdir()] == [f.name]  # written atomically: no temp file left
@@ -156,10 +191,10 @@ def test_a_damaged_layout_cache_file_is_a_miss_and_is_deleted(monkeypatch, tmp_p
            "missing nodes": json.dumps(dict(d, pos={"n0": [1.0, 2.0]})).encode(),
            "empty": b""}[damage]
     f.write_bytes(bad)
-    LW._memory.clear()
-    assert LW.cached(key, inp) is None and not f.exists()  # a miss, and the bad file is gone
-    again = LW.compute(key, inp, 5)  # the next run lays out again and stores a good file
+    layout_cache.forget_in_memory()
+    assert layout_cache.cached(key, inp) is None and not f.exists()  # a miss, and the bad file is gone
+    again = job.compute(key, inp, 5)  # the next run lays out again and stores a good file
     assert again.pos == good.pos and f.exists()
-    LW._memory.clear()
-    assert LW.cached(key, inp).pos == good.pos
-    LW._memory.clear()
+    layout_cache.forget_in_memory()
+    assert layout_cache.cached(key, inp).pos == good.pos
+    layout_cache.forget_in_memory()

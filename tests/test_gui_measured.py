@@ -43,11 +43,11 @@ def choose(box: QtWidgets.QComboBox, data: str):
 def replanned(qtbot, w, fn, timeout=MEASURE_MS):
     with qtbot.waitSignal(w.plans_changed, timeout=timeout):
         fn()
-    qtbot.waitUntil(lambda: "plan" not in w._tasks, timeout=timeout)
+    qtbot.waitUntil(lambda: "plan" not in w.activity.running, timeout=timeout)
 
 
 def assert_busy(w):
-    assert "plan" in w._tasks and w.progress.isVisible() and w.cancel_button.isVisible()
+    assert "plan" in w.activity.running and w.activity.progress.isVisible() and w.activity.cancel_button.isVisible()
 
 
 def test_cost_box_sits_next_to_profile_and_device(win):
@@ -92,7 +92,7 @@ def test_measured_replans_costed_strategies(qtbot, win, env):  # noqa: F811
     settle(win)
     gus = plans["dp"].notes["measured_group_us"]
     gi = max((i for i, v in enumerate(gus) if v is not None), key=lambda i: len(plans["dp"].groups[i]))
-    win._on_activated(win.view, ("group", gi))
+    win.selection.activate(win.view, ("group", gi))
     v = win.props.values()
     assert v["measured (cold, alone)"] == f"{gus[gi]:.2f} us", v
     SHOT.parent.mkdir(parents=True, exist_ok=True)
@@ -108,7 +108,7 @@ def test_model_opened_while_measured_is_planned_by_measured_times(qtbot, win):
     with qtbot.waitSignal(win.model_loaded, timeout=MEASURE_MS):
         win.open_model(MODEL)
     assert win.doc.plans["dp"].notes["cost"] == "model"     # the open plans by the model first ...
-    qtbot.waitUntil(lambda: win.doc.plans["dp"].notes["cost"] == "measured" and "plan" not in win._tasks,
+    qtbot.waitUntil(lambda: win.doc.plans["dp"].notes["cost"] == "measured" and "plan" not in win.activity.running,
                     timeout=MEASURE_MS)                      # ... then by measured times (cached now)
     assert win.doc.plans["dp"].notes["measure"]["built"] == 0
     settle(win)
@@ -124,7 +124,7 @@ def test_model_estimate_goes_back(qtbot, win, env):  # noqa: F811
     msg = win.statusBar().currentMessage()
     assert msg.startswith("dp: ") and "measured" not in msg, msg
     gi = next(i for i, g in enumerate(win.doc.plans["dp"].groups) if len(g) > 1)
-    win._on_activated(win.view, ("group", gi))
+    win.selection.activate(win.view, ("group", gi))
     assert "measured (cold, alone)" not in win.props.values()
     settle(win)
 
@@ -133,12 +133,12 @@ def test_device_that_cannot_be_timed_on_shows_error_and_keeps_plans(qtbot, win):
     remote = "rpc://127.0.0.1:9"
     win.device_box.addItem(remote, remote)
     choose(win.device_box, remote)          # with the model estimate: nothing to re-plan
-    assert "plan" not in win._tasks
+    assert "plan" not in win.activity.running
     before = dict(win.doc.plans)
     with qtbot.waitSignal(win.error_shown, timeout=60_000) as sig:
         choose(win.cost_box, "measured")
-    qtbot.waitUntil(lambda: "plan" not in win._tasks, timeout=60_000)
-    assert "remote" in sig.args[0] and remote in sig.args[0], sig.args[0]
+    qtbot.waitUntil(lambda: "plan" not in win.activity.running, timeout=60_000)
+    assert "cannot reach" in sig.args[0] and remote in sig.args[0], sig.args[0]
     assert win.area.banner.isVisible() and win.area.banner_text.text() == sig.args[0]
     for s in ("dp", "hybrid", "optimal", "greedy"):
         assert win.doc.plans[s] is before[s], s          # the model-cost plans stay

@@ -1,8 +1,8 @@
 """A strategy whose groups the current positions cannot hold (offscreen): the toggle recolours at once,
-asks for a relayout off the UI thread, and the window stays busy (`is_busy`) until the new positions
+asks for a relayout off the UI thread, and the window stays busy (`busy`) until the new positions
 are applied; then every group box holds only its own nodes.
 
-A generated graph (engine/planner/synthetic.branching: three parallel branches per block) with a plan
+A generated graph (tests/synthetic.branching: three parallel branches per block) with a plan
 imported as JSON that fuses the two outer branches' first convolutions horizontally: at the
 positions laid out for the other plans the middle branch's convolution sits between them, inside
 their box, so the positions cannot stay.
@@ -17,7 +17,7 @@ pytest.importorskip("pytestqt")
 from PySide6 import QtCore  # noqa: E402
 
 from engine import layout as L  # noqa: E402
-from engine.planner import synthetic  # noqa: E402
+from tests import synthetic  # noqa: E402
 
 TIMEOUT_MS = 120_000
 
@@ -25,11 +25,12 @@ TIMEOUT_MS = 120_000
 @pytest.fixture
 def win(qapp, qtbot, tmp_path, monkeypatch):
     monkeypatch.setenv("FUSELENS_CACHE_DIR", str(tmp_path / "cache"))
-    from gui import app, layout_worker, style, worker
+    from engine import layout_cache
+    from gui import app, style, worker
     from gui.main_window import MainWindow
     from gui.settings import Settings
 
-    layout_worker._memory.clear()
+    layout_cache.forget_in_memory()
     style.apply_scheme(qapp)
     app.prepare()
     settings = Settings(QtCore.QSettings(str(tmp_path / "settings.ini"), QtCore.QSettings.IniFormat))
@@ -40,11 +41,11 @@ def win(qapp, qtbot, tmp_path, monkeypatch):
     w.show()
     with qtbot.waitSignal(w.model_loaded, timeout=TIMEOUT_MS):
         w.open_graph(synthetic.branching(40))
-    qtbot.waitUntil(lambda: not w.is_busy() and w.view.scene().plan is w.doc.plans.get("none"), timeout=TIMEOUT_MS)
+    qtbot.waitUntil(lambda: not w.busy and w.view.scene().plan is w.doc.plans.get("none"), timeout=TIMEOUT_MS)
     yield w
     w.close()
     worker.wait_all(60000)
-    layout_worker._memory.clear()
+    layout_cache.forget_in_memory()
 
 
 def test_a_toggle_the_positions_cannot_hold_relays_out_and_is_busy_until_applied(win, qtbot, tmp_path):
@@ -76,8 +77,8 @@ def test_a_toggle_the_positions_cannot_hold_relays_out_and_is_busy_until_applied
     gi = next(i for i, m in enumerate(plan.groups) if sorted(m) == sorted([left, right]))
     # at once: recoloured and boxed in place, a relayout asked for and still pending
     assert sc.plan is plan and gi in sc.boxes
-    assert win.is_busy()
-    qtbot.waitUntil(lambda: not win.is_busy(), timeout=TIMEOUT_MS)
+    assert win.busy
+    qtbot.waitUntil(lambda: not win.busy, timeout=TIMEOUT_MS)
     assert applied, "the relayout was not applied"
     lay = applied[-1]
     assert sc.layout is lay and lay is not old

@@ -38,8 +38,7 @@ def win(qapp, env, tmp_path_factory):  # noqa: F811
     w.open_model(str(p))
 
     def loaded():
-        return w.doc is not None and w.view.scene().graph is not None and not w._pending_layout \
-            and "load" not in w._tasks
+        return w.doc is not None and w.view.scene().graph is not None and not w.busy
 
     wait_until(lambda: loaded() or "Could not open" in w.last_error, 120_000, lambda: state(w))
     assert loaded(), state(w)
@@ -63,12 +62,12 @@ def wait_until(cond, timeout_ms=T, what=lambda: ""):
 
 
 def state(w, fake=None) -> str:
-    return (f"tasks {list(w._tasks)}, error {w.last_error!r}, status {w.statusBar().currentMessage()!r}"
+    return (f"tasks {w.activity.running}, error {w.last_error!r}, status {w.statusBar().currentMessage()!r}"
             + (f", calls {fake.calls}" if fake is not None else ""))
 
 
 def idle(w):
-    wait_until(lambda: not w.is_busy(), what=lambda: f"busy: {list(w._tasks)} {w._pending_layout}")
+    wait_until(lambda: not w.busy, what=lambda: f"busy: {w.activity.running}")
 
 
 def report(trials=96, tuned=2, kernels=3, error=None, stopped=""):
@@ -153,30 +152,30 @@ def test_trials_budget_reaches_tune_with_progress_and_report(qtbot, win, env, mo
     assert "<b>dp</b>" in head and "<b>cpu</b>" in head
     assert any("so far: 5" in lab.text() for lab in dlg.findChildren(QtWidgets.QLabel))
     # running: progress bar with the stage, Cancel
-    wait_until(lambda: win.progress.value() == 500)
-    assert "tune" in win._tasks and win.progress.isVisible() and win.cancel_button.isVisible()
-    assert win.progress.format().startswith("tuning fused_conv2d")
+    wait_until(lambda: win.activity.progress.value() == 500)
+    assert "tune" in win.activity.running and win.activity.progress.isVisible() and win.activity.cancel_button.isVisible()
+    assert win.activity.progress.format().startswith("tuning fused_conv2d")
     assert "tuning fused_conv2d_add_relu_0 (32 trials)" in win.statusBar().currentMessage()
     # Benchmark waits for the tuning (times taken beside it would not be comparable)
     with qtbot.waitSignal(win.error_shown, timeout=T) as sig:
         win.benchmark()
-    assert "tuning is running" in sig.args[0] and "bench" not in win._tasks
+    assert "tuning is running" in sig.args[0] and "bench" not in win.activity.running
     store["n"] = 7
     fake.go.set()
-    qtbot.waitUntil(lambda: "tune" not in win._tasks, timeout=T)
+    qtbot.waitUntil(lambda: "tune" not in win.activity.running, timeout=T)
     idle(win)
     c = fake.calls[0]
     assert c["trials"] == 96 and c["time_limit_s"] is None
     assert c["strategy"] == "dp" and c["target"] == "cpu" and c["spec"] == win.doc.spec
-    assert c["hw_name"] == win.doc.hw.name and c["cost"] == win._cost_name()   # the plan the window shows
+    assert c["hw_name"] == win.doc.hw.name and c["cost"] == win.planning.cost()   # the plan the window shows
     msg = win.statusBar().currentMessage()
     assert msg.startswith("Tuned 2 of 3 kernels of dp on cpu") and msg.endswith("re-benchmark to use them"), msg
-    text = win.tune_report_dialog.text.toPlainText()
-    assert text == win.last_tune_report.summary() and "tuned 2, rules kept 1" in text
-    assert win.tune_report_dialog.isVisible() and win.tune_report_dialog.text.isReadOnly()
+    text = win.tuning.report_dialog.text.toPlainText()
+    assert text == win.tuning.last_report.summary() and "tuned 2, rules kept 1" in text
+    assert win.tuning.report_dialog.isVisible() and win.tuning.report_dialog.text.isReadOnly()
     assert "Benchmark (Ctrl+B) measures with them" in win.latency.note.text()
     assert make_settings(env / "settings-tune.ini").tune_budget == ("trials", 96)   # remembered
-    win.tune_report_dialog.close()
+    win.tuning.report_dialog.close()
 
 
 def test_time_limit_budget_reaches_tune(qtbot, win, env, monkeypatch):  # noqa: F811
@@ -187,7 +186,7 @@ def test_time_limit_budget_reaches_tune(qtbot, win, env, monkeypatch):  # noqa: 
     seen = []
     choose_budget(monkeypatch, "minutes", 5, seen)
     win.tune()
-    wait_until(lambda: "tune" not in win._tasks and bool(fake.calls), what=lambda: state(win, fake))
+    wait_until(lambda: "tune" not in win.activity.running and bool(fake.calls), what=lambda: state(win, fake))
     idle(win)
     assert fake.calls[0]["time_limit_s"] == 300 and fake.calls[0]["trials"] is None
     assert seen[0].trials.value() == 96                   # the trials chosen last time were offered
@@ -201,7 +200,7 @@ def test_time_limit_budget_reaches_tune(qtbot, win, env, monkeypatch):  # noqa: 
     assert d.budget() == ("minutes", 5)
     d.by_trials.setChecked(True)
     assert d.trials.isEnabled() and not d.minutes.isEnabled() and d.budget()[0] == "trials"
-    win.tune_report_dialog.close()
+    win.tuning.report_dialog.close()
 
 
 def test_dialog_cancelled_starts_nothing(win, monkeypatch):
@@ -212,7 +211,7 @@ def test_dialog_cancelled_starts_nothing(win, monkeypatch):
     monkeypatch.setattr(tuning, "tune", fake)
     monkeypatch.setattr(dialogs.TuneDialog, "exec", lambda self: QtWidgets.QDialog.Rejected)
     win.tune()
-    assert "tune" not in win._tasks and not fake.calls
+    assert "tune" not in win.activity.running and not fake.calls
 
 
 def test_cancel_kills_tuning_and_says_what_was_kept(qtbot, win, monkeypatch):
@@ -224,9 +223,9 @@ def test_cancel_kills_tuning_and_says_what_was_kept(qtbot, win, monkeypatch):
     monkeypatch.setattr(tuning, "tune", fake)
     monkeypatch.setattr(tune_controller, "records", lambda target: store["n"])
     win.tune(trials=64)
-    wait_until(lambda: win.progress.value() == 500)
-    win.cancel_button.click()
-    assert not win.progress.isVisible() and "tune" not in win._tasks and win.last_cancelled == ["tune"]
+    wait_until(lambda: win.activity.progress.value() == 500)
+    win.activity.cancel_button.click()
+    assert not win.activity.progress.isVisible() and "tune" not in win.activity.running and win.activity.last_cancelled == ["tune"]
     qtbot.waitUntil(lambda: "Tuning cancelled" in win.statusBar().currentMessage(), timeout=T)
     assert win.statusBar().currentMessage() == "Tuning cancelled; 2 new records kept (9 for cpu); " \
                                                "re-benchmark to use them"
@@ -235,10 +234,10 @@ def test_cancel_kills_tuning_and_says_what_was_kept(qtbot, win, monkeypatch):
     fake2 = FakeTune()
     monkeypatch.setattr(tuning, "tune", fake2)
     win.tune(trials=32)
-    wait_until(lambda: "tune" not in win._tasks and bool(fake2.calls), what=lambda: state(win, fake2))
+    wait_until(lambda: "tune" not in win.activity.running and bool(fake2.calls), what=lambda: state(win, fake2))
     idle(win)
     assert win.statusBar().currentMessage().startswith("Tuned 2 of 3")
-    win.tune_report_dialog.close()
+    win.tuning.report_dialog.close()
 
 
 def test_tuning_errors_are_one_message_and_the_app_keeps_working(qtbot, win, monkeypatch):
@@ -259,8 +258,8 @@ def test_tuning_errors_are_one_message_and_the_app_keeps_working(qtbot, win, mon
         win.tune(trials=32)
     assert sig.args[0].startswith("Tuning failed: the tuning worker process died (exit code -11)")
     idle(win)
-    assert "error: the tuning worker process died" in win.tune_report_dialog.text.toPlainText()
-    win.tune_report_dialog.close()
+    assert "error: the tuning worker process died" in win.tuning.report_dialog.text.toPlainText()
+    win.tuning.report_dialog.close()
     # a bug (not a FuseLensError) is one line too
     monkeypatch.setattr(tuning, "tune", FakeTune(raises=RuntimeError("TVMError: boom\nline 2")))
     with qtbot.waitSignal(win.error_shown, timeout=T) as sig:
@@ -268,11 +267,12 @@ def test_tuning_errors_are_one_message_and_the_app_keeps_working(qtbot, win, mon
     assert sig.args[0] == "Tuning failed: RuntimeError: TVMError: boom"
     idle(win)
     # an imported plan is refused up front
-    win.strategy, old = "custom", win.strategy
+    old = win.strategy
+    win.state.strategy = "custom"     # chosen, as if it were shown
     with qtbot.waitSignal(win.error_shown, timeout=T) as sig:
         win.tune(trials=32)
-    win.strategy = old
-    assert "an imported plan cannot be tuned" in sig.args[0] and "tune" not in win._tasks
+    win.state.strategy = old
+    assert "an imported plan cannot be tuned" in sig.args[0] and "tune" not in win.activity.running
     # still working: switch strategy and back
     win.set_strategy("greedy")
     win.set_strategy("dp")
@@ -319,7 +319,7 @@ def test_latency_panel_shows_tuned_and_rules_figures_apart(qtbot, win, monkeypat
     monkeypatch.setattr(runner, "benchmark", fake)
     has = {"v": False}
     monkeypatch.setattr(bench_controller, "_has_records", lambda target: has["v"])
-    win.tune_hint.pop("cpu", None)
+    win.tuning.set_hint("cpu", None)
     # before tuning: rules figures, labelled so
     with qtbot.waitSignal(win.results_changed, timeout=T):
         win.benchmark(strategies=["greedy", "dp"])
@@ -332,7 +332,7 @@ def test_latency_panel_shows_tuned_and_rules_figures_apart(qtbot, win, monkeypat
     dp_kernels = KERNELS
     fake.tuned_kernels, has["v"] = 3, True
     fake.calls.clear()
-    win.tune_hint["cpu"] = "Tuning records for cpu changed: Benchmark (Ctrl+B) measures with them."
+    win.tuning.set_hint("cpu", "Tuning records for cpu changed: Benchmark (Ctrl+B) measures with them.")
     with qtbot.waitSignal(win.results_changed, timeout=T):
         win.benchmark(strategies=["dp"])
     idle(win)

@@ -6,7 +6,7 @@ import sys
 import numpy as np
 import onnx
 import pytest
-from onnx import TensorProto, helper, numpy_helper
+from onnx import TensorProto, helper
 
 from engine import loader, onnx_input
 from engine.errors import ModelError

@@ -78,7 +78,7 @@ def test_dp_is_segment_optimal_and_optimal_is_a_true_bound_on_small_graphs(seed,
     segmentation of its order; the exact `optimal` is never worse than the DP and never better than
     the best of ALL legal convex partitions (enumerated), which no strategy can beat."""
     from engine.planner import optimal
-    from engine.planner.synthetic import random_graph
+    from tests.synthetic import random_graph
 
     g = random_graph(random.Random(seed), n)
     hw = hardware.get(hwn)
@@ -89,25 +89,33 @@ def test_dp_is_segment_optimal_and_optimal_is_a_true_bound_on_small_graphs(seed,
     every = min(sum(cm.group(grp).us for grp in part)
                 for part in _set_partitions(list(range(len(g.nodes)))) if _legal_partition(g, cm, part))
     dp_us = make_plan(g, "dp", hw).estimated_us
-    opt_us = optimal.plan(g, hw)[0]
-    opt_us = sum(cm.group([cm.index[i] for i in grp]).us for grp in opt_us.groups)
+    opt = optimal.plan(g, hw).plan
+    opt_us = sum(cm.group([cm.index[i] for i in grp]).us for grp in opt.groups)
     assert every <= opt_us * (1 + 1e-9) and opt_us <= dp_us * (1 + 1e-9)
 
 
 def test_incremental_segment_costs_match_the_cost_model(graphs):
-    """The DP's incremental evaluation and CostModel.group agree on every chosen segment."""
+    """The DP's incremental evaluation and CostModel.group agree on every segment the DP evaluates
+    (both judge legality with rules.py and cost with CostModel.kernel_us), and on a window small
+    enough to enumerate, the DP's segmentation is the best one (checked by brute force)."""
     g = graphs["efficientnet_b0@64"]
     for hwn in ["t4", "rpi4b"]:
         cm = CostModel(g, hardware.get(hwn))
         order = chain_order(g)
-        segs, _ = segment_dp(cm, order)
+        record = []
+        segs, stats = segment_dp(cm, order, record=record)
+        assert len(record) == stats["segments_evaluated"] > len(order)
+        for j, i, us in record:
+            est = cm.group(order[j:i])
+            assert est.legal and est.us == pytest.approx(us, rel=1e-9), (j, i, est.why)
         total = sum(cm.group(s).us for s in segs)
-        # recompute best via brute force over the same order on a window: the DP's choice is optimal there
+        assert total == pytest.approx(stats["best_us"])
+        # make_plan's dp takes this segmentation (on this model the chain order beats greedy's)
         assert total == pytest.approx(make_plan(g, "dp", hardware.get(hwn)).estimated_us)
+        # brute force over every segmentation of a window of the same order: the DP's choice is optimal there
         window = order[:14]
-        best = _brute_force(cm, window)
         got = sum(cm.group(s).us for s in segment_dp(cm, window)[0])
-        assert got == pytest.approx(best)
+        assert got == pytest.approx(_brute_force(cm, window))
 
 
 def _brute_force(cm, order):
@@ -230,7 +238,7 @@ def test_non_convex_group_is_rejected_before_tvm(tiny_graph):
 
 def test_random_dags_give_legal_dp_and_hybrid_plans():
     """DP and hybrid on synthetic DAGs (no TVM needed): partitions stay legal."""
-    from engine.planner.synthetic import random_graph
+    from tests.synthetic import random_graph
 
     for seed in range(20):
         g = random_graph(random.Random(seed), 60)
@@ -252,3 +260,41 @@ def test_a_tuple_valued_op_keeps_its_get_items_in_its_group():
         check_partition(g, p.groups)
         check_convex_acyclic(g, p.groups)
         check_tuple_outputs(g, p.groups)
+
+
+# ---- the strategy table ---------------------------------------------------------------------
+
+def test_every_strategy_is_one_row_of_the_table_and_plans_through_it(tiny_graph):
+    """registry.TABLE is what make_plan, the CLI and the app read: every row's plan(graph, hw)
+    returns a PlanResult holding a partition under the row's name, and make_plan gives the same
+    groups with costs and explanations."""
+    import main
+    from engine.planner import COSTED, STRATEGIES, registry
+    from engine.planner.plan import Plan, PlanResult
+
+    assert STRATEGIES == tuple(registry.TABLE) and set(COSTED) == {"dp", "hybrid", "optimal"}
+    hw = hardware.get("t4")
+    for name, entry in registry.TABLE.items():
+        assert entry.about and entry.costed == ("costs" in entry.options)
+        res = entry.plan(tiny_graph, hw)
+        assert isinstance(res, PlanResult) and isinstance(res.plan, Plan) and res.plan.strategy == name
+        check_partition(tiny_graph, res.plan.groups)
+        p = make_plan(tiny_graph, name, hw)
+        assert p.groups == res.plan.groups and len(p.group_us) == len(p.groups) and p.kernel_count
+    parser = main.build_parser()           # the CLI's choices are the table's
+    assert [parser.parse_args(["plan", "m.onnx", "--strategy", s]).strategy for s in STRATEGIES] == list(STRATEGIES)
+    with pytest.raises(SystemExit):
+        parser.parse_args(["plan", "m.onnx", "--strategy", "fastest"])
+
+
+def test_make_plan_passes_a_strategys_options_and_refuses_others(graphs):
+    g, hw = graphs["mobilenetv2@64"], hardware.get("t4")
+    p = make_plan(g, "dp", hw, max_len=2)
+    assert max(map(len, p.groups)) <= 2 and p.notes["max_len"] == 2
+    assert all(e["reason"] != "limit" or "at most 2 ops" in e["detail"] for e in p.explanations)
+    with pytest.raises(PlanError, match="takes no option max_len"):
+        make_plan(g, "greedy", hw, max_len=2)
+    with pytest.raises(PlanError, match="takes no option costs"):
+        make_plan(g, "dp", hw, costs=None)
+    with pytest.raises(PlanError, match="unknown strategy 'fastest'"):
+        make_plan(g, "fastest", hw)

@@ -6,7 +6,7 @@ import pytest
 from engine import hardware
 from engine.recommend import recommend
 from engine.runner import BenchResult
-from engine.planner.synthetic import chain
+from tests.synthetic import chain
 
 
 def hw(gbps):

@@ -264,11 +264,11 @@ def test_zoo_scheduled_matches_unscheduled_and_onnxruntime(model):
         seen.add(key)
         mod = apply(g, groups)
         if ref is None:  # the unscheduled `none` build: scalar loop nests, the reference
-            ref = build.run(schedules.build(mod, "cpu", scheduled=False), x)
+            ref = build.run(build.build(mod, "cpu"), x)
             assert close(ref, ort), f"{model}: unscheduled none differs from ONNX Runtime"
         smod, report = schedules.schedule(mod, "cpu")
         assert not report.unscheduled, report.summary()
-        out = build.run(schedules.build(smod, "cpu", scheduled=False), x)
+        out = build.run(build.build(smod, "cpu"), x)
         assert close(out, ref), f"{model} {s}: scheduled differs from the unscheduled none build"
         assert close(out, ort), f"{model} {s}: scheduled differs from ONNX Runtime"
 
@@ -286,7 +286,7 @@ def test_cuda_build_without_gpu(arch):
     smod, report = schedules.schedule(mod, f"cuda:{arch}")
     assert not report.unscheduled and not report.fallback, report.summary()
     assert report.handled.get("gpu.Conv"), report.summary()  # depthwise/3x3 convs take the project rule
-    exe = schedules.build(smod, f"cuda:{arch}", scheduled=False)
+    exe = build.build(smod, f"cuda:{arch}")
     assert exe is not None
 
 

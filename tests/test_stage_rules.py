@@ -72,8 +72,7 @@ def effnet():
     g = loader.load("zoo:efficientnet_b0@64")
     x = build.random_inputs(g, seed=1)
     ort = build.onnxruntime_outputs(g, x)
-    unfused = build.run(schedules.build(apply(g, make_plan(g, "none", hardware.get("host")).groups), "cpu",
-                                        scheduled=False), x)
+    unfused = build.run(build.build(apply(g, make_plan(g, "none", hardware.get("host")).groups), "cpu"), x)
     assert close(unfused, ort)
     return g, x, ort, unfused
 
@@ -111,7 +110,7 @@ def test_effnet_dp_stitched_groups_take_stages_and_match(effnet):
         lk = loop_kinds(smod[n])
         assert tirx.ForKind.PARALLEL not in lk and tirx.ForKind.VECTORIZED in lk, n
     assert not report.fallback, report.summary()
-    out = build.run(schedules.build(smod, "cpu", scheduled=False), x)
+    out = build.run(build.build(smod, "cpu"), x)
     assert close(out, unfused) and close(out, ort)
 
 
@@ -126,7 +125,7 @@ def test_effnet_whole_se_block_and_projection_conv(effnet):
     # the group with the projection conv: the conv is a big stage (Anchor tile, parallel)
     with_proj = [n for n in names if n.count("conv2d") == 3]
     assert with_proj and all(tirx.ForKind.PARALLEL in loop_kinds(smod[n]) for n in with_proj)
-    out = build.run(schedules.build(smod, "cpu", scheduled=False), x)
+    out = build.run(build.build(smod, "cpu"), x)
     assert close(out, unfused) and close(out, ort)
 
 
@@ -138,8 +137,7 @@ def transformer(tmp_path_factory):
     g = loader.load(path)
     x = build.random_inputs(g, seed=1)
     ort = build.onnxruntime_outputs(g, x)
-    unfused = build.run(schedules.build(apply(g, make_plan(g, "none", hardware.get("host")).groups), "cpu",
-                                        scheduled=False), x)
+    unfused = build.run(build.build(apply(g, make_plan(g, "none", hardware.get("host")).groups), "cpu"), x)
     assert close(unfused, ort)
     return g, x, ort, unfused
 
@@ -177,7 +175,7 @@ def test_transformer_horizontal_qkv_takes_stages_and_matches(transformer):
     for n in horizontal:
         # the three tiled matmuls share one parallel loop (one thread-pool launch)
         assert loop_kinds(smod[n]).count(tirx.ForKind.PARALLEL) == 1, smod[n].script()
-    out = build.run(schedules.build(smod, "cpu", scheduled=False), x)
+    out = build.run(build.build(smod, "cpu"), x)
     assert close(out, unfused) and close(out, ort)
 
 
@@ -243,7 +241,7 @@ def test_mac_and_pool_detection():
 def test_cuda_builds_stitched_and_horizontal(arch, effnet, transformer):
     g = effnet[0]
     _, _, mod = se_module(g)  # the DP plan's stitched SE groups plus a whole SE block and SE + projection
-    assert schedules.build(mod, f"cuda:{arch}") is not None
+    assert build.build(schedules.schedule(mod, f"cuda:{arch}")[0], f"cuda:{arch}") is not None
     gt = transformer[0]
     groups, _ = qkv_plan(gt)
-    assert schedules.build(apply(gt, groups), f"cuda:{arch}") is not None
+    assert build.build(schedules.schedule(apply(gt, groups), f"cuda:{arch}")[0], f"cuda:{arch}") is not None

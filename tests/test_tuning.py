@@ -5,12 +5,11 @@ import os
 import subprocess
 import sys
 
-import numpy as np
 import onnx
 import pytest
 
 from engine import build, hardware, loader, runner, targets, tuning
-from engine.errors import FuseLensError, TargetError
+from engine.errors import TargetError
 from engine.planner import make_plan
 from engine.planner.apply import apply
 from engine.tuned_store import Store, apply_tuned, kernel_key, schedule_kind, tuning_form

@@ -6,8 +6,8 @@ from dataclasses import replace
 import pytest
 
 from engine import hardware, published, report, stats
-from engine.compare import comparisons, table_row
-from engine.planner.synthetic import chain
+from engine.benchmark import comparisons, table_row
+from tests.synthetic import chain
 from engine.recommend import recommend
 from engine.runner import BenchResult
 
@@ -142,7 +142,7 @@ def test_no_verdict_when_greedy_itself_is_not_correct():
     assert r.to_dict()["excluded"] == {"greedy": "result not correct"}
 
 
-# ---- table rows and labels (engine/compare.py, engine/report.py, engine/published.py) -------------
+# ---- table rows and labels (engine/benchmark.py, engine/report.py, engine/published.py) -------------
 
 def bench(model, results, graph=None, target="cpu", device=None):
     return {"model": model, "ops": 66, "results": results, "ort": None, "graph": graph, "target": target,
@@ -218,12 +218,12 @@ def test_measured_on_names_the_real_target():
 # ---- round-robin bench ---------------------------------------------------------------------------
 
 def test_round_robin_bench_samples_every_strategy_alike(tmp_path, monkeypatch):
-    from engine import compare, loader
+    from engine import benchmark, loader
 
     monkeypatch.setenv("FUSELENS_CACHE_DIR", str(tmp_path))
     loader._memo.clear()
     stages = []
-    b = compare.bench_model("zoo:mobilenetv2@32", None, ["none", "greedy"], "host", "cpu", 3, cost="model",
+    b = benchmark.bench_model("zoo:mobilenetv2@32", None, ["none", "greedy"], "host", "cpu", 3, cost="model",
                             progress=lambda s, f: stages.append((s, f)))
     assert b["round_robin"] == ["none", "greedy"] and b["target"] == "cpu"
     rs = b["results"]
@@ -240,10 +240,10 @@ def test_round_robin_bench_samples_every_strategy_alike(tmp_path, monkeypatch):
     assert ("greedy", "none") in comparisons(rs)
     assert comparisons(rs)[("greedy", "none")].method == "paired bootstrap"
     assert "greedy vs none:" in report.bench_table(b)
-    j = compare.bench_json(b)
+    j = benchmark.bench_json(b)
     assert [len(e["samples"]) for e in j["strategies"]] == [3, 3] and j["strategies"][1]["vs"]["none"]["ci"]
     # again: both cached, nothing sampled; the dates come along
-    again = compare.bench_model("zoo:mobilenetv2@32", None, ["none", "greedy"], "host", "cpu", 3, cost="model")
+    again = benchmark.bench_model("zoo:mobilenetv2@32", None, ["none", "greedy"], "host", "cpu", 3, cost="model")
     assert again["round_robin"] == [] and all(r.cached and r.when for r in again["results"].values())
     assert again["results"]["greedy"].samples == rs["greedy"].samples
     loader._memo.clear()

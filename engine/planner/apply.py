@@ -13,6 +13,7 @@ import tvm
 from tvm import relax
 
 from ..errors import PlanError
+from .plan import group_of
 from .validate import check_convex_acyclic, check_partition, check_tuple_outputs
 
 
@@ -34,7 +35,7 @@ def apply(graph, groups: list[list[str]]):
     bindings = list(blocks[df_index].bindings)
     if len(bindings) != len(graph.nodes):
         raise PlanError("the plan's graph does not match the module (binding count differs)")
-    where = {n: gi for gi, g in enumerate(groups) for n in g}
+    where = group_of(groups)
     var_group = {bd.var: where[graph.nodes[k].id] for k, bd in enumerate(bindings)}
     pos = {n.id: k for k, n in enumerate(graph.nodes)}
     used_later = _used_outside(graph, where)

@@ -12,8 +12,9 @@ injective consumer recomputes them per element in registers. An anchor (OutEWise
 reduction that reads a value produced inside its own group needs that value staged on chip:
 `staged_bytes / units` must fit `onchip_bytes` (shared memory per SM, L2 per core). That is the
 hardware limit the planners check (an anchor chain computed tile by tile needs only a band of
-rows on chip: kinds.onchip_need). Staging is not free: staged bytes count at STAGE_COST (a tenth)
-of a DRAM byte, so between two equal plans the one with epilogue fusion wins. Which kinds of
+rows on chip: kinds.onchip_need); it and the other fusion rules are in rules.py. Staging is not
+free: staged bytes count at STAGE_COST (a tenth) of a DRAM byte, so between two equal plans the
+one with epilogue fusion wins. Which kinds of
 group beyond FuseOps' (prologue, anchor chain, horizontal, stitched reduction) a profile allows,
 and the efficiency of each, are the profile's (kinds.py). Tuples and tuple-get-items move no data and launch nothing.
 
@@ -26,11 +27,10 @@ from dataclasses import dataclass
 
 from ..hardware import Hardware
 from ..opgraph import DTYPE_BYTES
-from . import kinds
+from . import kinds, rules
 
 GLUE = {"tuple", "tuple_get_item"}
 STAGE_COST = 0.1
-STAGING = {"OutEWiseFusable", "CommReduce"}
 
 
 def value_bytes(node) -> int:
@@ -89,6 +89,17 @@ class CostModel:
         c, m = flops / (self.compute_rate * eff), boundary / (self.byte_rate * eff)
         return (self.hw.launch_us if has_kernel else 0.0) + max(c, m), c, m
 
+    def kernel_us(self, flops: float, moved: float, staged: float, fits: bool, has_kernel: bool, shape,
+                  features) -> tuple[float, float, float, float]:
+        """A group's roofline from its totals: `moved` boundary bytes, `staged` bytes kept on chip
+        (`fits`: within the limit, else they spill to DRAM), its kinds (`shape`, `features`).
+        Returns (us, compute_us, memory_us, flops with an anchor chain's recomputed halo). The DP
+        asks this for every segment it evaluates, with totals it keeps incrementally."""
+        flops += kinds.extra_flops(self, shape)
+        moved += STAGE_COST * staged if fits else 2 * staged
+        us, c, m = self.time_us(flops, moved, has_kernel, kinds.efficiency(self.hw, features))
+        return us, c, m, flops
+
     def _single_us(self, i: int) -> float:
         """group([i]).us, without the general bookkeeping (the planners ask for every node)."""
         out = self.vbytes[i] if (self.is_output[i] or self.consumers[i]) and not self.glue[i] else 0
@@ -110,13 +121,12 @@ class CostModel:
             for p in self.inputs[i]:
                 if p not in inside:
                     read.add(p)
-                elif self.pattern[i] in STAGING:
+                elif self.pattern[i] in rules.STAGING:
                     staged += self.vbytes[p]
-            escapes = self.is_output[i] or any(c not in inside for c in self.consumers[i])
-            if escapes:
+            if rules.escapes(self, i, inside.__contains__):
                 bytes_out += 0 if self.glue[i] else self.vbytes[i]
             if len(idx) > 1 and legal:
-                bad = self._rule(i, escapes)
+                bad = rules.member_rule(self, i, inside.__contains__)
                 if bad:
                     legal, why, limit = False, bad, "rule"
         bytes_in += sum(self.vbytes[p] for p in read)
@@ -125,24 +135,12 @@ class CostModel:
             blocked, _, reason = shape.blocked(self.hw)
             if blocked:
                 legal, why, limit = False, reason, "rule"
-        need = kinds.onchip_need(self, staged, features, inside)
-        if legal and need > self.onchip_total:
-            legal, why, limit = False, (f"needs {need / self.hw.units / 1024:.0f} KB on chip per unit, "
-                                        f"{self.hw.title} has {self.hw.onchip_bytes / 1024:.0f} KB"), "hardware"
+        too_big = rules.onchip_limit(self, kinds.onchip_need(self, staged, features, inside))
+        if legal and too_big:
+            legal, why, limit = False, too_big, "hardware"
         has_kernel = not all(self.glue[i] for i in idx)
-        spill = STAGE_COST * staged if need <= self.onchip_total else 2 * staged  # too big: spills to DRAM
-        flops += kinds.extra_flops(self, shape)
-        us, c, m = self.time_us(flops, bytes_in + bytes_out + spill, has_kernel, kinds.efficiency(self.hw, features))
+        us, c, m, flops = self.kernel_us(flops, bytes_in + bytes_out, staged, not too_big, has_kernel, shape, features)
         return GroupEstimate(us, c, m, int(flops), bytes_in, bytes_out, staged, legal, why, limit, features)
-
-    def _rule(self, i: int, escapes: bool) -> str:
-        """Why node i cannot sit in any multi-op group, or '' (the kinds' own rules are in kinds.py)."""
-        n = self.graph.nodes[i]
-        if self.pattern[i] == "Opaque" and not self.glue[i]:
-            return f"{n.op} is Opaque"
-        if self.tuple_valued[i] and escapes:
-            return f"{n.op} yields a tuple that is used outside the group"
-        return ""
 
     def plan_cost(self, groups) -> tuple[float, list[float]]:
         per = [self.group(g).us for g in groups]

@@ -6,8 +6,9 @@ the 1-D form needs O(n * L) segment evaluations instead of O(n^3). Segments are 
 `order.chain_order`, so every group is convex and the group graph is acyclic.
 
 Pruning, as in the seed:
-- hardware constraints: a segment that breaks a rule (an opaque op, a tuple leaving the group, a
-  fusion kind the profile leaves off: kinds.GroupShape) or the on-chip limit stays broken when
+- hardware constraints: a segment that breaks a rule (an opaque op, a tuple leaving the group:
+  rules.py; a fusion kind the profile leaves off: kinds.GroupShape) or the on-chip limit
+  (rules.onchip_limit) stays broken when
   extended, so the extension loop stops there (a prologue the profile leaves off may still become
   an anchor chain, so that segment is skipped, not cut, when chains are allowed);
 - the 2x cut-off: a segment whose estimate exceeds twice the cost of running its ops apart is not
@@ -16,14 +17,18 @@ Pruning, as in the seed:
 - memoisation: best[] holds every solved prefix, each (start, end) segment is evaluated once,
   incrementally from the previous one;
 - segments hold at most `max_len` ops, so run time grows linearly with the graph.
+
+A segment's cost is CostModel.kernel_us of totals kept incrementally as the segment grows to the
+front, so the DP and CostModel.group give the same figure for the same group.
 """
 from __future__ import annotations
 
 import math
 
-from . import kinds
-from .cost import STAGE_COST, STAGING, CostModel
+from . import kinds, rules
+from .cost import CostModel
 from .order import chain_order
+from .plan import Plan, PlanResult
 
 MAX_LEN = 32
 CUTOFF = 2.0
@@ -46,8 +51,7 @@ def segment_dp(cm: CostModel, order: list[int], max_len: int = MAX_LEN, cutoff: 
     is_out, glue, pattern, node_us = cm.is_output, cm.glue, cm.pattern, cm.node_us
     # the last position (in this order) of each node's consumers; outside the order counts as "after"
     far = [max((pos.get(c, n) for c in consumers[v]), default=-1) for v in order]
-    onchip, launch, hw = cm.onchip_total, cm.hw.launch_us, cm.hw
-    crate, brate = cm.compute_rate, cm.byte_rate
+    hw = cm.hw
     for i in range(1, n + 1):
         last = i - 1
         fl = bin_ = bout = staged = 0
@@ -55,7 +59,8 @@ def segment_dp(cm: CostModel, order: list[int], max_len: int = MAX_LEN, cutoff: 
         read_sum = 0
         kernels = 0
         apart = 0.0
-        shape = kinds.GroupShape(cm, lambda c, last=last: pos.get(c, n) <= last)
+        inside = (lambda c, last=last: pos.get(c, n) <= last)   # the segment order[.. last]
+        shape = kinds.GroupShape(cm, inside)
         for j in range(last, max(-1, last - max_len), -1):
             v = order[j]
             # ---- add node v at the front of segment order[j..last] ----
@@ -70,21 +75,18 @@ def segment_dp(cm: CostModel, order: list[int], max_len: int = MAX_LEN, cutoff: 
             if v in read:                       # a later member read v: now internal
                 del read[v]
                 read_sum -= vbytes[v]
-            escapes = is_out[v] or far[j] > last
+            escapes = is_out[v] or far[j] > last    # rules.escapes, from the last consumer's position
             if escapes and not glue[v]:
                 bout += vbytes[v]
             for c in consumers[v]:
-                if pattern[c] in STAGING and pos.get(c, n) <= last:
+                if pattern[c] in rules.STAGING and inside(c):
                     staged += vbytes[v]
             kernels += not glue[v]
             size = last - j + 1
             features = ()
             if size > 1:
-                bad = _broken(cm, v, escapes)
-                if not bad and size == 2:
-                    w = order[last]
-                    bad = _broken(cm, w, is_out[w] or far[last] > last)
-                if bad:
+                # the member rule for v, and for the segment's last op once it has company
+                if rules.member_rule(cm, v, inside) or (size == 2 and rules.member_rule(cm, order[last], inside)):
                     stats["cut_rule"] += 1
                     break
                 blocked, final, _ = shape.blocked(hw)
@@ -93,17 +95,14 @@ def segment_dp(cm: CostModel, order: list[int], max_len: int = MAX_LEN, cutoff: 
                     break
                 features = shape.features()
                 need = kinds.onchip_need(cm, staged, features, order[j:i]) if features else staged
-                if need > onchip:
+                if rules.onchip_limit(cm, need):
                     stats["cut_hardware"] += 1
                     break
                 if blocked:                     # a prologue that an upstream anchor may yet make a chain
                     stats["skipped_kind"] += 1
                     continue
             stats["segments_evaluated"] += 1
-            extra = kinds.extra_flops(cm, shape) if features else 0.0
-            eff = kinds.efficiency(hw, features) if features else 1.0
-            c_us, m_us = (fl + extra) / (crate * eff), (bin_ + read_sum + bout + STAGE_COST * staged) / (brate * eff)
-            seg = (launch if kernels else 0.0) + (c_us if c_us > m_us else m_us)
+            seg = cm.kernel_us(fl, bin_ + read_sum + bout, staged, True, kernels > 0, shape, features)[0]
             if costs is not None and kernels:
                 measured = costs(order[j:i])
                 if measured is not None:
@@ -127,18 +126,13 @@ def segment_dp(cm: CostModel, order: list[int], max_len: int = MAX_LEN, cutoff: 
     return segs, stats
 
 
-def _broken(cm: CostModel, v: int, escapes: bool) -> bool:
-    """CostModel._rule for the DP: an opaque op, or a tuple used outside the segment."""
-    return (cm.pattern[v] == "Opaque" and not cm.glue[v]) or (cm.tuple_valued[v] and escapes)
-
-
-def plan(graph, hw, max_len: int = MAX_LEN, cutoff: float = CUTOFF, costs=None):
+def plan(graph, hw, max_len: int = MAX_LEN, cutoff: float = CUTOFF, costs=None) -> PlanResult:
     """The segment DP over two topological orders (chain_order, and the order in which greedy's
     groups are contiguous, so FuseOps' groups and siblings it places side by side are ranges
-    too); the cheaper segmentation wins. Returns (Plan, CostModel); notes["order"] is the order used."""
+    too); the cheaper segmentation wins. notes["order"] names the order used, the result's
+    `order` holds it."""
     from . import greedy
     from .order import group_order
-    from .plan import Plan
 
     cm = CostModel(graph, hw)
     if costs is not None:   # measured times and the model's "apart" estimate are different scales
@@ -150,5 +144,5 @@ def plan(graph, hw, max_len: int = MAX_LEN, cutoff: float = CUTOFF, costs=None):
             best = (name, order, stats, segs)
     name, order, stats, segs = best
     groups = [[cm.ids[v] for v in sorted(s)] for s in segs]
-    return Plan("dp", groups, notes={"dp": stats, "max_len": max_len, "cutoff": cutoff, "order": name,
-                                     "order_ix": order}), cm
+    return PlanResult(Plan("dp", groups, notes={"dp": stats, "max_len": max_len, "cutoff": cutoff, "order": name}),
+                      cost_model=cm, order=order, max_len=max_len)

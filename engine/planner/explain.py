@@ -1,7 +1,7 @@
 """Why two neighbouring groups were not fused, in the cost model's terms (for dp, hybrid, none)."""
 from __future__ import annotations
 
-from .plan import cross_edges
+from .plan import cross_edges, group_of
 
 
 def explain(graph, groups, cm, strategy: str, order: list[int] | None = None, max_len: int | None = None,
@@ -11,7 +11,7 @@ def explain(graph, groups, cm, strategy: str, order: list[int] | None = None, ma
     `order` and `max_len` describe a segmenting planner (dp/hybrid): groups that are not adjacent in
     its order could never be one segment. `forced` are groups another planner fixed (hybrid's greedy part).
     """
-    where = {n: gi for gi, g in enumerate(groups) for n in g}
+    where = group_of(groups)
     seg_pos = None
     if order is not None:
         first = {}

@@ -44,7 +44,7 @@ import time
 from dataclasses import dataclass, field
 
 from ..errors import PlanError
-from .plan import Plan, cross_edges
+from .plan import Plan, PlanResult, cross_edges, group_of
 
 ELEMWISE, BROADCAST, INJECTIVE, COMM_REDUCE, OUT_EWISE_FUSABLE, TUPLE, OPAQUE = 0, 1, 2, 3, 4, 7, 8
 KIND_NAMES = {ELEMWISE: "ElemWise", BROADCAST: "Broadcast", INJECTIVE: "Injective", COMM_REDUCE: "CommReduce",
@@ -403,7 +403,7 @@ def partition(graph, max_depth: int = DEFAULT_MAX_DEPTH) -> tuple[list[list[str]
     return [[g.ids[i] for i in grp] for grp in groups], part
 
 
-def plan(graph, hw=None, max_depth: int = DEFAULT_MAX_DEPTH) -> Plan:
+def plan(graph, hw=None, max_depth: int = DEFAULT_MAX_DEPTH) -> PlanResult:
     """FuseOps' partition, computed on the OpGraph, with one explanation per edge between groups:
     {"src", "dst", "src_group", "dst_group", "reason": "rule" | "depth", "detail",
      "post_dominator": node id or None, "blocker": the node id that broke the rule, or None}.
@@ -412,7 +412,7 @@ def plan(graph, hw=None, max_depth: int = DEFAULT_MAX_DEPTH) -> Plan:
     groups, part = partition(graph, max_depth)
     ids = part.g.ids
     index = {nid: i for i, nid in enumerate(ids)}
-    where = {n: gi for gi, grp in enumerate(groups) for n in grp}
+    where = group_of(groups)
     explanations = []
     for src, dst in cross_edges(graph, groups):
         d = part.decision.get(index[src])
@@ -422,5 +422,5 @@ def plan(graph, hw=None, max_depth: int = DEFAULT_MAX_DEPTH) -> Plan:
                              "reason": d.reason, "detail": d.detail,
                              "post_dominator": ids[d.post_dominator] if d.post_dominator is not None else None,
                              "blocker": ids[d.blocker] if d.blocker is not None else None})
-    return Plan("greedy", groups, explanations=explanations, planning_ms=(time.perf_counter() - t0) * 1e3,
-                notes={"max_depth": max_depth})
+    return PlanResult(Plan("greedy", groups, explanations=explanations,
+                           planning_ms=(time.perf_counter() - t0) * 1e3, notes={"max_depth": max_depth}))

@@ -15,7 +15,7 @@ from . import greedy
 from .cost import CostModel
 from .dp import MAX_LEN, CUTOFF, segment_dp
 from .order import group_order
-from .plan import Plan
+from .plan import Plan, PlanResult, group_of
 
 
 def critical_path(cm: CostModel) -> list[int]:
@@ -35,7 +35,7 @@ def critical_path(cm: CostModel) -> list[int]:
     return path[::-1]
 
 
-def plan(graph, hw, fraction: float = 0.2, max_len: int = MAX_LEN, cutoff: float = CUTOFF, costs=None):
+def plan(graph, hw, fraction: float = 0.2, max_len: int = MAX_LEN, cutoff: float = CUTOFF, costs=None) -> PlanResult:
     cm = CostModel(graph, hw)
     if costs is not None:   # measured times and the model's "apart" estimate are different scales
         cutoff = math.inf
@@ -43,7 +43,7 @@ def plan(graph, hw, fraction: float = 0.2, max_len: int = MAX_LEN, cutoff: float
     path = critical_path(cm)
     k = max(1, math.ceil(fraction * len(path))) if path else 0
     hot_ops = sorted(path, key=lambda v: -cm.node_us[v])[:k]
-    where = {n: gi for gi, g in enumerate(base_groups) for n in g}
+    where = group_of(base_groups)
     hot_groups = {where[cm.ids[v]] for v in hot_ops}
     released = {cm.index[m] for g in hot_groups for m in base_groups[g]}
     order = group_order(graph, base_groups)
@@ -72,4 +72,4 @@ def plan(graph, hw, fraction: float = 0.2, max_len: int = MAX_LEN, cutoff: float
     flush()
     notes = {"fraction": fraction, "critical_path_ops": len(path), "hot_ops": [cm.ids[v] for v in hot_ops],
              "released_ops": len(released), "dp": stats, "forced_groups": sorted(forced), "max_len": max_len}
-    return Plan("hybrid", groups, notes=notes), cm, order, forced
+    return PlanResult(Plan("hybrid", groups, notes=notes), cost_model=cm, order=order, max_len=max_len, forced=forced)

@@ -88,8 +88,10 @@ from pathlib import Path
 
 from .. import cache_dir as _files
 from ..cache_dir import cache_dir
-from ..subproc import all_cores, run_in_child
+from ..child import ChildFailed, run_in_child
+from ..cpus import usable_cores
 from .dp import CUTOFF, MAX_LEN
+from .plan import group_of
 
 FORMAT = 2
 CHUNK = 48                  # PrimFuncs per compiled module
@@ -113,7 +115,7 @@ def target_key(target: str = "cpu", threads: int | None = THREADS, flush: str = 
         from ..hardware import cpu_facts
 
         f = cpu_facts()
-        return f"cpu|{f['model']}|{f['cores']}c|{f['vector_bits']}b|t{threads or all_cores()}|flush-{flush}"
+        return f"cpu|{f['model']}|{f['cores']}c|{f['vector_bits']}b|t{threads or usable_cores()}|flush-{flush}"
     return t.spec
 
 
@@ -346,7 +348,7 @@ class KernelTimer:
         self.max_len, self.cutoff, self.flush = max_len, cutoff, flush
         self.include_greedy, self.max_kernels = include_greedy, max_kernels
         self.spec = spec
-        self.threads = threads or all_cores()
+        self.threads = threads or usable_cores()
         self.tkey = target_key(target, self.threads, flush)
         self.cache = KernelCache(Path(cache) if cache is not None else None, self.tkey, graph.sha256)
         self.stats: dict = {}
@@ -474,8 +476,11 @@ class KernelTimer:
                "hw": {**self.hw.to_dict(), "kinds": self.hw.kinds}}
         lo, span = rnd / rounds, 1.0 / rounds
         say = (lambda stage, frac: progress(stage, lo + span * frac)) if progress else None
-        payload = run_in_child(_profile_job, job, progress=say, cancel=cancel, timeout_s=timeout_s,
-                               what="profiling worker", threads=job["threads"] or all_cores())
+        try:
+            payload = run_in_child(_profile_job, job, progress=say, cancel=cancel, timeout_s=timeout_s,
+                                   what="profiling worker", threads=job["threads"] or usable_cores())
+        except ChildFailed as e:
+            payload = {"error": str(e)}
         if "timed out" in (payload.get("error") or ""):
             payload["error"] += " (figures so far are kept)"
         return payload
@@ -675,7 +680,7 @@ def extract(graph, segments) -> tuple[dict[str, str], dict[str, object], dict[st
             new = apply(graph, groups)
         except Exception:  # noqa: BLE001 - PlanError or a TVM error: retry the batch's groups alone
             return False
-        where = {v: gi for gi, s in enumerate(bsegs) for v in s}
+        where = group_of(bsegs)
         found: dict[int, object] = {}
         nblock = next(b for b in new["main"].body.blocks if isinstance(b, relax.DataflowBlock))
         for bd in nblock.bindings:

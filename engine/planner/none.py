@@ -1,6 +1,6 @@
 """The baseline: every operator is its own kernel."""
-from .plan import Plan
+from .plan import Plan, PlanResult
 
 
-def plan(graph, hw=None):
-    return Plan("none", [[n.id] for n in graph.nodes])
+def plan(graph, hw=None) -> PlanResult:
+    return PlanResult(Plan("none", [[n.id] for n in graph.nodes]))

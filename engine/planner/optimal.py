@@ -23,7 +23,7 @@ from ..errors import PlanError
 from .cost import CostModel
 from .dp import MAX_LEN, segment_dp
 from .order import chain_order, group_order
-from .plan import Plan
+from .plan import Plan, PlanResult, group_of
 
 TIME_LIMIT_S = 60.0
 MAX_CUTS = 200
@@ -93,7 +93,7 @@ def solve(cm: CostModel, cands: dict[tuple, float], time_limit: float = TIME_LIM
 
 def _cycle(cm: CostModel, groups) -> list[int]:
     """Indices (into groups) of one cycle in the group graph, or []."""
-    where = {v: gi for gi, g in enumerate(groups) for v in g}
+    where = group_of(groups)
     succ = [set() for _ in groups]
     for v in range(len(cm.ids)):
         for p in cm.inputs[v]:
@@ -125,7 +125,7 @@ def _cycle(cm: CostModel, groups) -> list[int]:
     return []
 
 
-def plan(graph, hw, max_len: int = MAX_LEN, costs=None, time_limit: float = TIME_LIMIT_S):
+def plan(graph, hw, max_len: int = MAX_LEN, costs=None, time_limit: float = TIME_LIMIT_S) -> PlanResult:
     from . import greedy
 
     if len(graph.nodes) > MAX_OPS:
@@ -139,4 +139,5 @@ def plan(graph, hw, max_len: int = MAX_LEN, costs=None, time_limit: float = TIME
     groups, stats = solve(cm, cands, time_limit)
     stats["candidates_s"] = t_cand
     groups = [[cm.ids[v] for v in sorted(g)] for g in groups]
-    return Plan("optimal", groups, notes={"optimal": stats, "max_len": max_len}), cm
+    return PlanResult(Plan("optimal", groups, notes={"optimal": stats, "max_len": max_len}), cost_model=cm,
+                      max_len=max_len)

@@ -1,15 +1,15 @@
 """A fusion plan: a partition of the operator graph's nodes into groups (one kernel each).
 
-Every strategy returns a Plan. `explanations` holds, for every edge between two different groups,
-why it was not fused: {"src", "dst", "reason", "detail", ...}; reason is one of
-"rule" (pattern kinds / no post-dominator / ...), "depth" (max depth), "hardware" (on-chip limit),
-"cost" (the cost model's verdict, with "fused_us" and "split_us"), or "order" (DP segment boundary).
+Every strategy returns a Plan, inside a PlanResult (registry.py). `explanations` holds, for every
+edge between two different groups, why it was not fused: {"src", "dst", "reason", "detail", ...};
+reason is one of "rule" (pattern kinds / no post-dominator / ...), "depth" (max depth),
+"hardware" (on-chip limit), "cost" (the cost model's verdict, with "fused_us" and "split_us"),
+"order" (DP segment boundary), "limit" (the DP's segment length) or "strategy" (the baseline, or
+a part another planner fixed).
 """
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-
-STRATEGIES = ("none", "tvm", "greedy", "dp", "hybrid", "optimal")
 
 
 @dataclass
@@ -30,12 +30,37 @@ class Plan:
         return self.kernel_count or len(self.groups)
 
     def group_of(self) -> dict[str, int]:
-        return {n: gi for gi, g in enumerate(self.groups) for n in g}
+        return group_of(self.groups)
+
+
+@dataclass
+class PlanResult:
+    """What a strategy's `plan(graph, hw, **options)` returns (engine/planner/registry.py): the Plan,
+    and what make_plan needs to cost and explain it. `cost_model`: the CostModel it decided with
+    (None: make_plan builds one). `order` (node indices) and `max_len`: a segmenting planner's
+    planning order and segment bound, so an explanation can say two groups were never one range;
+    `forced`: indices of groups another planner fixed (hybrid's greedy part)."""
+    plan: Plan
+    cost_model: object = None
+    order: list[int] | None = None
+    max_len: int | None = None
+    forced: set[int] | None = None
+
+    def explain_args(self) -> dict:
+        """The keyword arguments explain.explain takes from this result (those that are set)."""
+        return {k: v for k, v in (("order", self.order), ("max_len", self.max_len), ("forced", self.forced))
+                if v is not None}
+
+
+def group_of(groups) -> dict:
+    """The group index: member -> index of its group in `groups` (members are node ids, or node
+    indices where a planner works on those). Every map from a node to its group is this one."""
+    return {n: gi for gi, g in enumerate(groups) for n in g}
 
 
 def cross_edges(graph, groups) -> list[tuple[str, str]]:
     """(producer, consumer) edges whose ends lie in different groups, in graph order."""
-    where = {n: gi for gi, g in enumerate(groups) for n in g}
+    where = group_of(groups)
     out = []
     for n in graph.nodes:
         for i in dict.fromkeys(n.inputs):

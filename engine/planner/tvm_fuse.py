@@ -24,13 +24,13 @@ from __future__ import annotations
 import time
 
 from ..errors import PlanError
-from .plan import Plan
+from .plan import Plan, PlanResult
 
 GV_PREFIX = "__fl_"
 SPAN_PREFIX = "fuselens:"
 
 
-def plan(graph, hw=None, max_depth: int | None = None) -> Plan:
+def plan(graph, hw=None, max_depth: int | None = None) -> PlanResult:
     """FuseOps' partition of `graph` (under the current PassContext; `max_depth` overrides its
     "relax.FuseOps.max_depth")."""
     import tvm
@@ -54,8 +54,8 @@ def plan(graph, hw=None, max_depth: int | None = None) -> Plan:
     order = {n.id: i for i, n in enumerate(graph.nodes)}
     groups = sorted((sorted(g, key=order.__getitem__) for g in groups), key=lambda g: order[g[0]])
     depth = max_depth if max_depth is not None else _current_max_depth()
-    return Plan("tvm", groups, planning_ms=(time.perf_counter() - t0) * 1e3,
-                notes={"max_depth": depth, "fused_functions": sum(len(g) > 1 for g in groups)})
+    return PlanResult(Plan("tvm", groups, planning_ms=(time.perf_counter() - t0) * 1e3,
+                           notes={"max_depth": depth, "fused_functions": sum(len(g) > 1 for g in groups)}))
 
 
 def _current_max_depth() -> int:

@@ -3,6 +3,7 @@ and an acyclic order of groups."""
 from __future__ import annotations
 
 from ..errors import PlanError
+from .plan import group_of
 
 
 def check_partition(graph, groups) -> None:
@@ -32,7 +33,7 @@ def check_convex_acyclic(graph, groups) -> list[int]:
 
     pos = {n.id: k for k, n in enumerate(graph.nodes)}
     first = [min(pos[n] for n in g) for g in groups]
-    where = {n: gi for gi, g in enumerate(groups) for n in g}
+    where = group_of(groups)
     succ = [set() for _ in groups]
     indeg = [0] * len(groups)
     for n in graph.nodes:
@@ -60,7 +61,7 @@ def check_convex_acyclic(graph, groups) -> list[int]:
 
 def check_tuple_outputs(graph, groups) -> None:
     """A fused group may not hand a whole tuple to another group (FuseTIR cannot lower that)."""
-    where = {n: gi for gi, g in enumerate(groups) for n in g}
+    where = group_of(groups)
     for gi, g in enumerate(groups):
         if len(g) < 2:
             continue
@@ -77,7 +78,7 @@ def close_tuples(graph, groups) -> list[list[str]]:
     with others (TVM's FuseOps groups e.g. avg_pool2d + dropout, whose (output, mask) tuple FuseTIR
     cannot hand to another group). A get-item depends only on its tuple, so groups stay convex.
     Returns the groups (a new list when anything moved)."""
-    where = {n: gi for gi, g in enumerate(groups) for n in g}
+    where = group_of(groups)
     moves = {}
     for gi, g in enumerate(groups):
         if len(g) < 2:

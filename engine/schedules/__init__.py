@@ -1,7 +1,7 @@
 """Schedule rules that turn fused PrimFuncs into fast kernels (CPU via LLVM, GPU via CUDA).
 
     mod, report = schedule(mod, "cpu")          # or "cuda", "cuda:sm_80"
-    exe = build(mod, "cpu")                      # schedule (if not yet) + relax.build for that target
+    exe = engine.build.build(mod, "cpu")         # relax.build with this package's target
 
 Rules choose by block structure (iteration kinds, buffer accesses), never by function name; each
 PrimFunc gets the first rule that applies. The report says which rule handled each function and
@@ -116,18 +116,5 @@ def schedule(mod, target_name: str = "cpu", rules: list | None = None, fast_math
     return mod, report
 
 
-def build(mod, target_name: str = "cpu", scheduled: bool = True):
-    """relax.build for `target_name` with this package's target (host mcpu/mtriple/num-cores on CPU).
-    With scheduled=True the module is scheduled first (functions already scheduled are kept).
-    The generic Relax pipeline is used for every target: it does not fuse again (the CUDA default
-    pipeline would run FuseOps/FuseTIR over an applied plan)."""
-    from tvm import relax
-
-    if scheduled:
-        mod, _ = schedule(mod, target_name)
-    tgt = make_target(target_name)
-    return relax.build(mod, target=tgt, relax_pipeline=relax.get_pipeline("default_build"))
-
-
-__all__ = ["SCHEDULE_VERSION", "ScheduleReport", "schedule", "build", "host_target", "make_target",
+__all__ = ["SCHEDULE_VERSION", "ScheduleReport", "schedule", "host_target", "make_target",
            "cpu_rules", "gpu_rules", "target_mod"]

@@ -10,6 +10,9 @@ Rules (tried in this order; each returns None when the PrimFunc's block structur
     also 2 rows. Accumulators live in a local tile (cache_write) that LLVM keeps in registers.
     Widths with no good vector tile (13, 26, 52) or 14-wide maps switch to the channel-vector
     variant: weights repacked [F/L, C, KH, KW, L] per call, vectors along output channels.
+  * Sizes (accumulator budget, channel-vector columns, thresholds) come from an `AnchorConfig`
+    chosen per target (anchor_config.py); the rule is a sequence of steps that each return what
+    they decided (find_anchor, inline_prologue, analyse_axes, choose_tile, ...: see `Anchor`).
   * Parallel: the spatial tiles (the input strip of a tile is reused by every channel tile) or,
     when there are few (7x7 maps), channel tiles x spatial tiles.
   * Prologue: elementwise chains are inlined into the block the anchor reads; a padding block
@@ -28,12 +31,15 @@ Rules (tried in this order; each returns None when the PrimFunc's block structur
 """
 from __future__ import annotations
 
+from dataclasses import dataclass
+
 from tvm import s_tir, tirx
 from tvm.s_tir.dlight.base import ScheduleRule
 from tvm.target import Target
 
 from .analysis import (BlockInfo, block_info, child_blocks, fusible_pair, index_vars, is_padding_block,
                        same_domain_consumer, vars_in)
+from .anchor_config import AnchorConfig, config_for
 from .target import num_cores, vector_lanes
 
 
@@ -177,71 +183,118 @@ def _parallel_spatial(sch: s_tir.Schedule, rv, cores: int) -> bool:
 
 
 # ---------------------------------------------------------------------------------------------
+# The Anchor rule, as steps that each return what they decided:
+#   find_anchor -> AnchorBlocks; inline_prologue -> kept stages; analyse_axes -> AnchorAxes;
+#   choose_tile -> Tile (or the channel-vector variant); split_tile -> TileLoops;
+#   order_and_parallelise -> Nest; place_stages -> where each stage went; write_back -> WriteBack;
+#   unroll_and_vectorise -> the init block; tidy_outside -> the blocks vectorised outside the tile.
+# The knobs (accumulator budget, thresholds) come from an AnchorConfig (anchor_config.py).
 
 class Anchor(CPURule):
-    """One MAC/pool reduction with spatial prologue/epilogue: register-tiled, vectorised, parallel."""
+    """One MAC/pool reduction with spatial prologue/epilogue: register-tiled, vectorised, parallel.
+    `config`: the knobs to use for every target; by default config_for(target) picks them."""
 
     name = "cpu.Anchor"
+
+    def __init__(self, config: AnchorConfig | None = None):
+        self.config = config
 
     def apply(self, func, target, _tunable):
         if not isinstance(func, tirx.PrimFunc) or not self.is_target_available(target):
             return None
         sch = s_tir.Schedule(func)
-        blocks = [block_info(sch, rv) for rv in child_blocks(sch)]
-        reds = [b for b in blocks if b.is_reduction]
-        if len(reds) != 1 or not all(b.trivial for b in blocks):
+        found = find_anchor(sch)
+        if found is None:
             return None
-        anchor = reds[0]
-        if anchor.block.init is None or len(anchor.block.writes) != 1:
-            return None
-        lanes = vector_lanes(target)
-        cores = num_cores(target)
-        anchor_name = anchor.block.name_hint
-        # 1. the elementwise chains inlined: epilogue blocks into the last one, prologue chains into
-        #    the block the anchor reads. Kept as blocks of their own: a real padding block (inlined
-        #    into the inner loop its bounds check costs 5-10x on 3x3 convolutions) and a direct
-        #    producer of the anchor that computes something (bias/batch-norm/activation of the
-        #    previous layer: inlined, it would be recomputed for every output-channel tile). Both
-        #    are computed per parallel tile below, or as a pass of their own.
-        pads = [b.block.name_hint for b in blocks if is_padding_block(b) and b is not anchor]
-        producers = [sch.get(p).name_hint for p in sch.get_producers(anchor.rv)]
-        stages = [n for n in producers if n not in pads]
-        _inline_all(sch, keep={anchor_name, *pads, *stages})
-        for n in list(stages):
-            srv = sch.get_sblock(n)
-            if _is_copy(sch.get(srv)):
-                try:
-                    sch.compute_inline(srv)
-                    stages.remove(n)
-                except Exception:  # noqa: BLE001 - an output of the function: stays a stage
-                    pass
-        if not tile_anchor(sch, anchor_name, stages, pads, lanes, cores):
+        stages = inline_prologue(sch, found)
+        cfg = self.config or config_for(target)
+        if not tile_anchor(sch, found.anchor, stages, list(found.pads), cfg):
             return None
         return sch
 
 
-def tile_anchor(sch: s_tir.Schedule, anchor_name: str, stages: list[str], pads: list[str], lanes: int,
-                cores: int, tidy: bool = True, skip_consumers: set[str] | None = None) -> bool:
-    """Steps 2-8 of the Anchor rule on one multiply-accumulate/pool block `anchor_name` of `sch`
-    whose prologue is already inlined: register tile, parallel loop, `stages` and `pads` (names of
-    kept producer blocks) computed per parallel tile or as passes of their own, epilogue inlined
-    into the tile's write-back. With tidy, spatial blocks left outside the tile are vectorised and
-    parallelised too (the Anchor rule; a multi-stage rule passes False and places them itself).
-    `skip_consumers`: names of epilogue blocks to leave where they are (a multi-stage rule's join
-    of two anchors must not run in the tile of the first one).
-    Returns False when the block is not tileable (the schedule may then be partly changed: start
-    again from the PrimFunc)."""
-    rv = sch.get_sblock(anchor_name)
+@dataclass(frozen=True)
+class AnchorBlocks:
+    """The blocks of an Anchor PrimFunc: the one MAC/pool block, its padding blocks, and its direct
+    producers that compute something (kept as blocks of their own, see inline_prologue)."""
+    anchor: str
+    pads: tuple[str, ...]
+    producers: tuple[str, ...]
+
+
+def find_anchor(sch: s_tir.Schedule) -> AnchorBlocks | None:
+    """Exactly one reduction block, with an init and one output, and trivially bound loops
+    everywhere; None when the PrimFunc is not of that kind."""
+    blocks = [block_info(sch, rv) for rv in child_blocks(sch)]
+    reds = [b for b in blocks if b.is_reduction]
+    if len(reds) != 1 or not all(b.trivial for b in blocks):
+        return None
+    anchor = reds[0]
+    if anchor.block.init is None or len(anchor.block.writes) != 1:
+        return None
+    pads = tuple(b.block.name_hint for b in blocks if is_padding_block(b) and b is not anchor)
+    producers = tuple(n for n in (sch.get(p).name_hint for p in sch.get_producers(anchor.rv)) if n not in pads)
+    return AnchorBlocks(anchor.block.name_hint, pads, producers)
+
+
+def inline_prologue(sch: s_tir.Schedule, found: AnchorBlocks) -> list[str]:
+    """Inline the elementwise chains: epilogue blocks into the last one, prologue chains into the
+    block the anchor reads. Kept as blocks of their own: a real padding block (inlined into the
+    inner loop its bounds check costs 5-10x on 3x3 convolutions) and a direct producer of the anchor
+    that computes something (bias/batch-norm/activation of the previous layer: inlined, it would be
+    recomputed for every output-channel tile); a producer that only copies is inlined after all.
+    Returns the producers still kept (tile_anchor computes them per parallel tile or as a pass)."""
+    stages = list(found.producers)
+    _inline_all(sch, keep={found.anchor, *found.pads, *stages})
+    for n in list(stages):
+        srv = sch.get_sblock(n)
+        if _is_copy(sch.get(srv)):
+            try:
+                sch.compute_inline(srv)
+                stages.remove(n)
+            except Exception:  # noqa: BLE001 - an output of the function: stays a stage
+                pass
+    return stages
+
+
+@dataclass
+class AnchorAxes:
+    """The anchor block's loops, by role: `vk` the vector axis (the output's innermost dimension),
+    `uk` the second register axis (or None), `reuse` whether the vectorised reads do not depend on u
+    (output channels: each broadcast weight feeds a whole vector). Indices are into info.loops."""
+    info: BlockInfo
+    s_idx: list[int]
+    r_idx: list[int]
+    vk: int
+    uk: int | None
+    reuse: bool
+
+    @property
+    def vvar(self):
+        return self.info.iter_of_loop[self.vk]
+
+    @property
+    def pixels(self) -> int:
+        """Spatial iterations per value of u (the work a weight repack is spread over)."""
+        n = 1
+        for k in self.s_idx:
+            if k != self.uk:
+                n *= self.info.extents[k]
+        return n
+
+
+def analyse_axes(sch: s_tir.Schedule, rv) -> AnchorAxes | None:
+    """Choose the vector axis v and the second register axis u of the anchor `rv`. None when its
+    loops are not all constant, spatial loops outside reduction loops (as legalized)."""
     a = block_info(sch, rv)
     if not a.trivial:
-        return False
+        return None
     s_idx = [k for k, kd in enumerate(a.kinds) if kd == "S"]
     r_idx = [k for k, kd in enumerate(a.kinds) if kd == "R"]
     if not r_idx or len(s_idx) + len(r_idx) != len(a.loops) or any(e is None for e in a.extents):
-        return False
+        return None
     if max(r_idx) < max(s_idx) or min(r_idx) < max(s_idx):
-        return False  # expect spatial loops outside reduction loops (as legalized)
-    # 2. choose the vector axis v and the second register axis u
+        return None
     out = a.block.writes[0]
     out_vars = index_vars(out)
     vk = None
@@ -254,171 +307,281 @@ def tile_anchor(sch: s_tir.Schedule, anchor_name: str, stages: list[str], pads: 
         if ks or (a.extents and _dim_extent(out, d) != 1):
             break
     if vk is None:
-        return False
+        return None
     vvar = a.iter_of_loop[vk]
     reads_v = [r for r in a.block.reads if any(vvar in dv for dv in index_vars(r))]
-    uk, reuse = None, False
     cands = []
     for k in s_idx:
         if k == vk or a.extents[k] < 2:
             continue
         var = a.iter_of_loop[k]
-        absent = any(all(var not in dv for dv in index_vars(r)) for r in reads_v)
-        if absent:
+        if any(all(var not in dv for dv in index_vars(r)) for r in reads_v):
             cands.append(k)
     if cands:
-        uk, reuse = max(cands, key=lambda k: a.extents[k]), True
-    else:
-        outer_s = [k for k in s_idx if k < vk and a.extents[k] > 1]
-        uk = outer_s[-1] if outer_s else None
-    # 2a. widths with no good vector tile (26 = 2 x 13, 13), or only a part of one vector (14 ->
-    #     7 lanes) when there are enough pixels to amortise a weight repack: vectorise the
-    #     output channels instead, from a repacked copy of the weights (_apply_channel_vector;
-    #     the repack costs about vector-FMA-rate / pixels of the convolution: too much at 7x7)
-    pixels = 1
-    for k in s_idx:
-        if k != uk:
-            pixels *= a.extents[k]
-    if reuse and a.extents[uk] % lanes == 0 and \
-            (_poor_tile(a.extents[vk], lanes) or (_vec_tile(a.extents[vk], lanes) < lanes and pixels >= 128)):
-        return bool(_apply_channel_vector(sch, rv, a, vk, uk, lanes, cores, stages, pads, tidy, skip_consumers))
-    # 2b. a strided read along the vector axis (stride-2 convolution / pooling): a gather of
-    #     scalars per vector. Read it instead from a de-interleaved copy [.., w % s, w // s]
-    #     (the padding/stage block writes it, or a cache_read copy per tile), where it is a
-    #     plain contiguous vector load.
-    new_stage = _deinterleave_strided_read(sch, rv, a, vvar, pads + stages)
-    if new_stage is not None:
-        stages.append(new_stage)
-        a = block_info(sch, rv)
-    # 3. tile sizes: xi along v (whole vectors, see _vec_tile), ui along u; when xi is at most
-    #    one vector and u is a reuse axis, also wi = 2 rows along the next spatial axis out
-    #    (two input vectors per step share each broadcast weight: 8 loads per 12 FMAs
-    #    instead of 9 per 8)
-    ve = a.extents[vk]
+        return AnchorAxes(a, s_idx, r_idx, vk, max(cands, key=lambda k: a.extents[k]), True)
+    outer_s = [k for k in s_idx if k < vk and a.extents[k] > 1]
+    return AnchorAxes(a, s_idx, r_idx, vk, outer_s[-1] if outer_s else None, False)
+
+
+def wants_channel_vector(axes: AnchorAxes, cfg: AnchorConfig) -> bool:
+    """Widths with no good vector tile (26 = 2 x 13, 13), or only a part of one vector (14 -> 7
+    lanes) when there are enough pixels to amortise a weight repack: vectorise the output channels
+    instead (_apply_channel_vector; the repack costs about vector-FMA-rate / pixels of the
+    convolution: too much at 7x7)."""
+    ext, lanes = axes.info.extents, cfg.lanes
+    ve = ext[axes.vk]
+    return axes.reuse and ext[axes.uk] % lanes == 0 and \
+        (_poor_tile(ve, lanes) or (_vec_tile(ve, lanes) < lanes and axes.pixels >= cfg.channel_vector_min_pixels))
+
+
+@dataclass(frozen=True)
+class Tile:
+    """The register tile: xi along v (vector axis), ui along u, wi rows along wk (2 or none)."""
+    xi: int
+    ui: int
+    wk: int | None
+    wi: int
+
+
+def choose_tile(axes: AnchorAxes, cfg: AnchorConfig) -> Tile:
+    """xi along v (whole vectors, see _vec_tile), ui along u; when xi is at most one vector and u
+    is a reuse axis, also wi = 2 rows along the next spatial axis out (two input vectors per step
+    share each broadcast weight: 8 loads per 12 FMAs instead of 9 per 8). Without a u to tile
+    (GEMV-like dense layers) the accumulators go to the vector axis, so each weight row is read in
+    long contiguous pieces."""
+    ext, lanes, budget = axes.info.extents, cfg.lanes, cfg.acc_budget
+    uk, ve = axes.uk, ext[axes.vk]
     xi = _vec_tile(ve, lanes)
-    acc_budget = 12 if lanes <= 8 else 24
-    if uk is None or a.extents[uk] == 1:
-        # nothing else to tile (GEMV-like dense layers): spend the accumulators on the vector
-        # axis, so each weight row is read in long contiguous pieces
-        wide = [d for d in _divisors(ve) if d % lanes == 0 and d <= acc_budget * lanes]
+    if uk is None or ext[uk] == 1:
+        wide = [d for d in _divisors(ve) if d % lanes == 0 and d <= budget * lanes]
         if wide:
             xi = max(wide)
     nvec = -(-xi // lanes)
     wk, wi = None, 1
-    if reuse and nvec == 1:
-        outs = [k for k in s_idx if k < vk and k != uk and a.extents[k] > 1]
-        if outs and a.extents[outs[-1]] % 2 == 0:
+    if axes.reuse and nvec == 1:
+        outs = [k for k in axes.s_idx if k < axes.vk and k != uk and ext[k] > 1]
+        if outs and ext[outs[-1]] % 2 == 0:
             wk, wi = outs[-1], 2
     ui = 1
     if uk is not None:
-        ue = a.extents[uk]
-        best = 1
-        for d in _divisors(ue):
-            if d * nvec * wi <= acc_budget and d <= 16:
-                best = max(best, d)
-        ui = best
-        if reuse and ui * wi * nvec < 6 and wi > 1:
+        ue = ext[uk]
+        ui = max([1] + [d for d in _divisors(ue) if d * nvec * wi <= budget and d <= cfg.max_channel_tile])
+        if axes.reuse and ui * wi * nvec < cfg.min_two_row_accs and wi > 1:
             wk, wi = None, 1  # few channels: keep one row
-            ui = max(d for d in _divisors(ue) if d * nvec <= acc_budget and d <= 16)
-    # 4. loop structure: [outer spatial ..., (u outer innermost when it is a reuse axis)] [R] [ui, wi, xi]
-    loops = list(a.loops)
+            ui = max(d for d in _divisors(ue) if d * nvec <= budget and d <= cfg.max_channel_tile)
+    return Tile(xi, ui, wk, wi)
+
+
+@dataclass
+class TileLoops:
+    """The anchor's loops after the split: `outer` (axis, loop, tiles) in axis order, the
+    reduction loops, the register-tile loops to unroll (outer to inner) and the vector loop."""
+    outer: list[tuple]
+    rloops: list
+    unrolled: list
+    vector: object
+
+    @property
+    def inner(self) -> list:
+        return [*self.unrolled, self.vector]
+
+
+def split_tile(sch: s_tir.Schedule, axes: AnchorAxes, tile: Tile) -> TileLoops:
+    """Split v by xi, u by ui (when it is more than 1 and less than u), wk by wi."""
+    a, loops = axes.info, list(axes.info.loops)
     outer, inner_u, inner_v, inner_w = [], None, None, None
-    for k in s_idx:
+    for k in axes.s_idx:
         lp = loops[k]
-        if k == vk:
-            if xi < ve:
-                o, i = sch.split(lp, factors=[None, xi])
-                outer.append((k, o, ve // xi))
+        if k == axes.vk:
+            if tile.xi < a.extents[k]:
+                o, i = sch.split(lp, factors=[None, tile.xi])
+                outer.append((k, o, a.extents[k] // tile.xi))
             else:
                 i = lp
             inner_v = i
-        elif k == uk and ui > 1:
-            if ui < a.extents[k]:
-                o, i = sch.split(lp, factors=[None, ui])
-                outer.append((k, o, a.extents[k] // ui))
+        elif k == axes.uk and tile.ui > 1:
+            if tile.ui < a.extents[k]:
+                o, i = sch.split(lp, factors=[None, tile.ui])
+                outer.append((k, o, a.extents[k] // tile.ui))
             else:
                 i = lp
             inner_u = i
-        elif k == wk:
-            o, i = sch.split(lp, factors=[None, wi])
-            outer.append((k, o, a.extents[k] // wi))
+        elif k == tile.wk:
+            o, i = sch.split(lp, factors=[None, tile.wi])
+            outer.append((k, o, a.extents[k] // tile.wi))
             inner_w = i
         else:
             outer.append((k, lp, a.extents[k]))
-    # 5. loop order and the parallel loop. With a reuse axis u (output channels):
-    #    case A, enough spatial tiles: [spatial tiles (parallel)] [u tiles] - the input strip of
-    #        one spatial tile stays in cache for every channel tile; pads and stages are computed
-    #        per parallel tile (no recomputation across channel tiles);
-    #    case B, few spatial tiles (7x7 maps): [u tiles, spatial tiles] all parallel; pads and
-    #        stages are passes of their own before the loop nest.
-    #    Without one (depthwise, pooling): natural order, pads/stages per parallel tile.
-    uo = [t for t in outer if t[0] == uk] if reuse else []
-    sp = [t for t in outer if not (reuse and t[0] == uk)]
+    return TileLoops(outer, [loops[k] for k in axes.r_idx], [x for x in (inner_u, inner_w) if x is not None], inner_v)
+
+
+@dataclass
+class Nest:
+    """The loop nest's order: `par` the parallel loop (or None), `case_b` whether the channel tiles
+    are parallel too, `tile_loop` the innermost outer loop (where the write-back goes)."""
+    par: object
+    case_b: bool
+    tile_loop: object
+
+
+def order_and_parallelise(sch: s_tir.Schedule, tl: TileLoops, channel_axis: int | None,
+                          cfg: AnchorConfig) -> Nest:
+    """Loop order [outer ...] [R] [register tile] and the parallel loop. With a channel axis (a
+    reuse axis u: output channels):
+      case A, enough spatial tiles: [spatial tiles (parallel)] [u tiles] - the input strip of one
+          spatial tile stays in cache for every channel tile; pads and stages are computed per
+          parallel tile (no recomputation across channel tiles);
+      case B, few spatial tiles (7x7 maps): [u tiles, spatial tiles] all parallel; pads and stages
+          are passes of their own before the loop nest.
+    Without one (depthwise, pooling): natural order, pads/stages per parallel tile."""
+    uo = [t for t in tl.outer if t[0] == channel_axis]
+    sp = [t for t in tl.outer if t[0] != channel_axis]
     work = 1
     for t in sp:
         work *= t[2]
-    case_b = bool(uo) and uo[0][2] > 1 and not (work >= 8 * cores or (work >= 2 * cores and work % cores == 0))
+    cores = cfg.cores
+    enough = work >= cfg.tiles_per_core * cores or (work >= cfg.even_tiles_per_core * cores and work % cores == 0)
+    case_b = bool(uo) and uo[0][2] > 1 and not enough
     outer = (uo + sp) if case_b else (sp + uo)
-    rloops = [loops[k] for k in r_idx]
-    inner = [x for x in (inner_u, inner_w, inner_v) if x is not None]
-    sch.reorder(*[t[1] for t in outer], *rloops, *inner)
+    sch.reorder(*[t[1] for t in outer], *tl.rloops, *tl.inner)
     outer_loops = [t[1] for t in outer]
     outer_ext = [t[2] for t in outer]
     if case_b:
         par, n = _parallel_outer(sch, outer_loops, outer_ext, cores, fuse_all=True)
-    elif uo:
-        par, n = _parallel_outer(sch, outer_loops[:len(sp)], outer_ext[:len(sp)], cores)
     else:
-        par, n = _parallel_outer(sch, outer_loops, outer_ext, cores)
+        par, n = _parallel_outer(sch, outer_loops[:len(sp)], outer_ext[:len(sp)], cores)
     if par is not None:
         outer_loops = [par] + outer_loops[n:]
-    tile_loop = outer_loops[-1] if outer_loops else None
-    for pname in stages + pads:
+    return Nest(par, case_b, outer_loops[-1] if outer_loops else None)
+
+
+def place_stages(sch: s_tir.Schedule, names: list[str], nest: Nest, cfg: AnchorConfig) -> dict[str, str]:
+    """Compute each kept pad/stage block per parallel tile (case A) or as a pass of its own (case
+    B, no parallel loop, or compute_at refused). Returns {name: "tile" | "pass"}."""
+    where = {}
+    for pname in names:
         prv = sch.get_sblock(pname)
-        if par is not None and not case_b:
+        if nest.par is not None and not nest.case_b:
             try:
-                sch.compute_at(prv, par, preserve_unit_loops=True)
+                sch.compute_at(prv, nest.par, preserve_unit_loops=True)
             except Exception:  # noqa: BLE001
                 pass
             else:
-                _pad_in_tile(sch, prv, lanes)
+                _pad_in_tile(sch, prv, cfg.lanes)
+                where[pname] = "tile"
                 continue
-        _pad_standalone(sch, prv, lanes, cores)
-    # 6. accumulate in a local tile; write back (with the epilogue) per tile
+        _pad_standalone(sch, prv, cfg.lanes, cfg.cores)
+        where[pname] = "pass"
+    return where
+
+
+@dataclass
+class WriteBack:
+    """The accumulator tile's write-back block, the epilogue blocks (consumers of the anchor's
+    output over the same domain; one inlined into the write-back no longer exists), where each
+    epilogue went (name -> place_epilogue's answer) and the write-back's dimension to vectorise
+    (from the end)."""
+    block: object
+    consumers: list
+    placed: dict[str, str]
+    vector_dim: int = -1
+
+
+def write_back(sch: s_tir.Schedule, rv, tile_loop, skip_consumers: set[str] | None = None,
+               last_var=None) -> WriteBack:
+    """Accumulate in a local tile (cache_write, which LLVM keeps in registers) written back per
+    tile: at the tile loop, the epilogue inlined into it where possible, else computed at the tile
+    loop. With `last_var` (the channel-vector variant), the accumulator tile is laid out with that
+    iteration's dimension last: a vector per output column."""
     produced = sch.get(rv).writes[0].source
     consumers = [c for c in sch.get_consumers(rv) if same_domain_consumer(sch, c, produced) and
                  sch.get(c).name_hint not in (skip_consumers or ())]
     wb = sch.cache_write(rv, 0, "local")
+    vector_dim = -1
+    if last_var is not None:
+        ond = len(produced.shape)
+        dims = [d for d, e in enumerate(index_vars(sch.get(rv).writes[0])) if last_var in e]
+        if len(dims) == 1:
+            vector_dim = dims[0] - ond
+            try:
+                sch.transform_layout(rv, ("write", 0), tirx.IndexMap.from_func(_move_last_map(dims[0]), ndim=ond))
+            except Exception:  # noqa: BLE001
+                pass
     if tile_loop is not None:
         sch.reverse_compute_at(wb, tile_loop, preserve_unit_loops=True)
-    # epilogue: inline into the write-back where possible, else compute it at the tile loop
+    placed = {}
     for c in consumers:
-        place_epilogue(sch, c, tile_loop)
-    # 7. inner loops: unroll u, vectorise v (anchor, init, write-back, epilogue at the tile)
-    if inner_u is not None:
-        sch.unroll(inner_u)
-    if inner_w is not None:
-        sch.unroll(inner_w)
-    sch.vectorize(inner_v)
-    if a.extents[r_idx[-1]] <= 8 and len(r_idx) > 1:
-        sch.unroll(rloops[-1])
-    init = sch.decompose_reduction(rv, rloops[0])
-    for blk in [init, wb]:
-        _vectorize_tile(sch, blk, lanes)
-    for c in consumers:
-        try:
-            _vectorize_tile(sch, c, lanes)
-        except Exception:  # noqa: BLE001
-            pass
-    # 8. anything left outside the tile (sibling outputs, prologues that did not inline)
-    for brv in (child_blocks(sch) if tidy else []):
+        name = sch.get(c).name_hint
+        placed[name] = place_epilogue(sch, c, tile_loop)
+    return WriteBack(wb, consumers, placed, vector_dim)
+
+
+def unroll_and_vectorise(sch: s_tir.Schedule, rv, axes: AnchorAxes, tl: TileLoops, cfg: AnchorConfig):
+    """Unroll the register tile's outer loops, vectorise its vector loop, unroll a short innermost
+    reduction loop (a kernel row), split off the init and vectorise it. Returns the init block."""
+    for lp in tl.unrolled:
+        sch.unroll(lp)
+    sch.vectorize(tl.vector)
+    if axes.info.extents[axes.r_idx[-1]] <= cfg.unroll_reduction and len(axes.r_idx) > 1:
+        sch.unroll(tl.rloops[-1])
+    init = sch.decompose_reduction(rv, tl.rloops[0])
+    _vectorize_tile(sch, init, cfg.lanes)
+    return init
+
+
+def tidy_outside(sch: s_tir.Schedule, tile_loop, cfg: AnchorConfig) -> list[str]:
+    """Vectorise and parallelise what is left outside the tile (sibling outputs, prologues that did
+    not inline). Returns the names of the blocks it scheduled."""
+    done = []
+    for brv in child_blocks(sch):
         b = block_info(sch, brv)
         if b.loops and not any(sch.get(lp).kind == tirx.ForKind.PARALLEL for lp in b.loops) and \
                 b.is_spatial and (tile_loop is None or not _under(sch, brv, tile_loop)):
             try:
-                _vectorize_inner(sch, brv, lanes, cores)
+                _vectorize_inner(sch, brv, cfg.lanes, cfg.cores)
+                done.append(b.block.name_hint)
             except Exception:  # noqa: BLE001
                 pass
+    return done
+
+
+def tile_anchor(sch: s_tir.Schedule, anchor_name: str, stages: list[str], pads: list[str], cfg: AnchorConfig,
+                tidy: bool = True, skip_consumers: set[str] | None = None) -> bool:
+    """The Anchor rule's tile on one multiply-accumulate/pool block `anchor_name` of `sch` whose
+    prologue is already inlined: register tile, parallel loop, `stages` and `pads` (names of kept
+    producer blocks) computed per parallel tile or as passes of their own, epilogue inlined into
+    the tile's write-back. With tidy, spatial blocks left outside the tile are vectorised and
+    parallelised too (the Anchor rule; a multi-stage rule passes False and places them itself).
+    `skip_consumers`: names of epilogue blocks to leave where they are (a multi-stage rule's join
+    of two anchors must not run in the tile of the first one).
+    Returns False when the block is not tileable (the schedule may then be partly changed: start
+    again from the PrimFunc)."""
+    rv = sch.get_sblock(anchor_name)
+    axes = analyse_axes(sch, rv)
+    if axes is None:
+        return False
+    if wants_channel_vector(axes, cfg):
+        return _apply_channel_vector(sch, rv, axes, cfg, stages, pads, tidy, skip_consumers)
+    # a strided read along the vector axis (stride-2 convolution / pooling) would be a gather of
+    # scalars per vector: read it from a de-interleaved copy instead
+    new_stage = _deinterleave_strided_read(sch, rv, axes.info, axes.vvar, pads + stages)
+    if new_stage is not None:
+        stages = stages + [new_stage]
+        axes.info = block_info(sch, rv)
+    tile = choose_tile(axes, cfg)
+    tl = split_tile(sch, axes, tile)
+    nest = order_and_parallelise(sch, tl, axes.uk if axes.reuse else None, cfg)
+    place_stages(sch, stages + pads, nest, cfg)
+    wb = write_back(sch, rv, nest.tile_loop, skip_consumers)
+    unroll_and_vectorise(sch, rv, axes, tl, cfg)
+    _vectorize_tile(sch, wb.block, cfg.lanes)
+    for c in wb.consumers:  # one inlined into the write-back is gone: TVM refuses, it is skipped
+        try:
+            _vectorize_tile(sch, c, cfg.lanes)
+        except Exception:  # noqa: BLE001
+            pass
+    if tidy:
+        tidy_outside(sch, nest.tile_loop, cfg)
     return True
 
 
@@ -431,107 +594,74 @@ def _poor_tile(extent: int, lanes: int) -> bool:
     return xi < lanes and xi / lanes < 0.8 and xi != extent or xi < max(2, lanes // 2)
 
 
-def _apply_channel_vector(sch, rv, a, vk, uk, lanes, cores, stages, pads, tidy: bool = True,
-                          skip_consumers: set[str] | None = None) -> bool:
-    """Convolution/matmul variant with the vector along the output channels u: the weights are
-    repacked once per call into [u // L, .., u % L] (a pass of its own: a few % of the convolution
-    for the shapes it is used on), so one vector load gives L channels' weights; each input value
-    is broadcast; the register tile is up to 13 output columns x L channels; the accumulator tile is
-    laid out [.., x, u] so that it stays in registers. Returns False when a step is refused (the
-    caller then leaves the function to the next rule)."""
-    uvar, vvar = a.iter_of_loop[uk], a.iter_of_loop[vk]
-    # the weight read: the one read the u axis indexes, by itself, in exactly one dimension
-    wk, du = None, None
+def weight_read(axes: AnchorAxes) -> tuple[int, int] | None:
+    """(read index, dimension) of the anchor's weight read: the one read that the u axis indexes,
+    by itself, in exactly one dimension of u's full extent."""
+    a = axes.info
+    uvar = a.iter_of_loop[axes.uk]
     for k, r in enumerate(a.block.reads):
         idx = [x.min for x in r.region]
         dims = [d for d, e in enumerate(idx) if uvar in vars_in(e)]
         if len(dims) == 1 and isinstance(idx[dims[0]], tirx.Var) and idx[dims[0]].same_as(uvar):
-            if _int_or_none(r.source.shape[dims[0]]) == a.extents[uk]:
-                wk, du = k, dims[0]
-                break
-    if wk is None:
+            if _int_or_none(r.source.shape[dims[0]]) == a.extents[axes.uk]:
+                return k, dims[0]
+    return None
+
+
+def split_channel_tile(sch: s_tir.Schedule, axes: AnchorAxes, columns: int, lanes: int) -> TileLoops:
+    """The channel-vector variant's split: v by `columns` (unrolled), u by `lanes` (the vector)."""
+    a, loops = axes.info, list(axes.info.loops)
+    outer = []
+    inner_x = inner_u = None
+    for k in axes.s_idx:
+        lp = loops[k]
+        if k == axes.vk:
+            if columns < a.extents[k]:
+                o, inner_x = sch.split(lp, factors=[None, columns])
+                outer.append((k, o, a.extents[k] // columns))
+            else:
+                inner_x = lp
+        elif k == axes.uk:
+            o, inner_u = sch.split(lp, factors=[None, lanes])
+            outer.append((k, o, a.extents[k] // lanes))
+        else:
+            outer.append((k, lp, a.extents[k]))
+    return TileLoops(outer, [loops[k] for k in axes.r_idx], [inner_x], inner_u)
+
+
+def _apply_channel_vector(sch, rv, axes: AnchorAxes, cfg: AnchorConfig, stages, pads, tidy: bool = True,
+                          skip_consumers: set[str] | None = None) -> bool:
+    """Convolution/matmul variant with the vector along the output channels u: the weights are
+    repacked once per call into [u // L, .., u % L] (a pass of its own: a few % of the convolution
+    for the shapes it is used on), so one vector load gives L channels' weights; each input value
+    is broadcast; the register tile is up to cfg.column_budget output columns x L channels; the
+    accumulator tile is laid out [.., x, u] so that it stays in registers. Returns False when a step
+    is refused (the caller then leaves the function to the next rule)."""
+    found = weight_read(axes)
+    if found is None:
         return False
-    nd = len(a.block.reads[wk].source.shape)
+    wk, du = found
+    lanes = cfg.lanes
+    nd = len(axes.info.block.reads[wk].source.shape)
     try:
         wst = sch.cache_read(rv, wk, "global")
         sch.transform_layout(wst, ("write", 0), tirx.IndexMap.from_func(_block_dim_map(du, lanes), ndim=nd))
     except Exception:  # noqa: BLE001
         return False
-    ve, ue = a.extents[vk], a.extents[uk]
-    budget = 13 if lanes <= 8 else 28
-    xi = max(d for d in _divisors(ve) if d <= budget)
-    s_idx = [k for k, kd in enumerate(a.kinds) if kd == "S"]
-    r_idx = [k for k, kd in enumerate(a.kinds) if kd == "R"]
-    loops = list(a.loops)
-    outer = []
-    inner_x = inner_u = None
-    for k in s_idx:
-        lp = loops[k]
-        if k == vk:
-            if xi < ve:
-                o, inner_x = sch.split(lp, factors=[None, xi])
-                outer.append((k, o, ve // xi))
-            else:
-                inner_x = lp
-        elif k == uk:
-            o, inner_u = sch.split(lp, factors=[None, lanes])
-            outer.append((k, o, ue // lanes))
-        else:
-            outer.append((k, lp, a.extents[k]))
-    uo = [t for t in outer if t[0] == uk]
-    sp = [t for t in outer if t[0] != uk]
-    work = 1
-    for t in sp:
-        work *= t[2]
-    case_b = uo[0][2] > 1 and not (work >= 8 * cores or (work >= 2 * cores and work % cores == 0))
-    outer = (uo + sp) if case_b else (sp + uo)
-    rloops = [loops[k] for k in r_idx]
-    sch.reorder(*[t[1] for t in outer], *rloops, inner_x, inner_u)
-    outer_loops = [t[1] for t in outer]
-    outer_ext = [t[2] for t in outer]
-    if case_b:
-        par, n = _parallel_outer(sch, outer_loops, outer_ext, cores, fuse_all=True)
-    else:
-        par, n = _parallel_outer(sch, outer_loops[:len(sp)], outer_ext[:len(sp)], cores)
-    if par is not None:
-        outer_loops = [par] + outer_loops[n:]
-    tile_loop = outer_loops[-1] if outer_loops else None
-    _place_stages(sch, stages + pads, par, case_b, lanes, cores)
-    _pad_standalone(sch, wst, lanes, cores)
-    produced = sch.get(rv).writes[0].source
-    consumers = [c for c in sch.get_consumers(rv) if same_domain_consumer(sch, c, produced) and
-                 sch.get(c).name_hint not in (skip_consumers or ())]
-    wb = sch.cache_write(rv, 0, "local")
-    ond = len(produced.shape)
-    dims_u = [d for d, e in enumerate(index_vars(sch.get(rv).writes[0])) if uvar in e]
-    if len(dims_u) == 1:
-        try:  # accumulator tile [.., u last]: a vector per output column, kept in registers
-            sch.transform_layout(rv, ("write", 0), tirx.IndexMap.from_func(_move_last_map(dims_u[0]), ndim=ond))
-        except Exception:  # noqa: BLE001
-            pass
-    if tile_loop is not None:
-        sch.reverse_compute_at(wb, tile_loop, preserve_unit_loops=True)
-    for c in consumers:
-        place_epilogue(sch, c, tile_loop)
-    sch.unroll(inner_x)
-    sch.vectorize(inner_u)
-    if a.extents[r_idx[-1]] <= 8 and len(r_idx) > 1:
-        sch.unroll(rloops[-1])
-    init = sch.decompose_reduction(rv, rloops[0])
-    _vectorize_tile(sch, init, lanes)
-    for blk in [wb] + consumers:  # vector epilogue along u (contiguous in the tile), scalar stores
+    columns = max(d for d in _divisors(axes.info.extents[axes.vk]) if d <= cfg.column_budget)
+    tl = split_channel_tile(sch, axes, columns, lanes)
+    nest = order_and_parallelise(sch, tl, axes.uk, cfg)
+    place_stages(sch, stages + pads, nest, cfg)
+    _pad_standalone(sch, wst, lanes, cfg.cores)
+    wb = write_back(sch, rv, nest.tile_loop, skip_consumers, last_var=axes.info.iter_of_loop[axes.uk])
+    unroll_and_vectorise(sch, rv, axes, tl, cfg)
+    for blk in [wb.block] + wb.consumers:  # vector epilogue along u (contiguous in the tile), scalar stores
         try:
-            _vectorize_dim(sch, blk, dims_u[0] - ond if len(dims_u) == 1 else -1, lanes)
+            _vectorize_dim(sch, blk, wb.vector_dim, lanes)
         except Exception:  # noqa: BLE001
             pass
-    for brv in (child_blocks(sch) if tidy else []):
-        b = block_info(sch, brv)
-        if b.loops and not any(sch.get(lp).kind == tirx.ForKind.PARALLEL for lp in b.loops) and \
-                b.is_spatial and (tile_loop is None or not _under(sch, brv, tile_loop)):
-            try:
-                _vectorize_inner(sch, brv, lanes, cores)
-            except Exception:  # noqa: BLE001
-                pass
+    if tidy:
+        tidy_outside(sch, nest.tile_loop, cfg)
     return True
 
 
@@ -555,20 +685,6 @@ def _move_last_map(d: int):
     def f(*i):
         return (*i[:d], *i[d + 1:], i[d])
     return f
-
-
-def _place_stages(sch, names, par, case_b, lanes, cores):
-    for pname in names:
-        prv = sch.get_sblock(pname)
-        if par is not None and not case_b:
-            try:
-                sch.compute_at(prv, par, preserve_unit_loops=True)
-            except Exception:  # noqa: BLE001
-                pass
-            else:
-                _pad_in_tile(sch, prv, lanes)
-                continue
-        _pad_standalone(sch, prv, lanes, cores)
 
 
 def _stride_of(expr, var) -> int | None:

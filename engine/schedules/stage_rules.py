@@ -35,6 +35,7 @@ import tvm_ffi
 from tvm import s_tir, tirx
 
 from . import cpu_rules as cr
+from .anchor_config import AnchorConfig
 from .analysis import block_info, child_blocks, fusible_pair, is_padding_block, same_domain_consumer, vars_in
 from .target import num_cores, vector_lanes
 
@@ -254,8 +255,8 @@ def _schedule_stages(sch, lanes: int, cores: int, tiny_work: int, plain: set[str
         if st["mode"] == "tile":
             pads, own = anchor_prologue[name]
             try:
-                ok = cr.tile_anchor(sch, name, list(own), list(pads), lanes, cores, tidy=False,
-                                    skip_consumers=joins[name])
+                ok = cr.tile_anchor(sch, name, list(own), list(pads), AnchorConfig.for_machine(lanes, cores),
+                                    tidy=False, skip_consumers=joins[name])
             except Exception:  # noqa: BLE001 - TVM refused a step
                 ok = False
             if not ok:

@@ -8,11 +8,12 @@ the CPU model has it; the feature is then switched off with `mattr`).
 """
 from __future__ import annotations
 
-import os
 import platform
 from dataclasses import dataclass
 from functools import lru_cache
 from pathlib import Path
+
+from ..cpus import usable_cores
 
 
 @dataclass(frozen=True)
@@ -27,12 +28,6 @@ class HostFacts:
     @property
     def lanes32(self) -> int:
         return self.vector_bits // 32
-
-
-def _cores() -> int:
-    if hasattr(os, "sched_getaffinity"):
-        return max(1, len(os.sched_getaffinity(0)))
-    return max(1, os.cpu_count() or 1)
 
 
 def _cpuinfo_flags() -> set[str] | None:
@@ -61,7 +56,7 @@ def host_facts() -> HostFacts:
     import tvm
     from tvm.target import codegen
 
-    cores = _cores()
+    cores = usable_cores()
     try:
         cpu = codegen.llvm_get_system_cpu()
     except Exception:  # noqa: BLE001 - an LLVM without host detection
@@ -166,7 +161,7 @@ def num_cores(target) -> int:
         n = int(target.attrs.get("num-cores", 0) or 0)
     except Exception:  # noqa: BLE001
         n = 0
-    return n or _cores()
+    return n or usable_cores()
 
 
 def l2_per_core(target) -> int:

@@ -76,6 +76,34 @@ class LatencyPanel(QtWidgets.QWidget):
         self.series: dict[str, list] = {}
         self.set_theme(False)
 
+    def follow(self, workspace, tuning):
+        """Redraw from the model from now on: the open Document's plans and its results on the selected
+        device (workspace), and the line `tuning.hints[device]` says about new tuning records."""
+        self._workspace, self._tuning = workspace, tuning
+        workspace.events.document.connect(self._on_document)
+        workspace.events.device.connect(lambda ev: self.redraw())
+        tuning.events.hints.connect(lambda ev: self.redraw())
+
+    def _on_document(self, ev):
+        if ev.old is not None:
+            ev.old.events.plans.disconnect(self._on_change)
+            ev.old.events.results.disconnect(self._on_change)
+        ev.value.events.plans.connect(self._on_change)
+        ev.value.events.results.connect(self._on_change)
+        QtCore.QTimer.singleShot(0, self.redraw)   # after the window has shown the new model
+
+    def _on_change(self, ev):
+        if ev.type == "plans" or ev.target == self._workspace.device:
+            self.redraw()
+
+    def redraw(self):
+        doc, target = self._workspace.doc, self._workspace.device
+        if doc is None:
+            return
+        self.update_data(doc.name, doc.strategies(), doc.plans, doc.results_for(target), target, doc.hw.title,
+                         rules=doc.rules_for(target), hint=self._tuning.hints.get(target, ""),
+                         input_shapes=doc.graph.input_shapes)
+
     def set_theme(self, dark: bool):
         for p in (self.plot, self.cplot):
             p.setBackground("#1e1f22" if dark else "w")
@@ -210,8 +238,8 @@ class LatencyPanel(QtWidgets.QWidget):
         self.note.setText(
             (f"Measured on {target}: {n} of {len(strategies)} strategies. " if n else
              f"Not yet measured on {target}: press Benchmark (Ctrl+B). ")
-            + (f"Hatched: kernels with tuned schedules (under the name: tuned/built kernels); light bars: the "
-               f"same plan measured with the rules only. " if tuned_n else "")
+            + ("Hatched: kernels with tuned schedules (under the name: tuned/built kernels); light bars: the "
+               "same plan measured with the rules only. " if tuned_n else "")
             + "Grey dashed bars: the cost model's estimate."
             + (f" Brown: published T4 figures ({pub_res} px input)." if pub else
                f" No published T4 figures: they are for {pub_res} px input at batch 1." if pub_res else "")

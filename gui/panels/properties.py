@@ -9,8 +9,41 @@ from engine.report import human
 from .. import style
 
 
+def breakable(text: str) -> str:
+    """`text` for display, where an identifier (fused_conv2d_add_relu, an ONNX name like block/conv/Conv_1)
+    may also break after an underscore or a slash: a zero-width space there. Word wrap breaks only at
+    spaces, so a long identifier would otherwise be clipped, or widen the panel."""
+    return text.replace("_", "_\u200b").replace("/", "/\u200b")
+
+
+class WrappingDelegate(QtWidgets.QStyledItemDelegate):
+    """Row heights for wrapped values. A tree asks its delegate for a row's size without the column's
+    width, so the style lays the text out on one line; here a value (or a row spanning both columns)
+    is measured at the width it is drawn at. Keys are measured unwrapped: the key column fits them."""
+
+    def initStyleOption(self, option, index):  # noqa: N802
+        super().initStyleOption(option, index)
+        option.text = breakable(option.text)   # on screen only: the item's text stays as it is
+
+    def sizeHint(self, option, index):  # noqa: N802
+        tree = self.parent()
+        spanned = index.column() == 0 and tree.isFirstColumnSpanned(index.row(), index.parent())
+        if index.column() == 0 and not spanned:
+            return super().sizeHint(option, index)
+        width = tree.viewport().width() if spanned else tree.columnWidth(index.column())
+        depth, up = 0, index.parent()
+        while up.isValid():
+            depth, up = depth + 1, up.parent()
+        if spanned:  # the branch indicators' indentation
+            width -= tree.indentation() * (depth + 1)
+        opt = QtWidgets.QStyleOptionViewItem(option)
+        opt.rect = QtCore.QRect(0, 0, max(width, 40), 1 << 20)
+        return super().sizeHint(opt, index)
+
+
 class PropertiesPanel(QtWidgets.QTreeWidget):
-    """Key/value rows (with nested rows for a group's members). `values()` gives them as a dict."""
+    """Key/value rows (with nested rows for a group's members). `values()` gives them as a dict.
+    Long values wrap within the panel's width (no horizontal scrolling, nothing elided)."""
 
     node_requested = QtCore.Signal(str)   # a member row was double-clicked
 
@@ -20,8 +53,11 @@ class PropertiesPanel(QtWidgets.QTreeWidget):
         self.setHeaderLabels(["property", "value"])
         self.setRootIsDecorated(True)
         self.setAlternatingRowColors(True)
-        self.setUniformRowHeights(True)
-        self.setTextElideMode(QtCore.Qt.ElideMiddle)
+        self.setWordWrap(True)
+        self.setUniformRowHeights(False)
+        self.setTextElideMode(QtCore.Qt.ElideNone)
+        self.setHorizontalScrollBarPolicy(QtCore.Qt.ScrollBarAlwaysOff)
+        self.setItemDelegate(WrappingDelegate(self))
         # the full text of the current row (or the key fact) wraps here, below the table
         self.details = QtWidgets.QLabel()
         self.details.setWordWrap(True)
@@ -31,9 +67,17 @@ class PropertiesPanel(QtWidgets.QTreeWidget):
         self.currentItemChanged.connect(lambda cur, _prev: cur is not None and self._detail(cur.text(0), cur.text(1)))
         self.header().setSectionResizeMode(0, QtWidgets.QHeaderView.ResizeToContents)
         self.header().setStretchLastSection(True)
+        self.header().sectionResized.connect(self._rewrap)   # a value column of another width: new heights
         self.itemDoubleClicked.connect(self._dbl)
         self.kind = None
         self.show_message("Click an operator, a group or an edge between groups.")
+
+    def _rewrap(self, *_):
+        self.scheduleDelayedItemsLayout()
+
+    def resizeEvent(self, ev):  # noqa: N802
+        super().resizeEvent(ev)
+        self._rewrap()   # rows spanning both columns wrap at the panel's width
 
     def _dbl(self, item, _col):
         nid = item.data(0, QtCore.Qt.UserRole)
@@ -41,7 +85,7 @@ class PropertiesPanel(QtWidgets.QTreeWidget):
             self.node_requested.emit(nid)
 
     def _detail(self, key: str, value: str):
-        self.details.setText(f"<b>{key}</b>: {value}" if key else value)
+        self.details.setText(f"<b>{key}</b>: {breakable(value)}" if key else breakable(value))
 
     def container(self) -> QtWidgets.QWidget:
         """The table with the wrapping details line under it (what the dock shows)."""
@@ -62,6 +106,8 @@ class PropertiesPanel(QtWidgets.QTreeWidget):
 
     def _row(self, key, value, parent=None, tip: str | None = None):
         it = QtWidgets.QTreeWidgetItem([str(key), str(value)])
+        for col in (0, 1):  # a key beside a value wrapped over several lines stays level with its first line
+            it.setTextAlignment(col, QtCore.Qt.AlignLeft | QtCore.Qt.AlignTop)
         if tip or len(str(value)) > 60:
             it.setToolTip(1, tip or str(value))
         (parent.addChild if parent is not None else self.addTopLevelItem)(it)

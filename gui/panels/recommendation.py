@@ -81,6 +81,46 @@ class RecommendationPanel(QtWidgets.QWidget):
         self.highlighted: list[str] = []
         self.dark = False
 
+    def follow(self, workspace):
+        """Recommend from the model from now on: the open Document, the results measured on the selected
+        device and the compile-time budget (engine.recommend)."""
+        self._workspace = workspace
+        workspace.events.document.connect(self._on_document)
+        workspace.events.device.connect(lambda ev: self.redraw())
+        workspace.events.budget.connect(lambda ev: self.redraw())
+
+    def _on_document(self, ev):
+        if ev.old is not None:
+            ev.old.events.plans.disconnect(self._on_change)
+            ev.old.events.results.disconnect(self._on_change)
+        ev.value.events.plans.connect(self._on_change)
+        ev.value.events.results.connect(self._on_change)
+        QtCore.QTimer.singleShot(0, self.redraw)   # after the window has shown the new model
+
+    def _on_change(self, ev):
+        if ev.type == "plans" or ev.target == self._workspace.device:
+            self.redraw()
+
+    def redraw(self):
+        ws = self._workspace
+        doc = ws.doc
+        if doc is None:
+            return
+        try:
+            from engine import recommend
+        except ImportError:
+            self.show_message("The recommendation (engine/recommend.py) is not available in this build.")
+            return
+        try:
+            # every result, errored or not correct ones too: the engine leaves those out and says why
+            measured = doc.results_for(ws.device)
+            rec = recommend.recommend(doc.graph, doc.hw, ws.budget, measured or None)
+        except Exception as e:  # noqa: BLE001 - shown in the panel
+            self.show_message(f"Recommendation failed: {e}")
+            return
+        self.show_recommendation(rec, f"{doc.name} on {doc.hw.title}, budget {ws.budget:g}%, measured on {ws.device}",
+                                 measured=list(measured))
+
     def set_theme(self, dark: bool):
         self.dark = dark
         self.view.setBackgroundBrush(QtGui.QColor("#1e1f22" if dark else "#fbfbfc"))

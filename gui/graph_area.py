@@ -1,11 +1,13 @@
-"""Side by side: two strategies' graphs in split panes with synchronised pan and zoom, groups found
-in only one plan highlighted, and a summary of kernels and estimated cost for each side."""
+"""The central graph area: one strategy's graph, or two side by side in split panes with synchronised
+pan and zoom, groups found in only one plan highlighted, and a summary of kernels and estimated cost
+for each side."""
 from __future__ import annotations
 
 from PySide6 import QtCore, QtWidgets
 
 from .document import decided_by
-from .graph_view import GraphScene, GraphView
+from .graph.scene import GraphScene
+from .graph.view import GraphView
 
 
 class ViewSync(QtCore.QObject):

@@ -1,7 +1,6 @@
 """Side-by-side benchmarks of several strategies on one model, and the published four-model table."""
 from __future__ import annotations
 
-import os
 import statistics
 import threading
 import time
@@ -15,9 +14,10 @@ def ort_latency(graph, threads: int | None = None, repeat: int = 10) -> dict:
     import onnxruntime as ort
 
     from .build import ort_feed, random_inputs
+    from .cpus import usable_cores
 
     so = ort.SessionOptions()
-    so.intra_op_num_threads = threads or (len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else 1)
+    so.intra_op_num_threads = threads or usable_cores()
     so.inter_op_num_threads = 1
     # the content-addressed frozen ONNX of the cache entry, never the user's path (it may have moved)
     sess = ort.InferenceSession(str(loader.frozen_path(graph)), so, providers=["CPUExecutionProvider"])

@@ -1,20 +1,22 @@
-"""Synthetic operator graphs for planner benchmarks and property tests (no TVM involved).
+"""Synthetic operator graphs for the tests and the planner/app benchmarks (scripts/): OpGraphs
+built directly, with no model file and no TVM module (the tvm strategy cannot plan them).
 
 `chain(n)`: conv -> bn arithmetic -> activation repeated; `branching(n)`: inception/residual-like
-blocks with forks and joins; `random_graph(rng, n)`: a random DAG of all pattern kinds.
+blocks with forks and joins; `random_graph(rng, n)`: a random DAG of all pattern kinds;
+`Builder`: add ops one by one for a graph of your own.
 """
 from __future__ import annotations
 
 import random as _random
 
-from ..opgraph import OpGraph, OpNode
+from engine.opgraph import OpGraph, OpNode
 
 _KINDS = {"conv2d": "OutEWiseFusable", "add": "ElemWise", "multiply": "ElemWise", "relu": "ElemWise",
           "bias_add": "Broadcast", "reshape": "Injective", "concat": "Injective", "sum": "CommReduce",
           "matmul": "OutEWiseFusable"}
 
 
-class _Builder:
+class Builder:
     def __init__(self, c=64, hw=28):
         self.nodes: list[OpNode] = []
         self.shape = [1, c, hw, hw]
@@ -41,7 +43,7 @@ class _Builder:
 
 
 def chain(n: int) -> OpGraph:
-    b = _Builder()
+    b = Builder()
     prev = b.add("conv2d", [])
     pattern = ["bias_add", "multiply", "add", "relu", "conv2d"]
     while len(b.nodes) < n:
@@ -50,7 +52,7 @@ def chain(n: int) -> OpGraph:
 
 
 def branching(n: int) -> OpGraph:
-    b = _Builder()
+    b = Builder()
     x = b.add("conv2d", [])
     while len(b.nodes) < n:
         heads = []
@@ -66,7 +68,7 @@ def branching(n: int) -> OpGraph:
 
 
 def random_graph(rng: _random.Random, n: int) -> OpGraph:
-    b = _Builder(c=16, hw=8)
+    b = Builder(c=16, hw=8)
     b.add("conv2d", [])
     ops = list(_KINDS)
     for _ in range(n - 1):

@@ -1,0 +1,129 @@
+"""The legends drawn over a graph view's bottom-left corner: the heat overlay's colour ramp with its
+range, and the badges of the fusion kinds beyond TVM's FuseOps in the drawn plan."""
+from __future__ import annotations
+
+from PySide6 import QtCore, QtGui, QtWidgets
+
+from .. import style
+
+
+class HeatLegend(QtWidgets.QWidget):
+    """Colour ramp with its range, scale and source, in the view's bottom-left corner."""
+
+    def __init__(self, parent):
+        super().__init__(parent)
+        self.setFixedSize(230, 58)
+        self.title = ""
+        self.lo = self.hi = 0.0
+        self.log = False
+        self.hide()
+
+    def set_range(self, title: str, lo: float, hi: float, log: bool):
+        self.title, self.lo, self.hi, self.log = title, lo, hi, log
+        self.update()
+
+    def paintEvent(self, ev):  # noqa: N802
+        p = QtGui.QPainter(self)
+        p.setRenderHint(QtGui.QPainter.Antialiasing)
+        pal = self.palette()
+        bg = QtGui.QColor(pal.color(QtGui.QPalette.Window))
+        bg.setAlpha(230)
+        p.setBrush(bg)
+        p.setPen(QtGui.QPen(pal.color(QtGui.QPalette.Mid)))
+        p.drawRoundedRect(QtCore.QRectF(self.rect()).adjusted(0.5, 0.5, -0.5, -0.5), 5, 5)
+        p.setPen(pal.color(QtGui.QPalette.WindowText))
+        f = p.font()
+        f.setPointSizeF(8)
+        p.setFont(f)
+        p.drawText(QtCore.QRectF(8, 3, self.width() - 16, 16), QtCore.Qt.AlignLeft,
+                   self.title + ("  (log)" if self.log else "  (linear)"))
+        grad = QtGui.QLinearGradient(8, 0, self.width() - 8, 0)
+        for i in range(11):
+            grad.setColorAt(i / 10, style.ramp(i / 10))
+        p.setBrush(grad)
+        p.setPen(QtCore.Qt.NoPen)
+        p.drawRect(QtCore.QRectF(8, 21, self.width() - 16, 12))
+        p.setPen(pal.color(QtGui.QPalette.WindowText))
+        p.drawText(QtCore.QRectF(8, 36, 100, 16), QtCore.Qt.AlignLeft, _us(self.lo))
+        p.drawText(QtCore.QRectF(self.width() - 108, 36, 100, 16), QtCore.Qt.AlignRight, _us(self.hi))
+        p.end()
+
+
+class KindLegend(QtWidgets.QWidget):
+    """The badges of the fusion kinds beyond FuseOps present in the drawn plan, each with its title and
+    how many groups have it, in the view's bottom-left corner, above the heat legend (hidden when the plan
+    has none). Drawn in the palette's colours, so it follows the light or dark scheme."""
+
+    ROW_H = 17
+
+    def __init__(self, parent):
+        super().__init__(parent)
+        self.counts: dict[str, int] = {}
+        self.hide()
+
+    def _font(self, size=8.0, bold=False) -> QtGui.QFont:
+        f = QtGui.QFont(self.font())
+        f.setPointSizeF(size)
+        f.setBold(bold)
+        return f
+
+    def set_kinds(self, counts: dict[str, int]):
+        from engine.planner import kinds
+
+        self.counts = dict(counts)
+        if not counts:
+            self.hide()
+            return
+        fm, fb = QtGui.QFontMetrics(self._font()), QtGui.QFontMetrics(self._font(8.0, True))
+        w = max([fm.horizontalAdvance(self._row_text(k, n)) + 42 for k, n in counts.items()]
+                + [fb.horizontalAdvance(self._title()) + 16])
+        self.setFixedSize(min(w, 340), 6 + self.ROW_H * (len(counts) + 1) + 4)
+        self.setToolTip("\n".join(f"{style.KIND_LETTERS[k]}: {kinds.TITLES[k]}" for k in counts)
+                        + "\nA box without a badge is a kind TVM's FuseOps forms too (single op, anchor + "
+                          "epilogue).\nClick a group: Properties names its kind and features.")
+        self.show()
+        self.update()
+
+    @staticmethod
+    def _title() -> str:
+        return "Fusion kinds beyond FuseOps"
+
+    @staticmethod
+    def _row_text(kind: str, n: int) -> str:
+        from engine.planner import kinds
+
+        return f"{kinds.TITLES.get(kind, kind)}  ({n} group{'s' if n != 1 else ''})"
+
+    def paintEvent(self, ev):  # noqa: N802
+        p = QtGui.QPainter(self)
+        p.setRenderHint(QtGui.QPainter.Antialiasing)
+        pal = self.palette()
+        bg = QtGui.QColor(pal.color(QtGui.QPalette.Window))
+        bg.setAlpha(232)
+        p.setBrush(bg)
+        p.setPen(QtGui.QPen(pal.color(QtGui.QPalette.Mid)))
+        p.drawRoundedRect(QtCore.QRectF(self.rect()).adjusted(0.5, 0.5, -0.5, -0.5), 5, 5)
+        text = pal.color(QtGui.QPalette.WindowText)
+        p.setFont(self._font(8.0, True))
+        p.setPen(text)
+        w = self.width()
+        p.drawText(QtCore.QRectF(8, 3, w - 16, self.ROW_H), QtCore.Qt.AlignLeft | QtCore.Qt.AlignVCenter, self._title())
+        y = 3 + self.ROW_H
+        for kind, n in self.counts.items():
+            pill = QtCore.QRectF(8, y + 2, 20, self.ROW_H - 4)
+            p.setPen(QtCore.Qt.NoPen)
+            p.setBrush(style.kind_colour(kind))
+            p.drawRoundedRect(pill, pill.height() / 2, pill.height() / 2)
+            p.setPen(QtGui.QColor("white"))
+            p.setFont(self._font(7.5, True))
+            p.drawText(pill, QtCore.Qt.AlignCenter, style.KIND_LETTERS.get(kind, "?"))
+            p.setPen(text)
+            p.setFont(self._font())
+            p.drawText(QtCore.QRectF(34, y, w - 40, self.ROW_H), QtCore.Qt.AlignLeft | QtCore.Qt.AlignVCenter,
+                       self._row_text(kind, n))
+            y += self.ROW_H
+        p.end()
+
+
+def _us(v: float) -> str:
+    return f"{v / 1000:.2f} ms" if v >= 1000 else f"{v:.1f} us"

@@ -1,0 +1,89 @@
+"""The window's model (no Qt): the open Document, replaced on each open, the requests made for it, the
+devices Benchmark can run on (found off the UI thread when the window opens), the selected one, and
+the compile-time budget the recommendation allows.
+
+Slow work (loading, planning, benchmarking, layout) runs off the UI thread and answers later, when the
+user may have opened another model or asked again. Every controller takes a `Request` when it starts
+such work and drops the answer unless `workspace.current(request)`: that is the one stale-result check.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from .events import EmitterGroup
+
+
+@dataclass(frozen=True, eq=False)
+class Request:
+    """A token for work asked for: its kind ("load", "plan", ...; None: work that only another
+    Document makes stale), the Document open when it was asked for, and its number among the requests
+    of that kind."""
+    kind: str | None
+    doc: object
+    serial: int
+
+
+class Workspace:
+    """events.document(value=new Document, old=previous one or None) when a model is opened;
+    events.devices(value=list of device dicts) when the device list is known; events.device(value=name)
+    when another device is selected (results, heat and estimates shown are that device's);
+    events.budget(value=percent) when the compile-time budget changes."""
+
+    def __init__(self, budget: float = 0.0):
+        self.events = EmitterGroup(self, "document", "devices", "device", "budget")
+        self._doc = None
+        self._devices: list[dict] | None = None
+        self._device = "cpu"
+        self._budget = float(budget)
+        self._serials: dict[str, int] = {}
+
+    @property
+    def devices(self) -> list[dict] | None:
+        """The devices found ({"name", "description", "reachable"}), None until they are."""
+        return self._devices
+
+    def set_devices(self, devices: list[dict]) -> None:
+        self._devices = list(devices)
+        self.events.devices(value=self._devices)
+
+    @property
+    def device(self) -> str:
+        """Where Benchmark runs and whose measurements are shown ("cpu" until another is selected)."""
+        return self._device
+
+    def set_device(self, name: str) -> None:
+        if name != self._device:
+            self._device = name
+            self.events.device(value=name)
+
+    @property
+    def budget(self) -> float:
+        """Extra compile time allowed over greedy, in percent (for the recommendation)."""
+        return self._budget
+
+    def set_budget(self, pct: float) -> None:
+        if pct != self._budget:
+            self._budget = float(pct)
+            self.events.budget(value=self._budget)
+
+    @property
+    def doc(self):
+        return self._doc
+
+    def set_document(self, doc) -> None:
+        old, self._doc = self._doc, doc
+        self.events.document(value=doc, old=old)
+
+    def request(self, kind: str | None) -> Request:
+        """A new request of `kind` for the open Document; it makes earlier ones of that kind stale
+        (kind None: no other request makes it stale, only another Document)."""
+        if kind is None:
+            return Request(None, self._doc, 0)
+        n = self._serials.get(kind, 0) + 1
+        self._serials[kind] = n
+        return Request(kind, self._doc, n)
+
+    def current(self, req: Request) -> bool:
+        """Whether an answer to `req` still applies: the same Document is open and no newer request of
+        the same kind was made since."""
+        return req.doc is self._doc and (req.kind is None or self._serials.get(req.kind) == req.serial)
