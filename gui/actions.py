@@ -130,8 +130,7 @@ def build_toolbar(win):
     for n in hardware.names():
         title = "This machine" if n == "host" else hardware.get(n).title
         win.profile_box.addItem(title, n)
-    i = win.profile_box.findData(win.settings.profile)
-    win.profile_box.setCurrentIndex(max(0, i))
+    win.profile_box.setCurrentIndex(max(0, win.profile_box.findData(win.model.profile)))
     win.profile_box.activated.connect(lambda i: win.set_profile(win.profile_box.itemData(i)))
     tb.addWidget(win.profile_box)
     tb.addWidget(QtWidgets.QLabel(" Device "))
@@ -149,7 +148,7 @@ def build_toolbar(win):
                              "times measured on the selected device (built and timed once per model, cached)")
     win.cost_box.addItem("model estimate", "model")
     win.cost_box.addItem("measured on device", "measured")
-    win.cost_box.setCurrentIndex(max(0, win.cost_box.findData(win.settings.cost)))
+    win.cost_box.setCurrentIndex(max(0, win.cost_box.findData(win.model.cost)))
     win.cost_box.activated.connect(lambda i: win.set_cost(win.cost_box.itemData(i)))
     tb.addWidget(win.cost_box)
     tb.addWidget(QtWidgets.QLabel(" Budget "))

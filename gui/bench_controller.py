@@ -91,15 +91,17 @@ class Benchmarks:
     def choose_device(self, name: str):
         """The user selected device `name`: the profile follows it (re-planning), and so do measured
         costs and the cached results looked up."""
+        from engine import hardware
+
         from .settings import device_profile
 
         w = self.win
         w.settings.device = name
         w.model.set_device(name)
         profile = device_profile(name)   # the cost model follows the device (a board's own profile)
-        if profile != w.planning.profile() and w.profile_box.findData(profile) >= 0:
-            w.set_profile(profile)    # re-plans, for the new device too
-        elif w.doc is not None and w.planning.cost() == "measured":
+        if profile != w.model.profile and profile in hardware.names():
+            w.model.set_profile(profile)    # re-plans, for the new device too
+        elif w.doc is not None and w.model.cost == "measured":
             w.replan(f"Re-planning by kernel times measured on {name}")
         self.load_cached_results()
 

@@ -90,7 +90,7 @@ class Files:
         if w.doc is None:
             w.area.show_placeholder(f"Opening {name} ...")
         w.activity.run("load", f"Opening {name}", load_model, spec, given or None, remembered,
-                       w.planning.profile(), w.device(), background=True, request=req,
+                       w.model.profile, w.device(), background=True, request=req,
                        on_done=self._on_loaded, on_failed=self._on_load_failed,
                        on_cancelled=lambda: w.status("Opening cancelled"))
 
@@ -123,7 +123,7 @@ class Files:
         """Show an OpGraph that did not come from a file (a generated one): plans it off the UI thread."""
         w = self.win
         req = w.model.request("load")
-        profile, target = w.planning.profile(), w.device()
+        profile, target = w.model.profile, w.device()
         w.activity.run("load", f"Planning {graph.name}", plan_fast, graph, spec or f"generated:{graph.name}",
                        graph.input_shapes, profile, target, background=True, request=req,
                        on_done=lambda r: w.show_document(document_from(r), plan_tvm=False, cached=r["cached"]),

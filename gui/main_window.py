@@ -2,10 +2,11 @@
 strategies side by side, benchmarks them, and shows the latency and the recommendation.
 
 The state is in two evented models (no Qt): `model` (workspace.Workspace: the open document.Document
-with its plans and results, the devices and the selected one, the budget, the requests in flight) and
-`state` (view_state.ViewState: the strategies shown, side by side, heat). Whatever changes them emits,
-and the window's boxes, panes, panels, settings and public signals follow. The window composes one
-controller per job, each in its own module, holding the window for its widgets, dialogs and messages:
+with its plans and results, the devices and the selected one, the hardware profile and the cost, the
+budget, the requests in flight) and `state` (view_state.ViewState: the strategies shown, side by side,
+heat). Whatever changes them emits, and the window's boxes, panes, panels, settings and public signals
+follow. The window composes one controller per job, each in its own module, holding the window for its
+widgets, dialogs and messages:
 
     activity           work in flight: progress and Cancel, `busy`, stale results dropped
     file_io            Files: open / recent / drop / input shapes; import and export
@@ -65,7 +66,8 @@ class MainWindow(QtWidgets.QMainWindow):
     def __init__(self, settings: Settings | None = None):
         super().__init__()
         self.settings = settings or Settings()
-        self.model = Workspace(budget=self.settings.budget_pct)  # the open Document, devices, budget, requests
+        self.model = Workspace(budget=self.settings.budget_pct, profile=self._saved_profile(),
+                               cost=self.settings.cost)  # the open Document, devices, profile, cost, budget, requests
         self.state = ViewState(self.settings.strategy if self.settings.strategy in all_strategies() else "greedy",
                                heat_log=self.settings.heat_log)
         self.last_error = ""
@@ -154,6 +156,23 @@ class MainWindow(QtWidgets.QMainWindow):
         st.side_by_side.connect(lambda ev: self._on_side_by_side(ev.value))
         self.model.events.document.connect(self._on_document)
         self.model.events.budget.connect(lambda ev: setattr(self.settings, "budget_pct", ev.value))
+        self.model.events.profile.connect(lambda ev: self._on_profile(ev.value))
+        self.model.events.cost.connect(lambda ev: self._on_cost(ev.value))
+
+    def _saved_profile(self) -> str:
+        """The profile the settings remember, if it is still one engine.hardware knows (else its first)."""
+        from engine import hardware
+
+        names = hardware.names()
+        return self.settings.profile if self.settings.profile in names else names[0]
+
+    def _on_profile(self, name: str):
+        self.settings.profile = name
+        self.profile_box.setCurrentIndex(max(0, self.profile_box.findData(name)))
+
+    def _on_cost(self, cost: str):
+        self.settings.cost = cost
+        self.cost_box.setCurrentIndex(max(0, self.cost_box.findData(cost)))
 
     def _on_strategy_chosen(self, s: str):
         self.settings.strategy = s
@@ -232,7 +251,7 @@ class MainWindow(QtWidgets.QMainWindow):
         if plan_tvm:
             self.planning.plan_tvm()
         self.layouts.request(full=True)
-        if self.planning.cost() == "measured":
+        if self.model.cost == "measured":
             self.replan("Planning by measured kernel times")  # the open planned by the cost model
         self.status(f"Loaded {g.name}: {len(g)} operators; planned {', '.join(doc.plans)}"
                     + ("; tvm planning in the background" if plan_tvm and "tvm" not in doc.plans else ""))
@@ -296,12 +315,12 @@ class MainWindow(QtWidgets.QMainWindow):
                 return
 
     def set_profile(self, name: str):
-        """Plan for the hardware profile `name` (re-plans the open model)."""
-        self.planning.set_profile(name)
+        """Plan for the hardware profile `name` (Workspace.profile; Planning re-plans the open model)."""
+        self.model.set_profile(name)
 
     def set_cost(self, cost: str):
-        """How dp, hybrid and optimal decide: "model" or "measured" (re-plans the open model)."""
-        self.planning.set_cost(cost)
+        """How dp, hybrid and optimal decide: "model" or "measured" (Workspace.cost; Planning re-plans)."""
+        self.model.set_cost(cost)
 
     def replan(self, text: str = "Re-planning"):
         """Re-plan every strategy for the selected profile, cost and device."""

@@ -109,18 +109,13 @@ def recost(plan, graph, hw) -> None:
 
 class Planning:
     """The planning controller: starts the jobs above through the window's Activity and merges their
-    plans into the open Document (which tells the views)."""
+    plans into the open Document (which tells the views). It follows Workspace.profile and
+    Workspace.cost: a change of either re-plans the open model."""
 
     def __init__(self, win):
         self.win = win
-
-    def profile(self) -> str:
-        """The hardware profile chosen for the cost model."""
-        return self.win.profile_box.currentData() or "t4"
-
-    def cost(self) -> str:
-        """How dp, hybrid and optimal decide: "model" or "measured"."""
-        return self.win.cost_box.currentData() or "model"
+        win.model.events.profile.connect(self._on_profile)
+        win.model.events.cost.connect(self._on_cost)
 
     def plan_tvm(self):
         w = self.win
@@ -143,27 +138,19 @@ class Planning:
         if w.state.side_by_side and w.right_strategy in plans:
             w.set_right_strategy(w.right_strategy)
 
-    def set_profile(self, name: str):
+    def _on_profile(self, ev):
+        """Another hardware profile was chosen: re-plan the open model for it."""
         w = self.win
-        w.settings.profile = name
-        i = w.profile_box.findData(name)
-        if i >= 0 and i != w.profile_box.currentIndex():
-            w.profile_box.setCurrentIndex(i)
         if w.doc is not None:
-            if name != w.doc.hw.name:
+            if ev.value != w.doc.hw.name:
                 w.activity.stop("plan-tvm")  # the re-plan plans tvm for the new profile
-            self.replan(f"Re-planning for {name}")
+            self.replan(f"Re-planning for {ev.value}")
 
-    def set_cost(self, cost: str):
-        """How dp, hybrid and optimal decide: "model" (the cost model) or "measured" (kernel times
-        measured on the selected device); re-plans them."""
-        w = self.win
-        w.settings.cost = cost
-        i = w.cost_box.findData(cost)
-        if i >= 0 and i != w.cost_box.currentIndex():
-            w.cost_box.setCurrentIndex(i)
-        if w.doc is not None:
-            self.replan("Re-planning by measured kernel times" if cost == "measured"
+    def _on_cost(self, ev):
+        """dp, hybrid and optimal are to decide by "model" (the cost model) or "measured" (kernel times
+        measured on the selected device): re-plan them."""
+        if self.win.doc is not None:
+            self.replan("Re-planning by measured kernel times" if ev.value == "measured"
                         else "Re-planning by the cost model")
 
     def replan(self, text: str = "Re-planning"):
@@ -171,7 +158,7 @@ class Planning:
         costs) off the UI thread; TVM's FuseOps again when the profile changed."""
         w = self.win
         req, doc = w.model.request("plan"), w.doc
-        profile, cost, target = self.profile(), self.cost(), w.device()
+        profile, cost, target = w.model.profile, w.model.cost, w.device()
 
         def done(r):
             hw, (plans, errors), measure_error = r

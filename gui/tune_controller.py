@@ -122,7 +122,7 @@ class Tuning:
                                       "Benchmark (Ctrl+B) measures with them.")
 
         w.activity.run("tune", f"Tuning {strategy} on {target} ({budget})", run_tuning, doc.spec, doc.shapes,
-                       strategy, target, trials, time_limit_s, doc.hw.name, w.planning.cost(), on_done=done,
+                       strategy, target, trials, time_limit_s, doc.hw.name, w.model.cost, on_done=done,
                        on_failed=lambda m: w.show_error(m, "Tuning failed"), on_cancelled=cancelled)
 
     def set_hint(self, target: str, text: str | None):

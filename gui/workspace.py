@@ -1,6 +1,7 @@
 """The window's model (no Qt): the open Document, replaced on each open, the requests made for it, the
-devices Benchmark can run on (found off the UI thread when the window opens), the selected one, and
-the compile-time budget the recommendation allows.
+devices Benchmark can run on (found off the UI thread when the window opens), the selected one, the
+hardware profile and the cost (model estimate or measured) the strategies are planned by, and the
+compile-time budget the recommendation allows. These choices outlive a Document, so they live here.
 
 Slow work (loading, planning, benchmarking, layout) runs off the UI thread and answers later, when the
 user may have opened another model or asked again. Every controller takes a `Request` when it starts
@@ -27,13 +28,21 @@ class Workspace:
     """events.document(value=new Document, old=previous one or None) when a model is opened;
     events.devices(value=list of device dicts) when the device list is known; events.device(value=name)
     when another device is selected (results, heat and estimates shown are that device's);
-    events.budget(value=percent) when the compile-time budget changes."""
+    events.profile(value=name) when another hardware profile is chosen for the cost model;
+    events.cost(value="model" | "measured") when dp, hybrid and optimal are to decide otherwise;
+    events.budget(value=percent) when the compile-time budget changes. Each emits on a change only."""
 
-    def __init__(self, budget: float = 0.0):
-        self.events = EmitterGroup(self, "document", "devices", "device", "budget")
+    COSTS = ("model", "measured")
+
+    def __init__(self, budget: float = 0.0, profile: str = "t4", cost: str = "model"):
+        if cost not in self.COSTS:
+            raise ValueError(f"cost must be one of {self.COSTS}, not {cost!r}")
+        self.events = EmitterGroup(self, "document", "devices", "device", "profile", "cost", "budget")
         self._doc = None
         self._devices: list[dict] | None = None
         self._device = "cpu"
+        self._profile = profile
+        self._cost = cost
         self._budget = float(budget)
         self._serials: dict[str, int] = {}
 
@@ -55,6 +64,29 @@ class Workspace:
         if name != self._device:
             self._device = name
             self.events.device(value=name)
+
+    @property
+    def profile(self) -> str:
+        """The hardware profile (engine.hardware name) the cost model plans for."""
+        return self._profile
+
+    def set_profile(self, name: str) -> None:
+        if name != self._profile:
+            self._profile = name
+            self.events.profile(value=name)
+
+    @property
+    def cost(self) -> str:
+        """How dp, hybrid and optimal decide: "model" (the cost model's estimate) or "measured" (kernel
+        times measured on the selected device)."""
+        return self._cost
+
+    def set_cost(self, cost: str) -> None:
+        if cost not in self.COSTS:
+            raise ValueError(f"cost must be one of {self.COSTS}, not {cost!r}")
+        if cost != self._cost:
+            self._cost = cost
+            self.events.cost(value=cost)
 
     @property
     def budget(self) -> float:

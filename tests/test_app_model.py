@@ -143,3 +143,18 @@ def test_the_device_list_is_announced_once_known():
     ws.set_budget(25)
     ws.set_budget(25)
     assert ws.budget == 25.0 and [e.value for e in budget] == [25.0]
+
+
+def test_the_profile_and_the_cost_are_announced_on_a_change_only():
+    ws = Workspace(profile="host")
+    profiles, costs = recorder(ws.events.profile), recorder(ws.events.cost)
+    assert ws.profile == "host" and ws.cost == "model"
+    ws.set_profile("host")
+    ws.set_profile("t4")
+    ws.set_cost("model")
+    ws.set_cost("measured")
+    assert ws.profile == "t4" and [e.value for e in profiles] == ["t4"]
+    assert ws.cost == "measured" and [e.value for e in costs] == ["measured"]
+    with pytest.raises(ValueError):
+        ws.set_cost("guess")
+    assert ws.cost == "measured" and len(costs) == 1

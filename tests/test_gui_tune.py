@@ -167,7 +167,7 @@ def test_trials_budget_reaches_tune_with_progress_and_report(qtbot, win, env, mo
     c = fake.calls[0]
     assert c["trials"] == 96 and c["time_limit_s"] is None
     assert c["strategy"] == "dp" and c["target"] == "cpu" and c["spec"] == win.doc.spec
-    assert c["hw_name"] == win.doc.hw.name and c["cost"] == win.planning.cost()   # the plan the window shows
+    assert c["hw_name"] == win.doc.hw.name and c["cost"] == win.model.cost   # the plan the window shows
     msg = win.statusBar().currentMessage()
     assert msg.startswith("Tuned 2 of 3 kernels of dp on cpu") and msg.endswith("re-benchmark to use them"), msg
     text = win.tuning.report_dialog.text.toPlainText()
