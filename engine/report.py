@@ -144,7 +144,7 @@ def bench_table(b: dict) -> str:
                      + (f"; best correct TVM plan / ONNX Runtime = {best / o['median']:.2f}x" if best else ""))
     lines.append(f"measured on {measured_on(b.get('target') or 'cpu', b.get('device'))}")
     if b.get("hardware"):
-        lines.append(f"planned with the {b['hardware']['title']} cost-model profile ({b['hardware']['name']})")
+        lines.append(f"planned with cost-model profile {b['hardware']['name']}: {b['hardware']['title']}")
     return "\n".join(lines)
 
 
