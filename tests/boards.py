@@ -4,11 +4,12 @@ from __future__ import annotations
 
 import os
 import shutil
-import socket
 import subprocess
 import sys
 import time
 from pathlib import Path
+
+from tests.loopback import free_port, stop_all, wait_port
 
 ROOT = Path(__file__).resolve().parent.parent
 
@@ -26,22 +27,6 @@ def why_not_ready() -> str | None:
     if not (board_root() / ".fuselens-board-ready").exists():
         return f"no emulated board root at {board_root()}: run `make test-boards` (builds it in about a minute)"
     return None
-
-
-def free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
-
-
-def wait_port(port: int, timeout: float = 60) -> None:
-    t = time.time()
-    while time.time() - t < timeout:
-        with socket.socket() as s:
-            if s.connect_ex(("127.0.0.1", port)) == 0:
-                return
-        time.sleep(0.2)
-    raise RuntimeError(f"port {port} never opened")
 
 
 def wait_key(tracker_port: int, key: str, timeout: float = 120) -> None:
@@ -62,7 +47,7 @@ def wait_key(tracker_port: int, key: str, timeout: float = 120) -> None:
 
 def start(key: str = "rpi4b") -> tuple[int, list[subprocess.Popen]]:
     """A loopback tracker (host Python) and one emulated aarch64 RPC server under `key`.
-    Returns (tracker port, processes); stop them with stop(procs)."""
+    Returns (tracker port, processes); stop them with tests.loopback.stop_all(procs)."""
     tport, sport = free_port(), free_port()
     log = open(os.devnull, "wb")
     procs = [subprocess.Popen([sys.executable, "-m", "tvm.exec.rpc_tracker", "--host", "127.0.0.1", "--port", str(tport),
@@ -75,22 +60,6 @@ def start(key: str = "rpi4b") -> tuple[int, list[subprocess.Popen]]:
                                       stdout=log, stderr=log, start_new_session=True))
         wait_key(tport, key)
     except Exception:
-        stop(procs)
+        stop_all(procs)
         raise
     return tport, procs
-
-
-def stop(procs) -> None:
-    """TVM's tracker and server fork workers: each process group goes."""
-    import signal
-
-    for p in procs:
-        try:
-            os.killpg(p.pid, signal.SIGTERM)
-        except ProcessLookupError:
-            pass
-    for p in procs:
-        try:
-            p.wait(10)
-        except subprocess.TimeoutExpired:
-            os.killpg(p.pid, signal.SIGKILL)

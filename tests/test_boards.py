@@ -18,6 +18,7 @@ import pytest
 from engine import boards, hardware, targets
 from engine.errors import TargetError
 from tests import boards as emulated
+from tests.loopback import stop_all
 
 ROOT = Path(__file__).resolve().parent.parent
 MODEL = "zoo:mobilenetv2@32"
@@ -180,7 +181,7 @@ def board():
         pytest.skip(why)
     port, procs = emulated.start("rpi4b")
     yield f"rpc://127.0.0.1:{port}/rpi4b"
-    emulated.stop(procs)
+    stop_all(procs)
 
 
 @pytest.mark.boards

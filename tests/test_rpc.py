@@ -1,5 +1,4 @@
 """Benchmark through TVM's own RPC on loopback: a direct server and a tracker-registered device."""
-import socket
 import subprocess
 import sys
 import time
@@ -9,24 +8,9 @@ import pytest
 from engine import hardware, loader, runner, targets
 from engine.errors import TargetError
 from engine.planner import make_plan
+from tests.loopback import free_port, stop_all, wait_port
 
 MODEL = "zoo:mobilenetv2@32"
-
-
-def free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
-
-
-def wait_port(port, timeout=60):
-    t = time.time()
-    while time.time() - t < timeout:
-        with socket.socket() as s:
-            if s.connect_ex(("127.0.0.1", port)) == 0:
-                return
-        time.sleep(0.2)
-    raise RuntimeError(f"port {port} never opened")
 
 
 @pytest.fixture(scope="module")
@@ -46,20 +30,6 @@ def rpc_stack():
     time.sleep(2)  # registration with the tracker
     yield {"tracker": tport, "direct": dport}
     stop_all(procs)
-
-
-def stop_all(procs) -> None:
-    """End TVM's tracker and servers: they fork workers, so each process group goes."""
-    import os
-    import signal
-
-    for p in procs:
-        try:
-            os.killpg(p.pid, signal.SIGTERM)
-        except ProcessLookupError:
-            pass
-    for p in procs:
-        p.wait(10)
 
 
 @pytest.mark.parametrize("form", ["direct", "tracker"])

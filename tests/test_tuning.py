@@ -187,7 +187,7 @@ def two_device_tracker():
     """A loopback TVM tracker with two RPC servers registered under one key."""
     import time
 
-    from tests.test_rpc import free_port, stop_all, wait_port
+    from tests.loopback import free_port, stop_all, wait_port
 
     tport = free_port()
     py = sys.executable
