@@ -21,14 +21,9 @@ class Differences:
         for name in ("strategy", "right_strategy", "side_by_side"):
             win.state.events[name].connect(lambda ev: self.update())
         win.model.events.document.connect(self._on_document)
+        win.model.events.plans.connect(lambda ev: self.update())
 
     def _on_document(self, ev):
-        if ev.old is not None:
-            ev.old.events.plans.disconnect(self._on_plans)
-        ev.value.events.plans.connect(self._on_plans)
-        self.update()
-
-    def _on_plans(self, ev):
         self.update()
 
     def update(self):

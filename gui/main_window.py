@@ -154,7 +154,8 @@ class MainWindow(QtWidgets.QMainWindow):
         st.strategy.connect(lambda ev: self._on_strategy_chosen(ev.value))
         st.right_strategy.connect(lambda ev: self.right_box.setCurrentIndex(max(0, self.right_box.findData(ev.value))))
         st.side_by_side.connect(lambda ev: self._on_side_by_side(ev.value))
-        self.model.events.document.connect(self._on_document)
+        self.model.events.plans.connect(self._on_plans)
+        self.model.events.results.connect(self._on_results)
         self.model.events.budget.connect(lambda ev: setattr(self.settings, "budget_pct", ev.value))
         self.model.events.profile.connect(lambda ev: self._on_profile(ev.value))
         self.model.events.cost.connect(lambda ev: self._on_cost(ev.value))
@@ -185,14 +186,6 @@ class MainWindow(QtWidgets.QMainWindow):
         self.right_box_action.setVisible(on)
         self.area.set_side_by_side(on)
         self.dock_diff.setVisible(on)
-
-    def _on_document(self, ev):
-        """A model was opened: follow its Document's changes (and no longer the previous one's)."""
-        if ev.old is not None:
-            ev.old.events.plans.disconnect(self._on_plans)
-            ev.old.events.results.disconnect(self._on_results)
-        ev.value.events.plans.connect(self._on_plans)
-        ev.value.events.results.connect(self._on_results)
 
     def _on_plans(self, ev):
         actions.fill_strategy_boxes(self)

@@ -11,13 +11,8 @@ class Overlays:
         self.win = win
         win.state.events.heat.connect(lambda ev: self._on_heat(ev.value))
         win.state.events.heat_log.connect(lambda ev: self._on_heat_log(ev.value))
-        win.model.events.document.connect(self._on_document)
+        win.model.events.results.connect(self._on_results)
         win.model.events.device.connect(lambda ev: self.apply())
-
-    def _on_document(self, ev):
-        if ev.old is not None:
-            ev.old.events.results.disconnect(self._on_results)
-        ev.value.events.results.connect(self._on_results)
 
     def _on_results(self, ev):
         if ev.target == self.win.device():

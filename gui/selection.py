@@ -9,12 +9,7 @@ class Selection:
 
     def __init__(self, win):
         self.win = win
-        win.model.events.document.connect(self._on_document)
-
-    def _on_document(self, ev):
-        if ev.old is not None:
-            ev.old.events.results.disconnect(self._on_results)
-        ev.value.events.results.connect(self._on_results)
+        win.model.events.results.connect(self._on_results)
 
     def _on_results(self, ev):
         """New measurements: a selected group's properties show its measured kernel time."""

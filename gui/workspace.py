@@ -30,14 +30,17 @@ class Workspace:
     when another device is selected (results, heat and estimates shown are that device's);
     events.profile(value=name) when another hardware profile is chosen for the cost model;
     events.cost(value="model" | "measured") when dp, hybrid and optimal are to decide otherwise;
-    events.budget(value=percent) when the compile-time budget changes. Each emits on a change only."""
+    events.budget(value=percent) when the compile-time budget changes. Each emits on a change only.
+    events.plans and events.results relay the open Document's own (same attributes), so a view
+    subscribes once, not again for every model opened."""
 
     COSTS = ("model", "measured")
 
     def __init__(self, budget: float = 0.0, profile: str = "t4", cost: str = "model"):
         if cost not in self.COSTS:
             raise ValueError(f"cost must be one of {self.COSTS}, not {cost!r}")
-        self.events = EmitterGroup(self, "document", "devices", "device", "profile", "cost", "budget")
+        self.events = EmitterGroup(self, "document", "devices", "device", "profile", "cost", "budget", "plans",
+                                   "results")
         self._doc = None
         self._devices: list[dict] | None = None
         self._device = "cpu"
@@ -104,7 +107,15 @@ class Workspace:
 
     def set_document(self, doc) -> None:
         old, self._doc = self._doc, doc
+        for name in ("plans", "results"):
+            if old is not None:
+                old.events[name].disconnect(self._relay)
+            if doc is not None:
+                doc.events[name].connect(self._relay)
         self.events.document(value=doc, old=old)
+
+    def _relay(self, ev) -> None:
+        self.events[ev.type](**{k: v for k, v in vars(ev).items() if k not in ("type", "source")})
 
     def request(self, kind: str | None) -> Request:
         """A new request of `kind` for the open Document; it makes earlier ones of that kind stale

@@ -158,3 +158,18 @@ def test_the_profile_and_the_cost_are_announced_on_a_change_only():
     with pytest.raises(ValueError):
         ws.set_cost("guess")
     assert ws.cost == "measured" and len(costs) == 1
+
+
+def test_the_workspace_relays_the_open_documents_changes_only():
+    ws, first, second = Workspace(), doc(), doc()
+    plans, results = recorder(ws.events.plans), recorder(ws.events.results)
+    ws.set_document(first)
+    first.add_plans({"dp": plan("abc")}, {})
+    first.add_results("cpu", {"dp": result()}, first.plans)
+    assert [e.strategies for e in plans] == [["dp"]] and results[-1].target == "cpu"
+    assert plans[-1].source is ws and plans[-1].type == "plans"
+    ws.set_document(second)
+    first.add_plans({"hybrid": plan("abc")}, {})      # the previous model: no longer heard
+    assert len(plans) == 1
+    second.add_plans({"hybrid": plan("abc")}, {})
+    assert [e.strategies for e in plans] == [["dp"], ["hybrid"]] and len(results) == 1

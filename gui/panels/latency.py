@@ -81,15 +81,12 @@ class LatencyPanel(QtWidgets.QWidget):
         device (workspace), and the line `tuning.hints[device]` says about new tuning records."""
         self._workspace, self._tuning = workspace, tuning
         workspace.events.document.connect(self._on_document)
+        workspace.events.plans.connect(self._on_change)
+        workspace.events.results.connect(self._on_change)
         workspace.events.device.connect(lambda ev: self.redraw())
         tuning.events.hints.connect(lambda ev: self.redraw())
 
     def _on_document(self, ev):
-        if ev.old is not None:
-            ev.old.events.plans.disconnect(self._on_change)
-            ev.old.events.results.disconnect(self._on_change)
-        ev.value.events.plans.connect(self._on_change)
-        ev.value.events.results.connect(self._on_change)
         QtCore.QTimer.singleShot(0, self.redraw)   # after the window has shown the new model
 
     def _on_change(self, ev):

@@ -86,15 +86,12 @@ class RecommendationPanel(QtWidgets.QWidget):
         device and the compile-time budget (engine.recommend)."""
         self._workspace = workspace
         workspace.events.document.connect(self._on_document)
+        workspace.events.plans.connect(self._on_change)
+        workspace.events.results.connect(self._on_change)
         workspace.events.device.connect(lambda ev: self.redraw())
         workspace.events.budget.connect(lambda ev: self.redraw())
 
     def _on_document(self, ev):
-        if ev.old is not None:
-            ev.old.events.plans.disconnect(self._on_change)
-            ev.old.events.results.disconnect(self._on_change)
-        ev.value.events.plans.connect(self._on_change)
-        ev.value.events.results.connect(self._on_change)
         QtCore.QTimer.singleShot(0, self.redraw)   # after the window has shown the new model
 
     def _on_change(self, ev):
