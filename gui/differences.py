@@ -84,12 +84,14 @@ class Differences:
             return  # the panes are still being drawn for these plans
         sel = ("group", gi)
         members = osc.plan.groups[gi]
-        osc.select(sel)
-        tsc.select(self._counterpart(tsc, members))
+        there = self._counterpart(tsc, members)
+        if own is w.view:
+            w.state.select(sel, there, "left")
+        else:
+            w.state.select(there, sel, "right")
         own.reveal(sel, fit=True)
         other.centerOn(own.mapToScene(own.viewport().rect().center()))
         w.area.sync.now()
-        w.selection.show_props(osc, sel)
         w.status(f"Difference {row + 1} of {w.diffs.count()}: group {gi} only in {s} ({len(members)} ops)")
 
     @staticmethod

@@ -115,6 +115,12 @@ class GraphArea(QtWidgets.QWidget):
     def hide_error(self):
         self.banner.hide()
 
+    def follow(self, state):
+        """The panes draw what the ViewState says: each its item of `state.selection`, and the left
+        one the fused groups of `state.collapsed` as single nodes."""
+        self.left.scene().follow(state, "left", collapsible=True)
+        self.right.scene().follow(state, "right")
+
     def set_side_by_side(self, on: bool):
         self.right_pane.setVisible(on)
         self.left_title.setVisible(on)

@@ -42,8 +42,8 @@ class Layouts:
         w = self.win
         if w.doc is None or w.strategy not in w.doc.plans:
             return
-        collapsed = () if full else sorted(w.view.scene().collapsed)
         graph, plan, strategy = w.doc.graph, w.doc.plans[w.strategy], w.strategy
+        collapsed = () if full else sorted(w.state.collapsed_in(plan))
 
         def make():
             inp = L.build_input(graph, plan.groups, collapsed=collapsed)
@@ -114,11 +114,7 @@ class Layouts:
                 want = w.doc.plans.get(w.strategy, plan)
                 if sc.plan is not want:
                     sc.set_plan(want, self.other_plan(left=True))
-                for gi in list(sc.collapsed):
-                    sc.expand([gi], reroute=False)
-                    sc.collapse([gi], reroute=False)  # re-place collapsed nodes for the new positions
-                if sc.collapsed:
-                    sc.route_edges()
+                sc.replace_collapsed()   # collapsed groups move to their groups' new positions
                 if p.get("fit_on_open"):  # a model's final layout after its provisional one: fitted alike
                     w.view.refit_width_top()
                 self.sync_right()

@@ -4,8 +4,8 @@ strategies side by side, benchmarks them, and shows the latency and the recommen
 The state is in two evented models (no Qt): `model` (workspace.Workspace: the open document.Document
 with its plans and results, the devices and the selected one, the hardware profile and the cost, the
 budget, the requests in flight) and `state` (view_state.ViewState: the strategies shown, side by side,
-heat). Whatever changes them emits, and the window's boxes, panes, panels, settings and public signals
-follow. The window composes one controller per job, each in its own module, holding the window for its
+heat, the collapsed groups, the selection). Whatever changes them emits, and the window's boxes, panes,
+panels, settings and public signals follow. The window composes one controller per job, each in its own module, holding the window for its
 widgets, dialogs and messages:
 
     activity           work in flight: progress and Cancel, `busy`, stale results dropped
@@ -17,7 +17,7 @@ widgets, dialogs and messages:
     strategies         Strategies: the strategies shown and the side-by-side comparison
     differences        Differences: the summary, the groups only one plan has, next / previous difference
     overlays           Overlays: heat overlay and minimap
-    selection          Selection: selection, properties, collapse / expand
+    selection          Selection: clicks and Collapse / Expand, kept meaningful when plans change
     find               Find: the find box
 
 `actions` builds the menus, toolbar and shortcuts. Everything slow runs off the UI thread
@@ -88,6 +88,7 @@ class MainWindow(QtWidgets.QMainWindow):
         self.setCentralWidget(self.area)
         self.view = self.area.left
         self.rview = self.area.right
+        self.area.follow(self.state)                # the panes draw the selection and collapsed groups
         self.layouts = Layouts(self, time_limit_s=self.settings.dot_time_limit_s)  # layouts of the two panes
         for v in (self.view, self.rview):
             v.activated.connect(lambda sel, v=v: self.selection.activate(v, sel))
@@ -196,6 +197,7 @@ class MainWindow(QtWidgets.QMainWindow):
 
     def _build_docks(self):
         self.props = PropertiesPanel()
+        self.props.follow(self.model, self.state)
         self.props.node_requested.connect(lambda nid: self.select_node(nid))
         self.latency = LatencyPanel()
         self.latency.follow(self.model, self.tuning)
@@ -236,7 +238,6 @@ class MainWindow(QtWidgets.QMainWindow):
         self.layouts.reset()
         self.view.scene().clear_graph()
         self.rview.scene().clear_graph()
-        self.props.show_message(f"{g.name}: {len(g)} operators. Click an operator, a group or an edge.")
         if self.strategy not in doc.plans:
             self.state.strategy = "greedy" if self.strategy in ("tvm", "custom") or "greedy" in doc.plans else \
                 next(iter(doc.plans), "greedy")
@@ -381,11 +382,9 @@ class MainWindow(QtWidgets.QMainWindow):
             v.set_theme(self.theme)
             if sc.graph is not None and sc.layout is not None:
                 g, lay, plan, other = sc.graph, sc.layout, sc.plan, sc.other_plan
-                collapsed = set(sc.collapsed)
                 sc.set_graph(g, self.layouts.full or lay, plan)
                 if plan is not None:
-                    sc.set_plan(plan, other)
-                    sc.collapse(collapsed)
+                    sc.set_plan(plan, other)   # collapses what ViewState.collapsed says
                 v.refresh_labels()
             v.minimap.rebuild()
         self.overlays.apply()

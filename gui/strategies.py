@@ -52,7 +52,6 @@ class Strategies:
             if w.right_strategy in w.doc.plans:
                 w.rview.scene().set_plan(w.doc.plans[w.right_strategy], plan)
         w.overlays.apply()
-        w.selection.refresh()
         self.last_toggle_ms = (time.perf_counter() - t0) * 1000
         QtCore.QTimer.singleShot(0, w.view.minimap.rebuild)
         # positions stay unless group boxes would swallow nodes of other groups and this strategy's

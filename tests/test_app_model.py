@@ -173,3 +173,29 @@ def test_the_workspace_relays_the_open_documents_changes_only():
     assert len(plans) == 1
     second.add_plans({"hybrid": plan("abc")}, {})
     assert [e.strategies for e in plans] == [["dp"], ["hybrid"]] and len(results) == 1
+
+
+def test_collapsed_groups_are_op_sets_found_in_any_plan():
+    st = ViewState()
+    got = recorder(st.events.collapsed)
+    st.collapsed = frozenset({frozenset("ab")})
+    st.collapsed = frozenset({frozenset("ab")})                   # the same: nothing to say
+    assert len(got) == 1
+    assert st.collapsed_in(plan("ab", "c")) == {0}
+    assert st.collapsed_in(plan("c", "ab")) == {1}                  # another plan with the same group
+    assert st.collapsed_in(plan("a", "bc")) == set() and st.collapsed_in(None) == set()
+
+
+def test_a_selection_is_one_event_and_drops_group_indices_per_pane():
+    from gui.view_state import Selected
+
+    st = ViewState()
+    got = recorder(st.events.selection)
+    st.select(("group", 2), ("node", "x"), "right")
+    st.select(("group", 2), ("node", "x"), "right")
+    assert len(got) == 1 and got[0].value.shown == ("node", "x") and got[0].old == Selected()
+    s = Selected(("group", 1), ("collapsed", 4), "left")
+    assert s.without_groups("left") == Selected(None, ("collapsed", 4), "left")
+    assert s.without_groups("right") == Selected(("group", 1), None, "left")
+    assert s.without_groups() == Selected(None, None, "left")
+    assert Selected(("node", "a")).without_groups() == Selected(("node", "a"))

@@ -22,6 +22,7 @@ class GraphScene(QtWidgets.QGraphicsScene):
     heavier outline and a letter badge on its box's top edge (`kind_badges`)."""
 
     plan_changed = QtCore.Signal()        # a plan (or none) is drawn now: kinds and legends follow it
+    collapsed_changed = QtCore.Signal()   # groups were collapsed or expanded: the minimap follows
 
     def __init__(self, theme: style.Theme | None = None, parent=None):
         super().__init__(parent)
@@ -31,7 +32,6 @@ class GraphScene(QtWidgets.QGraphicsScene):
         self.plan = None
         self.other_plan = None            # side-by-side: groups not in the other plan are marked
         self.group_of: dict[str, int] = {}
-        self.collapsed: set[int] = set()
         self.heat: dict | None = None     # {"values": [per group], "log": bool, "source": str}
         self.nodes: dict[str, QtWidgets.QGraphicsPathItem] = {}
         self.texts: list[QtWidgets.QGraphicsSimpleTextItem] = []
@@ -41,7 +41,9 @@ class GraphScene(QtWidgets.QGraphicsScene):
         self.node_colours: dict[str, QtGui.QColor] = {}
         self.group_colours: dict[int, QtGui.QColor] = {}
         self.only_here: set[int] = set()
-        self.selected: tuple | None = None
+        self._state = None                # the ViewState followed (follow()): what is collapsed and selected
+        self._pane = "left"
+        self._selected: tuple | None = None   # what is highlighted when no ViewState is followed
         self.found: list[str] = []
         self.text_visible = True
         self.building = False
@@ -57,6 +59,35 @@ class GraphScene(QtWidgets.QGraphicsScene):
         # No BSP index: re-boxing thousands of groups on a toggle moves items, and keeping a BSP tree up
         # to date costs more than a linear scan of ~20,000 items when painting or hit testing.
         self.setItemIndexMethod(QtWidgets.QGraphicsScene.NoIndex)
+
+    def follow(self, state, pane: str, collapsible: bool = False):
+        """Draw what `state` (a ViewState) says for this pane ("left" or "right"): its item of
+        `state.selection` highlighted, and (collapsible) the fused groups in `state.collapsed` as one
+        node each. The scene follows every change from then on; nothing else sets either."""
+        self._state, self._pane = state, pane
+        state.events.selection.connect(lambda ev: self._restyle_selection())
+        if collapsible:
+            self._collapsible = True
+            state.events.collapsed.connect(lambda ev: self._show_collapsed())
+
+    _collapsible = False
+
+    @property
+    def selected(self) -> tuple | None:
+        """The item highlighted: ("node", id) | ("group", gi) | ("collapsed", gi) | ("edge", (a, b)) | None."""
+        if self._state is not None:
+            return getattr(self._state.selection, self._pane)
+        return self._selected
+
+    @property
+    def collapsed(self) -> set[int]:
+        """The fused groups of `plan` drawn as one node each."""
+        return set(self.collapsed_items)
+
+    def _wanted_collapsed(self) -> set[int]:
+        if not self._collapsible or self.plan is None:
+            return set()
+        return self._state.collapsed_in(self.plan)
 
     @property
     def boxes(self) -> dict[int, QtWidgets.QGraphicsPathItem]:
@@ -79,8 +110,8 @@ class GraphScene(QtWidgets.QGraphicsScene):
         self._text_mode = "plain"
         self.graph = self.layout = self.plan = self.other_plan = None
         self.nodes, self.edges, self.collapsed_items = {}, {}, {}
-        self.texts, self.group_of, self.collapsed, self.only_here = [], {}, set(), set()
-        self.selected, self.found = None, []
+        self.texts, self.group_of, self.only_here = [], {}, set()
+        self._selected, self.found = None, []
         self.building = False
         self._labelled = set()
         self.plan_changed.emit()
@@ -206,7 +237,7 @@ class GraphScene(QtWidgets.QGraphicsScene):
 
     def rep(self, nid: str) -> str:
         gi = self.group_of.get(nid)
-        if gi is not None and gi in self.collapsed:
+        if gi is not None and gi in self.collapsed_items:
             return L.collapsed_id(gi)
         return nid
 
@@ -272,27 +303,24 @@ class GraphScene(QtWidgets.QGraphicsScene):
 
     # ---- plan: colours and boxes ----------------------------------------------------------------
 
-    def set_plan(self, plan, other_plan=None, keep_collapsed: bool = True):
-        """Recolour and re-box in place for `plan` (positions stay)."""
+    def set_plan(self, plan, other_plan=None):
+        """Recolour and re-box in place for `plan` (positions stay); the groups of the followed ViewState's
+        `collapsed` that `plan` has are drawn collapsed."""
         old_plan = self.plan
-        old_sets = {frozenset(self.plan.groups[gi]) for gi in self.collapsed} if self.plan and keep_collapsed else set()
+        had_collapsed = bool(self.collapsed_items)
+        for gi, it in self.collapsed_items.items():
+            self.removeItem(it)
+            for m in old_plan.groups[gi]:
+                self.nodes[m].setVisible(True)
+        self.collapsed_items = {}
         self.plan = plan
         self.other_plan = other_plan
         self.group_of = plan.group_of()
-        for it in self.collapsed_items.values():
-            self.removeItem(it)
-        self.collapsed_items = {}
-        want = {gi for gi, g in enumerate(plan.groups) if len(g) > 1 and frozenset(g) in old_sets}
-        had_collapsed = bool(self.collapsed)
-        if had_collapsed:
-            for gi in self.collapsed:
-                for m in old_plan.groups[gi]:
-                    self.nodes[m].setVisible(True)
-        self.collapsed = set()
+        want = self._wanted_collapsed()
         self._compute_only_here()
         self._recolour(old_plan)
         if want:
-            self.collapse(want, reroute=False)
+            self._collapse(want)
         self._rebox(incremental=True)
         if had_collapsed or want:
             self.route_edges()
@@ -427,48 +455,58 @@ class GraphScene(QtWidgets.QGraphicsScene):
         return (f"group {gi}: {L.group_name(self.graph, members)}, {len(members)} ops" + kind
                 + ("\n(only in this plan)" if gi in self.only_here else ""))
 
-    # ---- collapse -------------------------------------------------------------------------------
+    # ---- collapse: follows ViewState.collapsed ------------------------------------------------------
 
-    def collapse(self, gis, reroute: bool = True):
+    def _show_collapsed(self):
+        """Collapse and expand so that what is drawn collapsed is what the ViewState says."""
+        if self.plan is None or self.building:
+            return
+        want, have = self._wanted_collapsed(), self.collapsed
+        if want == have:
+            return
+        expanded = self._expand(have - want)
+        self._collapse(want - have)
+        if expanded:
+            self._rebox()
+        self.route_edges()
+        self._restyle_selection()
+        self.collapsed_changed.emit()
+
+    def replace_collapsed(self):
+        """Draw the collapsed groups anew at their groups' present positions (after the nodes moved)."""
+        have = self.collapsed
+        if have:
+            self._expand(have)
+            self._collapse(have)
+            self.route_edges()
+            self._restyle_selection()
+
+    def _collapse(self, gis) -> set[int]:
         changed = set()
         for gi in gis:
             members = self.plan.groups[gi]
-            if len(members) < 2 or gi in self.collapsed:
+            if len(members) < 2 or gi in self.collapsed_items:
                 continue
             it = self.group_boxes.collapsed_node(gi, self.text_visible)
             self.addItem(it)
             self.collapsed_items[gi] = it
-            self.collapsed.add(gi)
             for m in members:
                 self.nodes[m].setVisible(False)
             self.group_boxes.release(gi)
             changed.add(gi)
-        if changed and reroute:
-            self.route_edges()
-            self._restyle_selection()
         return changed
 
-    def expand(self, gis, reroute: bool = True):
+    def _expand(self, gis) -> set[int]:
         changed = set()
         for gi in list(gis):
-            if gi not in self.collapsed:
+            it = self.collapsed_items.pop(gi, None)
+            if it is None:
                 continue
-            it = self.collapsed_items.pop(gi)
             self.removeItem(it)
-            self.collapsed.discard(gi)
             for m in self.plan.groups[gi]:
                 self.nodes[m].setVisible(True)
             changed.add(gi)
-        if changed and reroute:
-            self._rebox()
-            self.route_edges()
         return changed
-
-    def collapse_all(self):
-        return self.collapse([gi for gi, g in enumerate(self.plan.groups) if len(g) > 1])
-
-    def expand_all(self):
-        return self.expand(set(self.collapsed))
 
     # ---- text level of detail ----------------------------------------------------------------------
 
@@ -489,8 +527,10 @@ class GraphScene(QtWidgets.QGraphicsScene):
     # ---- selection and find ------------------------------------------------------------------------
 
     def select(self, sel: tuple | None):
-        """sel: ("node", id) | ("group", gi) | ("collapsed", gi) | ("edge", (a, b)) | None."""
-        self.selected = sel
+        """Highlight `sel` in a scene that follows no ViewState (a following one shows the state's)."""
+        if self._state is not None:
+            raise RuntimeError("this scene shows its ViewState's selection: set ViewState.selection")
+        self._selected = sel
         self._restyle_selection()
 
     def _restyle_selection(self):
@@ -517,9 +557,10 @@ class GraphScene(QtWidgets.QGraphicsScene):
             if it is not None:
                 it.setPen(fpen)
                 self._styled.append(it)
-        if not self.selected:
+        sel = self.selected
+        if not sel or self.plan is None and sel[0] != "node":
             return
-        kind, key = self.selected
+        kind, key = sel
         spen = QtGui.QPen(self.theme.select, 3.0)
         spen.setCosmetic(True)
         it = None

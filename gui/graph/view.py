@@ -40,6 +40,7 @@ class GraphView(QtWidgets.QGraphicsView):
         self.legend = HeatLegend(self)
         self.kinds_legend = KindLegend(self)
         scene.plan_changed.connect(self._update_kinds_legend)
+        scene.collapsed_changed.connect(self.minimap.rebuild)
         self.horizontalScrollBar().valueChanged.connect(self._changed)
         self.verticalScrollBar().valueChanged.connect(self._changed)
         for bar in (self.horizontalScrollBar(), self.verticalScrollBar()):

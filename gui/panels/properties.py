@@ -72,6 +72,45 @@ class PropertiesPanel(QtWidgets.QTreeWidget):
         self.kind = None
         self.show_message("Click an operator, a group or an edge between groups.")
 
+    # ---- following the models --------------------------------------------------------------------
+
+    def follow(self, workspace, state):
+        """Describe what `state.selection` says is shown (ViewState), in the plan of its pane's strategy
+        and with the kernel times measured on the selected device (Workspace), from now on."""
+        self._workspace, self._state = workspace, state
+        for name in ("document", "plans", "results", "device"):
+            workspace.events[name].connect(self._on_change)
+        for name in ("selection", "strategy", "right_strategy", "collapsed"):
+            state.events[name].connect(self._on_change)
+
+    def _on_change(self, ev):
+        if ev.type == "results" and ev.target != self._workspace.device:
+            return
+        self.redraw()
+
+    def redraw(self):
+        """Show the selected item (or, with nothing selected, what to click)."""
+        doc, st = self._workspace.doc, self._state
+        if doc is None:
+            self.show_message("Open a model (File > Open, or drop an .onnx file here).")
+            return
+        sel = st.selection
+        strategy = st.right_strategy if sel.pane == "right" else st.strategy
+        plan = doc.plans.get(strategy)
+        item = sel.shown
+        g = doc.graph
+        if item is None or plan is None or not _still_means_something(g, plan, item):
+            self.show_message(f"{g.name}: {len(g)} operators. Click an operator, a group or an edge.")
+            return
+        kind, key = item
+        res = doc.result(self._workspace.device, strategy)
+        if kind == "node":
+            self.show_node(g, key, plan, res)
+        elif kind in ("group", "collapsed"):
+            self.show_group(g, plan, key, res, collapsed=sel.pane == "left" and key in st.collapsed_in(plan))
+        elif kind == "edge":
+            self.show_edge(g, plan, *key)
+
     def _rewrap(self, *_):
         self.scheduleDelayedItemsLayout()
 
@@ -238,6 +277,19 @@ class PropertiesPanel(QtWidgets.QTreeWidget):
         if "split_us" in e:
             self._row("apart cost", f"{e['split_us']:.2f} us")
         self.resizeColumnToContents(0)
+
+
+def _still_means_something(graph, plan, item) -> bool:
+    """Whether a selected item names something of this graph and plan (a group index of an older plan,
+    or an op of another graph, does not)."""
+    kind, key = item
+    if kind == "node":
+        return key in graph.by_id
+    if kind in ("group", "collapsed"):
+        return 0 <= key < len(plan.groups)
+    if kind == "edge":
+        return all(k in graph.by_id for k in key)
+    return False
 
 
 def _title(kind) -> str:
