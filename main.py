@@ -27,6 +27,17 @@ EXIT_CODES = """exit codes:
   130  interrupted (Ctrl+C); workers are stopped"""
 
 
+class _OneLineParser(argparse.ArgumentParser):
+    """argparse's usage errors as one line, like every other bad input: `error: MESSAGE (see PROG --help)`
+    on stderr, exit 2, no usage block (--help is unchanged). Subparsers inherit the class (add_subparsers)."""
+
+    def error(self, message: str):
+        # An argument's newlines (and other unprintable characters) are escaped, so the line stays one line.
+        msg = "".join(c if c.isprintable() else c.encode("unicode_escape").decode("ascii") for c in str(message))
+        msg = msg if len(msg) <= 600 else msg[:597] + "..."
+        self.exit(USAGE, f"error: {msg} (see {self.prog} --help)\n")
+
+
 def _shape_args(p: argparse.ArgumentParser) -> None:
     p.add_argument("--input-shape", action="append", default=[], metavar="NAME=D1,D2,...",
                    help="fix a dynamic input's shape (repeatable); batch-like dims default to 1")
@@ -35,9 +46,9 @@ def _shape_args(p: argparse.ArgumentParser) -> None:
 def build_parser() -> argparse.ArgumentParser:
     from engine.planner.registry import BENCHED, STRATEGIES
 
-    ap = argparse.ArgumentParser(prog="main.py", description="FuseLens: compare operator-fusion strategies in TVM. "
-                                 "Without a command, opens the app (on MODEL if given).",
-                                 epilog=EXIT_CODES, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap = _OneLineParser(prog="main.py", description="FuseLens: compare operator-fusion strategies in TVM. "
+                        "Without a command, opens the app (on MODEL if given).",
+                        epilog=EXIT_CODES, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--debug", action="store_true",
                     help="show tracebacks of internal errors on the terminal (and TVM's own output)")
     sub = ap.add_subparsers(dest="command", required=True)

@@ -618,3 +618,46 @@ def test_cache_clear(tmp_path):
     assert r.returncode == 0, r.stderr
     assert not (c / "models" / "abc" / "f.json").exists() and not (c / "layouts" / "f.json").exists()
     assert (c / "host.json").exists() and "cleared 2 files" in r.stdout
+
+
+# ---- argparse's own usage errors: one line too ---------------------------------------------------------------
+
+@pytest.mark.parametrize("args, msg", [
+    (["plan", "--strategy"], r"^error: argument --strategy: expected one argument \(see main\.py plan --help\)$"),
+    (["plan", SMALL, "--strategy", "bogus"], r"^error: argument --strategy: invalid choice: 'bogus' .*main\.py plan --help"),
+    (["bench", SMALL, "--repeat", "ten"], r"^error: argument --repeat: invalid int value: 'ten'"),
+    (["tune", SMALL, "--time-limit", "soon"], r"^error: argument --time-limit: invalid float value: 'soon'"),
+    (["plan", SMALL, "--nope"], r"^error: unrecognized arguments: --nope"),
+    (["plan"], r"^error: the following arguments are required: model \(see main\.py plan --help\)$"),
+    (["zoo", "export", "vgg16"], r"^error: the following arguments are required: out"),
+    (["--nope"], r"^error: the following arguments are required: command \(see main\.py --help\)$"),
+    (["zoo"], r"^error: the following arguments are required: zoo_command \(see main\.py zoo --help\)$"),
+    (["cache"], r"^error: the following arguments are required: cache_command"),
+    (["zoo", "bogus"], r"^error: argument zoo_command: invalid choice: 'bogus'"),
+    (["cache", "bogus"], r"^error: argument cache_command: invalid choice: 'bogus'"),
+    (["plan", SMALL, "--strategy", "a\nb"], r"invalid choice: 'a\\nb'"),
+    (["plan", SMALL, "--strategy", "a\rb\x0bc\x85d\u2028e"], r"invalid choice: 'a\\rb\\x0bc\\x85d\\u2028e'"),
+    (["plan", SMALL, "--no\npe", "x\ny"], r"^error: unrecognized arguments: --no\\npe x\\ny"),
+    (["zoo", "export", "vgg16", "out.onnx", "--resolution", "3\n2"], r"invalid int value: '3\\n2'"),
+], ids=lambda v: "-".join(v).encode("unicode_escape").decode() if isinstance(v, list) else None)
+def test_argparse_usage_error_is_one_line(args, msg, tmp_path):
+    """A usage error argparse finds itself (a missing value, a bad choice, a bad number, an unknown option,
+    a missing or unknown subcommand) is one `error: ...` line too: no usage block, no traceback, exit 2;
+    newlines in the argument quoted in the message are escaped, not printed."""
+    cache = tmp_path / "cache"
+    r = cli(*args, cache=cache)
+    line = one_line(r, match=msg)
+    assert "usage:" not in r.stderr and "Traceback" not in r.stderr and r.stdout == ""
+    assert r.stderr == line + "\n", repr(r.stderr)  # that line and nothing else, not even a blank line
+    no_work_done(cache)
+
+
+@pytest.mark.parametrize("args, usage", [
+    (["--help"], "usage: main.py "),
+    (["plan", "--help"], "usage: main.py plan "),
+    (["zoo", "export", "-h"], "usage: main.py zoo export "),
+])
+def test_help_still_prints_usage(args, usage, tmp_path):
+    r = cli(*args, cache=tmp_path)
+    assert r.returncode == 0 and r.stderr == "", r.stderr
+    assert r.stdout.startswith(usage) and "options:" in r.stdout, r.stdout[:500]

@@ -214,16 +214,23 @@ def test_output_where_no_file_can_be_made_is_refused_before_any_work():
 
 # ---- the harness itself ------------------------------------------------------------------------------------------
 
-def test_harness_catches_what_it_should(fixtures, work):
-    """The command-line property passes a clean exit and argparse's usage errors, and fails an exit
-    code it does not allow (the app without a display: 3)."""
+def test_harness_catches_what_it_should(fixtures, work, monkeypatch):
+    """The command-line property passes a clean exit and argparse's usage errors (one "error: ..." line, no
+    usage block), and fails an exit code it does not allow (the app without a display: 3)."""
     cache = work / "harness-cache"
     assert F.run_cli(["inspect", fixtures["{TINY}"]], cache) == "ok"
-    assert F.run_cli(["plan", "--strategy"], cache) == "error"  # argparse: usage lines and one error line
+    assert F.run_cli(["plan", "--strategy"], cache) == "error"  # argparse: one error line, nothing more
     with pytest.raises(F.FuzzFailure, match="exit 3"):
         F.run_cli(["gui", fixtures["{TINY}"]], cache)
     with pytest.raises(F.FuzzFailure, match="exit 0"):
         F.run_cli(["inspect", fixtures["{TINY}"]], cache, allow=(2,))
+    # no exception for argparse: a stock parser's usage line before its "main.py plan: error:" line fails
+    stock = work / "stock_argparse.py"
+    stock.write_text("import argparse\np = argparse.ArgumentParser(prog='main.py plan')\n"
+                     "p.add_argument('--strategy')\np.parse_args()\n")
+    monkeypatch.setattr(F, "MAIN", stock)
+    with pytest.raises(F.FuzzFailure, match=r"exit 2 with 2 lines on stderr \(want one\)"):
+        F.run_cli(["--strategy"], cache)
 
 
 def _drawn_kinds() -> set[str]:
