@@ -13,6 +13,7 @@ from PySide6 import QtCore, QtGui, QtWidgets
 
 from .. import style
 from ..document import schedule_label, schedule_of
+from . import follow_results
 
 PUBLISHED_KEY = {"none": "baseline", "greedy": "greedy", "dp": "dp"}
 COLUMNS = ["strategy", "median ms", "min ms", "max ms", "estimated ms", "published T4 ms", "compile s", "kernels",
@@ -35,6 +36,86 @@ def published_elsewhere(model_name: str) -> int | None:
     return published.PUBLISHED_RESOLUTION.get(base) if base in published.PUBLISHED_T4 else None
 
 
+class _Sample(pg.ItemSample):
+    """A legend entry's sample, 14 px square (pyqtgraph's are 20): the legend's rows stay low."""
+    SIZE = 14
+
+    def __init__(self, item):
+        super().__init__(item)
+        self.setFixedWidth(self.SIZE)
+        self.setFixedHeight(self.SIZE)
+
+    def boundingRect(self):
+        return QtCore.QRectF(0, 0, self.SIZE, self.SIZE)
+
+    def paint(self, p, *args):
+        p.scale(self.SIZE / 20, self.SIZE / 20)
+        super().paint(p, *args)
+
+
+class FlowLegend(pg.GraphicsWidget):
+    """The latency plot's legend: a swatch and a name for each named item (PlotItem.addItem / removeItem
+    call addItem / removeItem, as on pyqtgraph's LegendItem; `items` holds (swatch, LabelItem) pairs as
+    there), flowed like words into rows no wider than the room it is given (flow), so a long name takes
+    only its own width. Compact: 14 px swatches, names without the text's 4 px margin."""
+    PAD, GAP, SEP = 2, 5, 14    # around the entries; swatch to name; between two entries in a row
+
+    def __init__(self, label_size: str = "8pt"):
+        super().__init__()
+        self.label_size = label_size
+        self.items: list[tuple[_Sample, pg.LabelItem]] = []
+        self.room = float("inf")
+
+    def addItem(self, item, name):
+        sample, label = _Sample(item), pg.LabelItem(name, justify="left", size=self.label_size)
+        sample.setParentItem(self)
+        label.setParentItem(self)
+        label.item.document().setDocumentMargin(1)
+        label.updateMin()
+        self.items.append((sample, label))
+        self.flow(self.room)
+
+    def removeItem(self, item):
+        """Remove the entry of a plot item (or of a name)."""
+        for entry in self.items:
+            if entry[0].item is item or entry[1].text == item:
+                self.items.remove(entry)
+                self._drop(entry)
+                break
+        self.flow(self.room)
+
+    def clear(self):
+        for entry in self.items:
+            self._drop(entry)
+        self.items = []
+        self.flow(self.room)
+
+    @staticmethod
+    def _drop(entry):
+        for it in entry:
+            it.setParentItem(None)
+            if it.scene() is not None:
+                it.scene().removeItem(it)
+
+    def flow(self, room: float):
+        """Place the entries in rows no wider than room (at least one entry a row) and fit the legend to them."""
+        self.room = room
+        pref = QtCore.Qt.SizeHint.PreferredSize
+        rh = max((max(s.height(), lab.effectiveSizeHint(pref).height()) for s, lab in self.items), default=0.0)
+        x = y = right = float(self.PAD)
+        for s, lab in self.items:
+            size = lab.effectiveSizeHint(pref)
+            lab.resize(size)
+            w = s.width() + self.GAP + size.width()
+            if x > self.PAD and x + w + self.PAD > room:
+                x, y = float(self.PAD), y + rh
+            s.setPos(x, y + (rh - s.height()) / 2)
+            lab.setPos(x + s.width() + self.GAP, y + (rh - size.height()) / 2)
+            right = max(right, x + w)
+            x += w + self.SEP
+        self.resize(QtCore.QSizeF(right + self.PAD, y + rh + self.PAD) if self.items else QtCore.QSizeF(0, 0))
+
+
 class LatencyPanel(QtWidgets.QWidget):
     def __init__(self, parent=None):
         super().__init__(parent)
@@ -50,7 +131,18 @@ class LatencyPanel(QtWidgets.QWidget):
             p.showGrid(y=True, alpha=0.25)
             p.disableAutoRange()  # ranges are set explicitly; auto-ranging on every addItem is slow
             p.getAxis("left").enableAutoSIPrefix(False)
-        self.legend = self.plot.addLegend(offset=(50, 2), labelTextSize="8pt", colCount=3)
+        # the legend has a row of its own between the title and the bars (the plot's unused top-axis row),
+        # as tall as the legend and as wide as the plot: outside the view box, it never covers a bar.
+        self.legend = FlowLegend("8pt")
+        self.legend_row = pg.GraphicsWidget()
+        self.legend_row.setMinimumWidth(0)
+        self.legend_row.setFixedHeight(0)
+        self.legend.setParentItem(self.legend_row)
+        pi = self.plot.getPlotItem()
+        pi.layout.removeItem(pi.getAxis("top"))   # hidden, never shown: its cell takes the legend
+        pi.layout.addItem(self.legend_row, 1, 0, 1, 3)
+        pi.legend = self.legend            # items added with a name join the legend (PlotItem.addItem)
+        self.legend_row.geometryChanged.connect(self._fit_legend)
         self.note = QtWidgets.QLabel("not yet measured")
         self.note.setWordWrap(True)
         self.table = QtWidgets.QTableWidget(0, len(COLUMNS))
@@ -80,18 +172,8 @@ class LatencyPanel(QtWidgets.QWidget):
         """Redraw from the model from now on: the open Document's plans and its results on the selected
         device (workspace), and the line `tuning.hints[device]` says about new tuning records."""
         self._workspace, self._tuning = workspace, tuning
-        workspace.events.document.connect(self._on_document)
-        workspace.events.plans.connect(self._on_change)
-        workspace.events.results.connect(self._on_change)
-        workspace.events.device.connect(lambda ev: self.redraw())
+        follow_results(workspace, self.redraw)
         tuning.events.hints.connect(lambda ev: self.redraw())
-
-    def _on_document(self, ev):
-        QtCore.QTimer.singleShot(0, self.redraw)   # after the window has shown the new model
-
-    def _on_change(self, ev):
-        if ev.type == "plans" or ev.target == self._workspace.device:
-            self.redraw()
 
     def redraw(self):
         doc, target = self._workspace.doc, self._workspace.device
@@ -123,7 +205,6 @@ class LatencyPanel(QtWidgets.QWidget):
             self.legend.clear()
         pub = published_for(model_name, input_shapes)
         pub_res = published_elsewhere(model_name)
-        xs = list(range(len(strategies)))
         rows = []
         for s in strategies:
             p, r = plans.get(s), results.get(s)
@@ -151,8 +232,6 @@ class LatencyPanel(QtWidgets.QWidget):
                 rows[-1][f"rules_{k}"] = ref.latency_ms.get(k) if paired else None
         self.rows = rows
         paired = [(i, row) for i, row in enumerate(rows) if row["rules_median"] is not None]
-        if self.legend is not None:
-            self.legend.setColumnCount(2 if paired else 3)
         # bar slots per strategy: measured [, rules only], estimate, published
         w = 0.2 if paired else 0.26
         x_meas, x_rules, x_est, x_pub = (-1.5 * w, -0.5 * w, 0.5 * w, 1.5 * w) if paired else (-w, None, 0.0, w)
@@ -210,8 +289,8 @@ class LatencyPanel(QtWidgets.QWidget):
                       for i, s in enumerate(strategies)]])
         ax.setHeight(2 * QtGui.QFontMetrics(ax.font()).lineSpacing() + 12 if two_lines else None)
         self.plot.setXRange(-0.7, len(strategies) - 0.3, padding=0)
-        self.plot.setYRange(0, ymax * (1.45 if paired or any(r["schedule_kind"] != "rules" for _, r in measured)
-                                       else 1.3), padding=0)  # room for the legend above the bars
+        self.plot.setYRange(0, ymax * 1.08, padding=0)   # the legend is above the view box: no room needed for it
+        self._fit_legend()
         # compile time and kernels
         cs = [(i, r) for i, r in enumerate(rows) if r["compile_s"] is not None]
         if cs:
@@ -242,6 +321,16 @@ class LatencyPanel(QtWidgets.QWidget):
                f" No published T4 figures: they are for {pub_res} px input at batch 1." if pub_res else "")
             + (f"\n{hint}" if hint else ""))
         self._fill_table()
+
+    def _fit_legend(self, *_):
+        """The legend's entries flowed in rows as wide as the plot, the legend centred in its row and the row
+        as tall as the legend (none without entries); again whenever the row resizes."""
+        avail = self.legend_row.size().width()
+        self.legend.flow(avail)
+        self.legend.setPos(max(0.0, (avail - self.legend.width()) / 2), 0)
+        h = float(self.legend.height()) if self.legend.items else 0.0
+        if self.legend_row.maximumHeight() != h:
+            self.legend_row.setFixedHeight(h)
 
     def _whiskers(self, xs, meds, w):
         """min-max whiskers over bars at xs; meds: (median, min, max) each."""

@@ -8,6 +8,7 @@ import html
 from PySide6 import QtCore, QtGui, QtWidgets
 
 from .. import style
+from . import follow_results
 
 NODE_W, NODE_H, LEAF_W, LEAF_H = 250.0, 56.0, 90.0, 32.0
 HGAP, VGAP = 24.0, 46.0
@@ -85,29 +86,16 @@ class RecommendationPanel(QtWidgets.QWidget):
         """Recommend from the model from now on: the open Document, the results measured on the selected
         device and the compile-time budget (engine.recommend)."""
         self._workspace = workspace
-        workspace.events.document.connect(self._on_document)
-        workspace.events.plans.connect(self._on_change)
-        workspace.events.results.connect(self._on_change)
-        workspace.events.device.connect(lambda ev: self.redraw())
+        follow_results(workspace, self.redraw)
         workspace.events.budget.connect(lambda ev: self.redraw())
-
-    def _on_document(self, ev):
-        QtCore.QTimer.singleShot(0, self.redraw)   # after the window has shown the new model
-
-    def _on_change(self, ev):
-        if ev.type == "plans" or ev.target == self._workspace.device:
-            self.redraw()
 
     def redraw(self):
         ws = self._workspace
         doc = ws.doc
         if doc is None:
             return
-        try:
-            from engine import recommend
-        except ImportError:
-            self.show_message("The recommendation (engine/recommend.py) is not available in this build.")
-            return
+        from engine import recommend
+
         try:
             # every result, errored or not correct ones too: the engine leaves those out and says why
             measured = doc.results_for(ws.device)
