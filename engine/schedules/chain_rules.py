@@ -7,18 +7,20 @@ BN/ReLU6 -> project 1x1 + BN [+ residual]) after FuseTIR of an `anchor_chain` gr
 
 - Bands: the last convolution (the sink) is split into row bands of its output; (batch x bands) is
   the parallel loop. `band_rows` (the one place that decides) picks the height so that the band's
-  intermediates fit in half of the L2 per core (`target.l2_per_core`: the board's profile or this host, or the rule's
-  `l2_bytes`). A map whose intermediates fit whole is one band per image: no halo is recomputed,
-  and with fewer images than cores the stages inside the band run in parallel instead.
+  intermediates fit in half of the L2 per core (the AnchorConfig's `l2_bytes`: config_for takes
+  `target.l2_per_core`, the board's profile or this host; or the rule's own `l2_bytes`). A map
+  whose intermediates fit whole is one band per image: no halo is recomputed, and with fewer
+  images than cores (the Config's `cores`) the stages inside the band run in parallel instead.
 - Producers: every earlier block (convolutions, pads, epilogues) is `compute_at` the band loop, so
   each intermediate exists only as a band plus its halo rows, recomputed by neighbouring bands. A
   convolution whose output is padded for the next one is computed one row at a time inside the pad's
   row loop (a band of it would have a region clipped at the map's edges, which TVM cannot compact:
   a whole-map buffer per band); the pad's width loop is split into border columns (zeros) and a
   branch-free interior, so no zero fill of the band is needed.
-- Register tiles as in the `Anchor` rule (vector along the output width, up to 12-16 output
-  channels or 2 rows/2 vectors sharing each broadcast weight, accumulators in a local tile), built
-  from its helpers; the batch-norm/activation after a convolution is inlined into the write-back of
+- Register tiles as in the `Anchor` rule (vector along the output width, up to `max_channel_tile`
+  output channels or 2 rows/2 vectors sharing each broadcast weight, accumulators in a local tile),
+  built from its helpers and sized by the same `AnchorConfig` (anchor_config.py: `config_for(target)`
+  or the rule's own); the batch-norm/activation after a convolution is inlined into the write-back of
   its accumulators, which then writes the next stage's input directly. A stride-2 depthwise conv
   reads a de-interleaved [.., w % 2, w // 2] copy, as in the Anchor rule.
 - Not a chain (one reduction, a reduction that is not a multiply-accumulate, an intermediate that
@@ -26,11 +28,13 @@ BN/ReLU6 -> project 1x1 + BN [+ residual]) after FuseTIR of an `anchor_chain` gr
 """
 from __future__ import annotations
 
+from dataclasses import replace
+
 from tvm import s_tir, tirx
 
 from . import cpu_rules as cr
 from .analysis import block_info, child_blocks, index_vars, is_padding_block, same_domain_consumer, vars_in
-from .target import l2_per_core, num_cores, vector_lanes
+from .anchor_config import AnchorConfig, config_for
 
 
 def band_rows(out_rows: int, batch: int, bytes_per_row: int, halo_bytes: int, l2_bytes: int,
@@ -69,15 +73,23 @@ def _load_buf(load):
 
 
 class Chain(cr.CPURule):
-    """Two or more convolutions in a chain: row bands of the last one, producers computed per band."""
+    """Two or more convolutions in a chain: row bands of the last one, producers computed per band.
+    `config`: the knobs to use for every target (by default config_for(target) picks them);
+    `l2_bytes`: the L2 budget of the bands instead of the Config's."""
 
     name = "cpu.Chain"
 
-    def __init__(self, l2_bytes: int | None = None):
+    def __init__(self, l2_bytes: int | None = None, config: AnchorConfig | None = None):
         self.l2_bytes = l2_bytes
+        self.config = config
+
+    def knobs(self, target) -> AnchorConfig:
+        """The knobs this rule uses on `target`: its Config or config_for(target), with its l2_bytes."""
+        cfg = self.config or config_for(target)
+        return replace(cfg, l2_bytes=int(self.l2_bytes)) if self.l2_bytes else cfg
 
     def _l2(self, target) -> int:
-        return int(self.l2_bytes) if self.l2_bytes else l2_per_core(target)
+        return self.knobs(target).l2_bytes
 
     def apply(self, func, target, _tunable):
         if not isinstance(func, tirx.PrimFunc) or not self.is_target_available(target):
@@ -119,7 +131,7 @@ class Chain(cr.CPURule):
             n = b.block.name_hint
             if sink in deps[n] and any(r.source.same_as(x) for r in b.block.reads for x in interm):
                 return None
-        return _schedule_chain(sch, anchors, vector_lanes(target), num_cores(target), self._l2(target))
+        return _schedule_chain(sch, anchors, self.knobs(target))
 
 
 def _ancestors(sch, order: list[str]) -> dict[str, set[str]]:
@@ -136,7 +148,8 @@ def _ancestors(sch, order: list[str]) -> dict[str, set[str]]:
     return anc
 
 
-def _schedule_chain(sch, anchors, lanes, cores, l2):
+def _schedule_chain(sch, anchors, cfg: AnchorConfig):
+    lanes = cfg.lanes
     # 1. elementwise chains inlined; kept as blocks: anchors, pads, and a direct producer of an
     #    anchor that computes something (the previous layer's batch-norm + activation)
     pads = [sch.get(rv).name_hint for rv in child_blocks(sch) if is_padding_block(block_info(sch, rv))]
@@ -190,11 +203,11 @@ def _schedule_chain(sch, anchors, lanes, cores, l2):
     out_rows = a.extents[yk]
     batch = a.extents[nk] if nk is not None else 1
     per_row, halo = _band_bytes(sch, anchors)
-    bh = band_rows(out_rows, batch, per_row, halo, l2, cores)
+    bh = band_rows(out_rows, batch, per_row, halo, cfg.l2_bytes, cfg.cores)
     # fewer bands than cores (a small map whose intermediates fit the cache whole): one band per
     # image, and the stages inside it run in parallel (rows of the padded intermediate, channels of
     # the depthwise conv, tiles of the last conv) instead of recomputing halo rows on every core
-    inside = batch * (out_rows // bh) < cores
+    inside = batch * (out_rows // bh) < cfg.cores
     loops = list(a.loops)
     yb, yi = sch.split(loops[yk], factors=[None, bh])
     outer = ([loops[nk]] if nk is not None else []) + [yb]
@@ -206,12 +219,12 @@ def _schedule_chain(sch, anchors, lanes, cores, l2):
              for k, lp in enumerate(loops) if k != nk]
     produced = a.block.writes[0].source
     consumers = [c for c in sch.get_consumers(rv) if same_domain_consumer(sch, c, produced)]
-    tile = _tile_anchor(sch, rv, pairs, lanes)
+    tile = _tile_anchor(sch, rv, pairs, cfg)
     if tile is None:
         return None
     if inside:  # (parallel loops before decompose_reduction: TVM wants a reduction block below)
         _parallel_first(sch, rv, par)
-    _accumulate_local(sch, rv, tile, consumers, lanes)
+    _accumulate_local(sch, rv, tile, consumers, cfg)
     # 3. producers computed per band, last to first. A padding block fed by an anchor (the
     #    expand conv's output, padded for the depthwise conv) iterates rows outermost, and the
     #    anchor is computed at that row loop, one row at a time: computed for the whole band, its
@@ -258,12 +271,12 @@ def _schedule_chain(sch, anchors, lanes, cores, l2):
         produced = blk.writes[0].source
         cons = list(sch.get_consumers(prv))
         stage = [c for c in cons if sch.get(c).name_hint in stages and _reads_at_own_point(sch.get(c), produced)]
-        t = _tile_anchor(sch, prv, prs, lanes)
+        t = _tile_anchor(sch, prv, prs, cfg)
         if t is None:
             return None
         if inside and at[n] is par:
             _parallel_first(sch, prv, par)
-        handled = _accumulate_local(sch, prv, t, stage if len(cons) == 1 else [], lanes)
+        handled = _accumulate_local(sch, prv, t, stage if len(cons) == 1 else [], cfg)
         done.update(handled)
     for n in producers:  # pads and stages not taken into a write-back: per band, vectorised
         if n not in anchors and n not in done:
@@ -542,13 +555,15 @@ def _rows_needed(sch, sink: str, d: int) -> dict:
     return need_buf
 
 
-def _tile_anchor(sch, rv, pairs, lanes):
+def _tile_anchor(sch, rv, pairs, cfg: AnchorConfig):
     """The Anchor rule's register tile on the loops `pairs` [(loop, iter var, extent, 'S'|'R')]
     (spatial loops first; after compute_at the loops do not bind the block trivially, so the caller
     pairs them with the iter vars). Vector axis v: the output's innermost dimension (a tile of whole
     vectors or one partial vector, cpu_rules._vec_tile); u: the largest axis the vectorised input
     does not depend on (output channels), else the next spatial axis out; a second row (or, for
-    one-row tiles, a second vector) when the tile is a single vector. Returns (tile loop, inner u,
+    one-row tiles, a second vector) when the tile is a single vector. Sizes from `cfg` as in
+    cpu_rules.choose_tile: at most acc_budget accumulators and max_channel_tile channels; a second
+    row/vector only when the tile then has min_two_row_accs accumulators. Returns (tile loop, inner u,
     inner w, inner v, reduction loops, extent of the last reduction loop), or None."""
     blk = sch.get(rv)
     out = blk.writes[0]
@@ -576,9 +591,8 @@ def _tile_anchor(sch, rv, pairs, lanes):
     else:
         outer_s = [k for k in s_idx if k < vk and ext[k] > 1]
         uk, reuse = (outer_s[-1] if outer_s else None), False
-    ve = ext[vk]
+    ve, lanes, acc_budget = ext[vk], cfg.lanes, cfg.acc_budget
     xi = cr._vec_tile(ve, lanes)
-    acc_budget = 12 if lanes <= 8 else 24
     nvec = -(-xi // lanes)
     wk, wi = None, 1
     xw = 1  # a second vector along the width, for one-row tiles (the expand conv row by row)
@@ -591,10 +605,10 @@ def _tile_anchor(sch, rv, pairs, lanes):
     ui = 1
     if uk is not None:
         ue = ext[uk]
-        ui = max([d for d in cr._divisors(ue) if d * nvec * wi <= acc_budget and d <= 16] or [1])
-        if reuse and ui * wi * nvec < 6 and wi > 1:
+        ui = max([d for d in cr._divisors(ue) if d * nvec * wi <= acc_budget and d <= cfg.max_channel_tile] or [1])
+        if reuse and ui * wi * nvec < cfg.min_two_row_accs and wi > 1:
             wk, wi, xw = None, 1, 1
-            ui = max([d for d in cr._divisors(ue) if d * nvec <= acc_budget and d <= 16] or [1])
+            ui = max([d for d in cr._divisors(ue) if d * nvec <= acc_budget and d <= cfg.max_channel_tile] or [1])
     outer, inner_u, inner_v, inner_w = [], None, None, None
     for k in s_idx:
         lp = pairs[k][0]
@@ -630,10 +644,12 @@ def _tile_anchor(sch, rv, pairs, lanes):
     return tile_loop, inner_u, inner_w, inner_v, rloops, ext[r_idx[-1]] if r_idx else 0
 
 
-def _accumulate_local(sch, rv, tile, consumers, lanes):
+def _accumulate_local(sch, rv, tile, consumers, cfg: AnchorConfig):
     """Accumulators in a local tile written back per tile (with the epilogue inlined); inner loops
-    unrolled and vectorised; the init split off."""
+    unrolled and vectorised (a last reduction loop of up to cfg.unroll_reduction unrolled); the init
+    split off."""
     tile_loop, inner_u, inner_w, inner_v, rloops, r_last = tile
+    lanes = cfg.lanes
     wb = sch.cache_write(rv, 0, "local")
     if tile_loop is not None:
         sch.reverse_compute_at(wb, tile_loop, preserve_unit_loops=True)
@@ -650,7 +666,7 @@ def _accumulate_local(sch, rv, tile, consumers, lanes):
     if inner_w is not None:
         sch.unroll(inner_w)
     sch.vectorize(inner_v)
-    if r_last <= 8 and len(rloops) > 1:
+    if r_last <= cfg.unroll_reduction and len(rloops) > 1:
         sch.unroll(rloops[-1])
     init = sch.decompose_reduction(rv, rloops[0])
     for blk in [init, wb]:
