@@ -131,12 +131,9 @@ def build_parser() -> argparse.ArgumentParser:
 
 
 def _cache_kinds() -> list[str]:
-    try:
-        from engine.cache_dir import KINDS
+    from engine.cache_dir import KINDS
 
-        return [*KINDS, "all"]
-    except ImportError:  # an engine without `cache clear` kinds (engine/cache_clear.py has its own)
-        return ["models", "results", "kernels", "tuning", "layout", "all"]
+    return [*KINDS, "all"]
 
 
 # ---- checking every argument before any work -------------------------------------------------------
@@ -195,9 +192,9 @@ def _check_target(spec: str, reach: bool):
 
 def _check_hardware(name: str | None) -> None:
     if name:
-        from engine import hardware
+        from engine import profiles
 
-        hardware.get(name)
+        profiles.get(name)
 
 
 def _strategies(text: str) -> list[str]:
@@ -305,12 +302,12 @@ def cmd_inspect(a) -> int:
 
 
 def cmd_plan(a) -> int:
-    from engine import hardware, loader, onnx_input, report, targets
+    from engine import loader, onnx_input, profiles, report, targets
     from engine.planner import make_plan, plan_json
 
     g = loader.load(a.model, a.shapes)
     onnx_input.check_graph_sizes(g, a.model)
-    hw = hardware.get(a.hardware or targets.parse(a.target).hardware)
+    hw = profiles.get(a.hardware or targets.parse(a.target).hardware)
     p = make_plan(g, a.strategy, hw, cost=a.cost, target=a.target, progress=_progress)
     if sys.stderr.isatty() and a.cost == "measured":
         print(file=sys.stderr)
@@ -389,9 +386,10 @@ def cmd_table(a) -> int:
 
 def cmd_tune(a) -> int:
     from engine import targets, tuning
+    from engine.tuned_store import store_for
 
     if a.clear:
-        n = tuning.store_for(targets.parse(a.target)).clear()
+        n = store_for(targets.parse(a.target)).clear()
         print(f"deleted {n} tuning records for {a.target}")
     r = tuning.tune(a.model, a.shapes, a.strategy, a.target, trials=a.trials,
                     time_limit_s=a.time_limit * 60 if a.time_limit is not None else None, hw_name=a.hardware,
@@ -441,10 +439,7 @@ def cmd_devices(a) -> int:
 
 
 def cmd_cache(a) -> int:
-    try:
-        from engine.cache_dir import cache_root, clear
-    except ImportError:  # an engine without cache_dir.clear
-        from engine.cache_clear import cache_root, clear
+    from engine.cache_dir import cache_root, clear
 
     removed = clear(a.what)
     for kind, n in removed.items():

@@ -5,7 +5,7 @@ import statistics
 import threading
 import time
 
-from . import hardware, loader, published, runner, stats
+from . import loader, profiles, published, runner, stats
 from .planner import make_plan
 
 
@@ -60,7 +60,7 @@ def bench_model(spec: str, shapes, strategies, hw_name: str, target: str, repeat
 
     with _planning:
         g = loader.load(spec, shapes, force=force)
-    hw = hardware.get(hw_name)
+    hw = profiles.get(hw_name)
     cost = cost or default_cost(target)
     t = targets.parse(target)
     plans, costs, results = {}, {}, {}
@@ -103,24 +103,8 @@ def bench_model(spec: str, shapes, strategies, hw_name: str, target: str, repeat
             "hardware": {"name": hw.name, "title": hw.title}}
 
 
-def comparisons(results: dict) -> dict:
-    """(other, base) -> stats.Speedup for every strategy against `none` and against `greedy`, among
-    results that ran without error and are correct (incorrect ones are never compared)."""
-    ok = {s: r for s, r in results.items() if r.error is None and r.correct is True and r.latency_ms}
-    out = {}
-    for base in ("none", "greedy"):
-        if base not in ok:
-            continue
-        for s, r in ok.items():
-            if s != base and not (base == "greedy" and s == "none"):
-                sp = stats.speedup(ok[base], r)
-                if sp is not None:
-                    out[(s, base)] = sp
-    return out
-
-
 def bench_json(b: dict) -> dict:
-    comps = comparisons(b["results"])
+    comps = stats.comparisons(b["results"])
     return {"model": b["model"], "ops": b["ops"], "onnxruntime_ms": b["ort"], "target": b.get("target"),
             "hardware": b.get("hardware"),
             "measured_on": _measured_on(b), "round_robin": b.get("round_robin", []),
@@ -148,7 +132,7 @@ def table_row(b: dict) -> dict:
     good = {s for s, x in ran.items() if x.correct is True}   # ratios only between correct results
     comp = {s: x.build_s + x.planning_ms / 1000 for s, x in ran.items()}
     base, gr, dp, hy = med.get("none"), med.get("greedy"), med.get("dp"), med.get("hybrid")
-    cmp = comparisons(r)
+    cmp = stats.comparisons(r)
     row = {"model": b["model"], "ops": b["ops"], "baseline_ms": base, "greedy_ms": gr, "dp_ms": dp, "hybrid_ms": hy,
            "dp_vs_baseline": base / dp if base and dp and {"none", "dp"} <= good else None,
            "dp_vs_greedy": gr / dp if gr and dp and {"greedy", "dp"} <= good else None,

@@ -21,6 +21,7 @@ from __future__ import annotations
 
 import contextlib
 import json
+import math
 import os
 import shutil
 import tempfile
@@ -92,6 +93,11 @@ def drop(path) -> None:
             p.unlink(missing_ok=True)
     except OSError:
         pass
+
+
+def is_number(x) -> bool:
+    """A finite int or float, not a bool: what a validated cache read takes for a number."""
+    return isinstance(x, (int, float)) and not isinstance(x, bool) and math.isfinite(x)
 
 
 def read_json(path, kind: type = dict):

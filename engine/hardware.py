@@ -54,24 +54,19 @@ def _with_kinds(hw: Hardware, own: dict | None = None) -> Hardware:
 
 
 def names() -> list[str]:
-    """The profiles always there ("host-calibrated" exists once `main.py calibrate` has run)."""
+    """The profiles always there (engine/profiles.py adds "host-calibrated" once `main.py calibrate` has run)."""
     return [*_profiles(), "host"]
 
 
 def get(name: str) -> Hardware:
-    name = _norm(name)
+    """A profile of names() (a few aliases too: cpu = host, pi4 = rpi4b). Names given by a user go to
+    engine.profiles.get, which also knows the calibrated host."""
+    name = normalise(name)
     aliases = {"raspberrypi4b": "rpi4b", "pi4": "rpi4b", "cpu": "host"}
     name = aliases.get(name, name)
     if name == "host":
         return host()
-    if name == "hostcalibrated":
-        from .planner.calibrate import calibrated
-
-        hw = calibrated(host(), "cpu")
-        if hw is None:
-            raise FuseLensError("no calibration saved for this machine yet: run `python main.py calibrate MODEL`")
-        return replace(hw, name="host-calibrated", title=hw.title + ", calibrated")
-    p = {_norm(k): k for k in _profiles()}
+    p = {normalise(k): k for k in _profiles()}
     if name not in p:
         raise FuseLensError(f"unknown hardware profile {name!r}; choose from {', '.join(names())}")
     d = dict(_profiles()[p[name]])
@@ -80,7 +75,8 @@ def get(name: str) -> Hardware:
     return _with_kinds(Hardware(name=p[name], **d), own)
 
 
-def _norm(name: str) -> str:
+def normalise(name: str) -> str:
+    """A profile name as compared: lower case, without hyphens or spaces."""
     return name.lower().replace("-", "").replace(" ", "")
 
 
@@ -143,10 +139,10 @@ def measure_bandwidth(mb: int = 128, repeats: int = 5) -> float:
 def _profile_ok(h) -> bool:
     """A stored profile (host.json's "hardware") whose fields the cost model can compute with: names
     are strings, counts positive integers, rates positive finite numbers (a bad one is a cache miss)."""
-    import math
+    from .cache_dir import is_number
 
     def num(v, lo_ok=False):
-        return isinstance(v, (int, float)) and not isinstance(v, bool) and math.isfinite(v) and (v > 0 or lo_ok and v == 0)
+        return is_number(v) and (v > 0 or lo_ok and v == 0)
 
     return (isinstance(h, dict) and all(isinstance(h.get(k), str) for k in ("name", "title", "kind"))
             and isinstance(h.get("source", ""), str)

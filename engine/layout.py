@@ -119,7 +119,8 @@ def collapsed_size(graph, members) -> tuple[float, float]:
     return max(90.0, len(collapsed_label(graph, members)) * CHAR_W + 16), NODE_H
 
 
-def _num(node_id: str) -> int:
+def node_number(node_id: str) -> int:
+    """An op id's number, for ordering ops as the graph lists them ("n12" -> 12)."""
     try:
         return int(node_id[1:])          # OpGraph ids are "n<k>"
     except ValueError:
@@ -128,12 +129,12 @@ def _num(node_id: str) -> int:
 
 def group_key(members) -> str:
     """A stable identity for a group: its lowest-numbered node."""
-    return min(members, key=_num)
+    return min(members, key=node_number)
 
 
 def group_hue(members) -> float:
     """A stable hue in [0, 1) for a group, from its first node's number (golden-ratio spacing)."""
-    k = min(_num(m) for m in members)
+    k = min(node_number(m) for m in members)
     return (k * 0.6180339887 + 0.07) % 1.0
 
 

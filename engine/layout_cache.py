@@ -5,11 +5,10 @@ folder), keyed by the exact layout problem, so a model opened again is drawn wit
 """
 from __future__ import annotations
 
-import math
 from pathlib import Path
 
 from . import layout as L
-from .cache_dir import cache_dir, drop, read_json, write_json
+from .cache_dir import cache_dir, drop, is_number, read_json, write_json
 
 LAYOUT_CACHE_VERSION = 1
 
@@ -44,15 +43,14 @@ def cached(key: str, inp: L.LayoutInput | None = None) -> L.Layout | None:
 
 def _layout_from(d: dict, inp: L.LayoutInput | None) -> L.Layout | None:
     def point(v) -> bool:
-        return isinstance(v, (list, tuple)) and len(v) == 2 and all(
-            isinstance(x, (int, float)) and not isinstance(x, bool) and math.isfinite(x) for x in v)
+        return isinstance(v, (list, tuple)) and len(v) == 2 and all(is_number(x) for x in v)
 
     try:
         pos, sizes = d["pos"], d["sizes"]
         if not (isinstance(pos, dict) and isinstance(sizes, dict) and pos
                 and all(isinstance(k, str) and point(v) for k, v in pos.items())
                 and all(isinstance(k, str) and point(v) for k, v in sizes.items())
-                and all(isinstance(d[k], (int, float)) and math.isfinite(d[k]) for k in ("width", "height"))
+                and all(is_number(d[k]) for k in ("width", "height"))
                 and d["engine"] in ("dot", "builtin")
                 and isinstance(d.get("seconds", 0.0), (int, float)) and isinstance(d.get("note", ""), str)):
             return None

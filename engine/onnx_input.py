@@ -322,7 +322,7 @@ def freeze(model: onnx.ModelProto, shapes: dict[str, list[int]], src: str) -> on
         return model
     import onnxsim
 
-    from .relax_import import quiet_native_stderr
+    from .quiet import quiet_native_stderr
 
     try:
         # onnxsim prints on fd 2 what it cannot fold ("WARNING: failed to run ...", with a Python traceback)

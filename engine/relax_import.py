@@ -6,13 +6,12 @@ It also records, for every Relax variable the importer emitted, the ONNX node it
 """
 from __future__ import annotations
 
-import contextlib
-import io
 import warnings
 
 import onnx
 
 from .errors import ModelError
+from .quiet import quiet_native_stderr, quiet_stdout
 
 
 def supported_ops() -> set[str]:
@@ -29,45 +28,6 @@ def check_ops(model: onnx.ModelProto, src: str) -> None:
             where = f"node {n.name!r}" if n.name else f"node #{i}"
             dom = f" (domain {n.domain})" if n.domain not in ("", "ai.onnx") else ""
             raise ModelError(src, f"operator {n.op_type}{dom} at {where} is not supported by TVM's ONNX importer")
-
-
-@contextlib.contextmanager
-def quiet_native_stderr():
-    """Silence what TVM's C++ side prints on fd 2 (e.g. BlockBuilder warnings after a failed import),
-    so a failure reaches the user as our one line only. Set FUSELENS_DEBUG=1 to keep it."""
-    import os
-    import sys
-    import tempfile
-
-    import threading
-
-    # fd 2 is the whole process's: only the main thread (the command line) may borrow it; an app
-    # importing in a worker thread keeps its terminal output.
-    if os.environ.get("FUSELENS_DEBUG") or threading.current_thread() is not threading.main_thread():
-        yield
-        return
-    try:
-        sys.stderr.flush()
-        saved = os.dup(2)
-    except (OSError, ValueError):
-        yield
-        return
-    with tempfile.TemporaryFile() as sink:
-        os.dup2(sink.fileno(), 2)
-        try:
-            yield
-        finally:
-            os.dup2(saved, 2)
-            os.close(saved)
-
-
-def _quiet_stdout():
-    """The frontend prints on failure; swallow it on the main thread only (sys.stdout is global)."""
-    import threading
-
-    if threading.current_thread() is threading.main_thread():
-        return contextlib.redirect_stdout(io.StringIO())
-    return contextlib.nullcontext()
 
 
 def to_relax(model: onnx.ModelProto, src: str):
@@ -107,7 +67,7 @@ def to_relax(model: onnx.ModelProto, src: str):
     relax.BlockBuilder.emit_output = emit_output
     failure = None
     try:
-        with warnings.catch_warnings(), _quiet_stdout(), quiet_native_stderr():
+        with warnings.catch_warnings(), quiet_stdout(), quiet_native_stderr():
             warnings.simplefilter("ignore")
             try:
                 mod = fe.from_onnx(model, keep_params_in_input=False)

@@ -116,7 +116,7 @@ def _vs(c, bad: bool = False) -> str:
 
 
 def bench_table(b: dict) -> str:
-    from .benchmark import comparisons
+    from .stats import comparisons
 
     res = b["results"]
     comps = comparisons(res)
@@ -152,7 +152,7 @@ def verdict_lines(res: dict, comps: dict | None = None) -> list[str]:
     """The comparisons the bench table states in words: every strategy against greedy (against
     none where greedy was not run), with its interval; strategies without a correct result are
     named and left out; which strategies were sampled round-robin and which came from the cache."""
-    from .benchmark import comparisons
+    from .stats import comparisons
 
     comps = comparisons(res) if comps is None else comps
     base = "greedy" if any(k[1] == "greedy" for k in comps) else "none"

@@ -132,3 +132,19 @@ def speedup(base, other) -> Speedup | None:
     bmin, bmax = lb.get("min") or lb["median"], lb.get("max") or lb["median"]
     omin, omax = lo_.get("min") or lo_["median"], lo_.get("max") or lo_["median"]
     return Speedup(ratio, min(bmin / omax, ratio), max(bmax / omin, ratio), "range", len(sb), len(so))
+
+
+def comparisons(results: dict) -> dict:
+    """(other, base) -> Speedup for every strategy against `none` and against `greedy`, among the
+    benchmark results that ran without error and are correct (incorrect ones are never compared)."""
+    ok = {s: r for s, r in results.items() if r.error is None and r.correct is True and r.latency_ms}
+    out = {}
+    for base in ("none", "greedy"):
+        if base not in ok:
+            continue
+        for s, r in ok.items():
+            if s != base and not (base == "greedy" and s == "none"):
+                sp = speedup(ok[base], r)
+                if sp is not None:
+                    out[(s, base)] = sp
+    return out

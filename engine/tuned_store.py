@@ -50,6 +50,22 @@ def target_slug(target, device_key: str = "") -> str:
     return f"{prefix}-{hashlib.sha256(raw.encode()).hexdigest()[:12]}"
 
 
+def build_for(t) -> str:
+    """What a parsed target (engine.targets.Target) builds for, with a CUDA device's own architecture."""
+    if t.kind == "cuda" and t.build_for == "cuda":
+        from . import targets
+
+        return "cuda:" + targets.cuda_arch(t.index)
+    return t.build_for
+
+
+def store_for(t) -> "Store":
+    """The store for a parsed target (engine.targets.Target): one per target, and per tracker key."""
+    from . import build
+
+    return Store(build.tvm_target(build_for(t)), t.key if t.kind == "rpc" else "")
+
+
 class Store:
     def __init__(self, target, device_key: str = ""):
         self.target = target

@@ -22,6 +22,7 @@ from dataclasses import asdict, dataclass, field
 from .errors import FuseLensError, TargetError
 from .child import Cancelled, ChildFailed, run_in_child  # noqa: F401 - Cancelled is part of this module's API
 from .cpus import usable_cores
+from .tuned_store import build_for, store_for
 
 
 @dataclass
@@ -83,7 +84,7 @@ def tune(spec: str, shapes: dict | None, strategy: str, target: str = "cpu", tri
     """Tune every kernel of `strategy`'s plan of `spec` on `target`. Raises FuseLensError for bad
     input (before any work) and Cancelled when `cancel` is set; a failed tuning run is the report's
     `error` (records found before the failure are kept)."""
-    from . import hardware, loader, targets
+    from . import loader, profiles, targets
     from .planner import make_plan
 
     if trials is not None and trials < 1:
@@ -97,7 +98,7 @@ def tune(spec: str, shapes: dict | None, strategy: str, target: str = "cpu", tri
     if t.kind == "rpc":
         targets.check(t)
     graph = loader.load(spec, shapes)
-    hw = hardware.get(hw_name or t.hardware)
+    hw = profiles.get(hw_name or t.hardware)
     p = make_plan(graph, strategy, hw, cost=cost, target=target)
     job = {"spec": spec, "shapes": shapes, "groups": p.groups, "target": t.spec, "trials": trials,
            "time_limit_s": time_limit_s, "model": graph.name, "strategy": strategy}
@@ -113,22 +114,6 @@ def tune(spec: str, shapes: dict | None, strategy: str, target: str = "cpu", tri
                       error=payload.get("error", "tuning failed"))
 
 
-def store_for(t):
-    """The tuned-schedule store for a parsed target (engine.targets.Target)."""
-    from . import build
-    from .tuned_store import Store
-
-    return Store(build.tvm_target(_build_for(t)), t.key if t.kind == "rpc" else "")
-
-
-def _build_for(t) -> str:
-    if t.kind == "cuda" and t.build_for == "cuda":
-        from . import targets
-
-        return "cuda:" + targets.cuda_arch(t.index)
-    return t.build_for
-
-
 # ---- the worker process ---------------------------------------------------------------------
 
 def _tune_job(job, say):
@@ -142,7 +127,7 @@ def _tune_job(job, say):
 
     t0 = time.perf_counter()
     t = targets.parse(job["target"])
-    tgt = build.tvm_target(_build_for(t))
+    tgt = build.tvm_target(build_for(t))
     store = store_for(t)
     report = TuneReport(model=job["model"], strategy=job["strategy"], target=t.spec, store=str(store.dir))
     say("loading model", 0.02)
@@ -256,7 +241,7 @@ def _weights(graph, groups, mod, t, tasks) -> dict[str, float]:
     from .schedules import schedule
     from .tuned_store import apply_tuned
 
-    tgt = build.tvm_target(_build_for(t))
+    tgt = build.tvm_target(build_for(t))
     m, _, _ = apply_tuned(mod, tgt)
     m, _ = schedule(m, tgt)
     exe = relax.build(m, target=tgt, relax_pipeline=relax.get_pipeline("default_build"))

@@ -15,18 +15,10 @@ from .planning import cached_results
 
 
 def find_devices() -> list[dict]:
-    """Worker: where Benchmark can run (the runner's list, else the configured targets)."""
-    try:
-        from engine import runner
+    """Worker: where Benchmark can run (engine.targets.devices: this machine, its GPUs, RPC devices)."""
+    from engine import targets
 
-        fn = getattr(runner, "devices", None)
-    except ImportError:
-        fn = None
-    if fn is None:
-        from engine import targets
-
-        fn = targets.devices
-    return fn()
+    return targets.devices()
 
 
 def run_benchmarks(runner, doc, plans: dict, target: str, repeat: int, force: bool, progress, cancel,
@@ -126,11 +118,8 @@ class Benchmarks:
         if w.doc is None:
             w.show_error("open a model first", "Benchmark")
             return
-        try:
-            from engine import runner
-        except ImportError:
-            w.show_error("the benchmark runner (engine/runner.py) is not available in this build", "Benchmark")
-            return
+        from engine import runner
+
         if strategies is None:
             strategies = [s for s in w.doc.strategies() if s in w.doc.plans] if all_strategies else \
                 [w.strategy] + ([w.right_strategy] if w.state.side_by_side and

@@ -49,7 +49,7 @@ class Differences:
             text = (f"only in {s}: group {gi}  {L.group_name(doc.graph, members)} ({len(members)} ops)"
                     + (f"  [{badge}]" if badge else ""))
             tip = (f"{'left' if side == 0 else 'right'} pane ({s}), group {gi}: {len(members)} ops from "
-                   f"{min(members, key=L._num)}" + (f"\nkind: {kind_title(info)}" if info else ""))
+                   f"{min(members, key=L.node_number)}" + (f"\nkind: {kind_title(info)}" if info else ""))
             rows.append(((s, gi), text, tip, style.STRATEGY_COLOURS.get(s)))
         oa = sum(1 for r in rows if r[0][0] == left)
         head = (f"<b>{len(rows)}</b> fused groups differ: {oa} only in <b>{left}</b> (left), "

@@ -17,15 +17,12 @@ from .document import FAST_STRATEGIES, decided_by, plan_strategies
 
 def cached_results(graph, plans: dict, target: str) -> dict:
     """Worker: results the runner already has for these plans on `target` (its cache), by strategy."""
-    try:
-        from engine import runner
-    except ImportError:
-        return {}
-    fn = getattr(runner, "cached_result", None)
+    from engine import runner
+
     out = {}
-    for s, p in plans.items() if fn is not None else ():
+    for s, p in plans.items():
         try:
-            r = fn(graph, p, target)
+            r = runner.cached_result(graph, p, target)
         except Exception:  # noqa: BLE001 - a stale cache entry is not worth an error
             r = None
         if r is not None and not r.error:
@@ -37,9 +34,9 @@ def cached_results(graph, plans: dict, target: str) -> dict:
 def plan_fast(graph, spec: str, shapes, profile: str, target: str, progress, cancel) -> dict:
     """Worker: plan the fast strategies for `graph` on hardware `profile` and look up what the runner
     has cached for them on `target`; returns the fields of a new Document (see file_io.document_from)."""
-    from engine import hardware
+    from engine import profiles
 
-    hw = hardware.get(profile)
+    hw = profiles.get(profile)
     plans, errors = plan_strategies(graph, hw, FAST_STRATEGIES, progress=progress, cancel=cancel)
     return {"spec": spec, "shapes": shapes, "graph": graph, "hw": hw, "plans": plans,
             "errors": errors, "cached": cached_results(graph, plans, target)}
@@ -66,12 +63,12 @@ def replan_job(graph, profile: str, strategies: list[str], progress, cancel, cos
     measure_error). cost="measured": dp, hybrid and optimal decide by kernel times measured on `target`
     (built and timed the first time, cached after); when that cannot be done (a remote or absent
     target) they are planned by the cost model and measure_error says why ("" otherwise)."""
-    from engine import hardware
+    from engine import profiles
     from engine.planner import COSTED, make_plan
     from engine.runner import Cancelled
 
     progress(f"re-planning for {profile}", 0.0)
-    hw = hardware.get(profile)
+    hw = profiles.get(profile)
     measured = [s for s in strategies if cost == "measured" and s in COSTED]
     plans, errors = plan_strategies(graph, hw, [s for s in strategies if s not in measured], cancel=cancel)
     measure_error = ""

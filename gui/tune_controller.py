@@ -19,9 +19,9 @@ from .events import EmitterGroup
 def records(target: str) -> int | None:
     """How many tuning records the store of `target` holds (None when that cannot be said)."""
     try:
-        from engine import targets, tuning
+        from engine import targets, tuned_store
 
-        return len(tuning.store_for(targets.parse(target)))
+        return len(tuned_store.store_for(targets.parse(target)))
     except Exception:  # noqa: BLE001 - a count for a message, not worth an error
         return None
 
@@ -58,11 +58,6 @@ class Tuning:
         w = self.win
         if w.doc is None:
             w.show_error("open a model first", "Tune")
-            return
-        try:
-            from engine import tuning  # noqa: F401 - only whether it is there
-        except ImportError:
-            w.show_error("tuning (engine/tuning.py) is not available in this build", "Tune")
             return
         doc, strategy, target = w.doc, w.strategy, w.device()
         if strategy == "custom":

@@ -76,11 +76,11 @@ def main():
     from tvm import relax
 
     from engine import build as eb
-    from engine import hardware, loader, report, schedules
+    from engine import loader, profiles, report, schedules
     from engine.planner import kinds, make_plan
     from engine.planner.apply import apply
 
-    hw = hardware.get(a.hardware)
+    hw = profiles.get(a.hardware)
     if a.kinds:
         on = {k: {**(hw.kinds.get(k) or {}), "enabled": True} for k in a.kinds.split(",")}
         unknown = set(on) - set(kinds.BEYOND)

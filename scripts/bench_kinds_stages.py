@@ -230,7 +230,8 @@ def stage_code_rules(tiny_work=None):
     its 1x1 conv on a [1,C,1,1] vector, ...): the greedy kernels then get the same per-stage code
     as the stitched kernel (vectorised reductions, serial tiny stages, a broadcast value computed
     once), so that greedy+ vs stitched shows what the stitching itself gains."""
-    from engine.schedules import cpu_rules, stage_rules
+    from engine import schedules
+    from engine.schedules import stage_rules
 
     class StagesAnyReduction(stage_rules.Stages):
         name = "bench.StagesOneReduction"
@@ -240,7 +241,7 @@ def stage_code_rules(tiny_work=None):
 
     kw = {} if tiny_work is None else {"tiny_work": tiny_work}
     out = []
-    for r in cpu_rules.default_rules():
+    for r in schedules.cpu_default_rules():
         if isinstance(r, stage_rules.Stages):
             out += [stage_rules.Stages(**kw), StagesAnyReduction(**kw)]
         else:
@@ -330,12 +331,13 @@ def main():
 
     from engine import hardware, loader
     from engine.planner import make_plan
-    from engine.schedules import cpu_rules, stage_rules, target
+    from engine import schedules
+    from engine.schedules import stage_rules, target
 
     rules = None
     if a.tiny_work is not None:
         rules = [r if not isinstance(r, stage_rules.Stages) else stage_rules.Stages(tiny_work=a.tiny_work)
-                 for r in cpu_rules.default_rules()]
+                 for r in schedules.cpu_default_rules()]
     plus = None if a.no_plus else stage_code_rules(a.tiny_work)
     hw = hardware.get("host")
     f = target.host_facts()

@@ -26,7 +26,7 @@ import time
 
 sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 
-from engine import cpus, hardware, loader  # noqa: E402
+from engine import cpus, loader, profiles  # noqa: E402
 from engine.planner import calibrate, dp, greedy, measure  # noqa: E402
 from engine.planner.cost import CostModel  # noqa: E402
 from engine.planner.order import chain_order  # noqa: E402
@@ -91,7 +91,7 @@ def main():
     threads = a.threads or None
     os.environ["TVM_NUM_THREADS"] = str(threads or cpus.usable_cores())   # for --e2e, before TVM's pool starts
     cache = a.cache or tempfile.mkdtemp(prefix="fuselens-kernels-")
-    hw = hardware.get(a.hardware)
+    hw = profiles.get(a.hardware)
     cap = a.max_kernels or None
     modes = a.flush.split(",")
     print(f"kernel cache: {cache}; profile {hw.name}; cap {cap} distinct kernels per model; "
@@ -147,7 +147,7 @@ def main():
             print(f"    greedy plan's kernels before: {fid(calibrate.evaluate(graph, hw, 'cpu', gp, **fkw))}")
             print(f"                          after:  {fid(calibrate.evaluate(graph, cal.hw, 'cpu', gp, **fkw))}")
             costs.hits = costs.misses = 0
-            segs_meas, _, _ = measure.measured_dp(graph, hw, "cpu", costs=costs, threads=threads, flush=flush)
+            segs_meas, _, _ = calibrate.measured_dp(graph, hw, "cpu", costs=costs, threads=threads, flush=flush)
             pname = "dp (measured)" if len(modes) == 1 else f"dp (measured, {flush})"
             plans[pname] = to_ids(segs_meas)
             rows.append((flush, costs, cal, costs.hits, costs.misses))

@@ -15,7 +15,7 @@ import time
 
 sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 
-from engine import hardware, loader  # noqa: E402
+from engine import loader, profiles  # noqa: E402
 from engine.planner import make_plan  # noqa: E402
 from tests.synthetic import branching, chain  # noqa: E402
 
@@ -35,7 +35,7 @@ def main():
     ap.add_argument("--no-zoo", action="store_true")
     ap.add_argument("--hardware", default="t4")
     a = ap.parse_args()
-    hw = hardware.get(a.hardware)
+    hw = profiles.get(a.hardware)
     cases = [(f"{f.__name__} {n}", f(n)) for n in (100, 1000, 10000) for f in (chain, branching)]
     if not a.no_zoo:
         cases += [(f"zoo:{z}", loader.load(f"zoo:{z}")) for z in

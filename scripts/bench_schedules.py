@@ -66,7 +66,7 @@ def main():
     from tvm import relax
 
     from engine import build as eb
-    from engine import hardware, loader, schedules
+    from engine import hardware, loader, profiles, schedules
     from engine.planner import make_plan
     from engine.planner.apply import apply
     from engine.schedules.target import host_facts
@@ -77,7 +77,7 @@ def main():
           f"LLVM mcpu={facts.mcpu} mtriple={facts.mtriple} vector={facts.vector_bits} bit; "
           f"TVM {tvm.__version__}, ONNX Runtime {ort.__version__}; SCHEDULE_VERSION {schedules.SCHEDULE_VERSION}")
     strategies = a.strategies.split(",")
-    hw = hardware.get(a.hardware)
+    hw = profiles.get(a.hardware)
     dev = tvm.cpu()
     results = {"machine": {"cpu": cpu_model, "threads": a.threads, "mcpu": facts.mcpu, "mtriple": facts.mtriple,
                            "vector_bits": facts.vector_bits, "tvm": tvm.__version__, "onnxruntime": ort.__version__,

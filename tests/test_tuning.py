@@ -8,7 +8,7 @@ import sys
 import onnx
 import pytest
 
-from engine import build, hardware, loader, runner, targets, tuning
+from engine import build, hardware, loader, runner, targets, tuned_store, tuning
 from engine.errors import TargetError
 from engine.planner import make_plan
 from engine.planner.apply import apply
@@ -87,7 +87,7 @@ def test_builds_use_a_record_where_there_is_one_and_the_rules_elsewhere(tiny):
     """A record applied at build time gives the same numbers as the rules; the report says mixed."""
     tgt = build.tvm_target("cpu")
     g, p, mod, funcs = _kernels(tiny)
-    store = tuning.store_for(targets.parse("cpu"))
+    store = tuned_store.store_for(targets.parse("cpu"))
     gv, f = max(funcs, key=lambda x: "conv" in x[0].name_hint)
     with tgt:
         m = tuning_form(f, tgt)
@@ -123,7 +123,7 @@ def test_tune_a_small_model_with_a_few_trials(tiny):
         assert k.status in ("tuned", "rules kept", "failed", "not tuned")
         if k.status == "tuned":
             assert k.best_us is not None and (k.rules_us is None or k.best_us < k.rules_us)
-    store = tuning.store_for(targets.parse("cpu"))
+    store = tuned_store.store_for(targets.parse("cpu"))
     assert len(store) == sum(k.status == "tuned" for k in r.kernels)
     assert any("tuned" in s for s, _ in stages) and all(0 <= f <= 1 for _, f in stages)
     assert "distinct kernels" in r.summary()
@@ -172,7 +172,7 @@ def test_tune_cuda_without_a_gpu_builds_candidates_and_says_so(tiny):
     assert r.error is None, r.error
     assert "no CUDA device" in r.stopped and "sm_90" in r.stopped
     assert any(k.status == "built only" for k in r.kernels)
-    assert len(tuning.store_for(targets.parse("cuda:sm_90"))) == 0
+    assert len(tuned_store.store_for(targets.parse("cuda:sm_90"))) == 0
 
 
 def test_parse_cuda_arch_target():
@@ -217,8 +217,8 @@ def test_tune_over_a_loopback_tracker(tiny, two_device_tracker):
     assert r.error is None, r.error
     assert any(k.trials for k in r.kernels)
     assert any(k.rules_us for k in r.kernels), [k.note for k in r.kernels]
-    store = tuning.store_for(targets.parse(spec))
-    assert "tunebox" in store.dir.name and store.dir != tuning.store_for(targets.parse("cpu")).dir
+    store = tuned_store.store_for(targets.parse(spec))
+    assert "tunebox" in store.dir.name and store.dir != tuned_store.store_for(targets.parse("cpu")).dir
     assert len(store) == sum(k.status == "tuned" for k in r.kernels)
 
 

@@ -6,7 +6,8 @@ from dataclasses import replace
 import pytest
 
 from engine import hardware, published, report, stats
-from engine.benchmark import comparisons, table_row
+from engine.benchmark import table_row
+from engine.stats import comparisons
 from tests.synthetic import chain
 from engine.recommend import recommend
 from engine.runner import BenchResult

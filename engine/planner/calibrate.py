@@ -338,6 +338,17 @@ def calibrated(hw: Hardware, target: str = "cpu", cache=None, threads: int | Non
                                                                     f"({e.get('when', '')})")
 
 
+def host_calibrated() -> Hardware:
+    """This machine's profile calibrated for the cpu target: profile `host-calibrated`."""
+    from .. import hardware
+    from ..errors import FuseLensError
+
+    hw = calibrated(hardware.host(), "cpu")
+    if hw is None:
+        raise FuseLensError("no calibration saved for this machine yet: run `python main.py calibrate MODEL`")
+    return replace(hw, name="host-calibrated", title=hw.title + ", calibrated")
+
+
 def calibrate(graphs, hw: Hardware, target: str = "cpu", cache=None, persist: bool = True,
               threads: int | None = measure.THREADS, flush: str = measure.FLUSH) -> Calibration:
     """Fit `hw` to every measured kernel of `graphs` (one graph or several; the measure cache must
@@ -354,3 +365,28 @@ def calibrate(graphs, hw: Hardware, target: str = "cpu", cache=None, persist: bo
     if persist:
         save(cal, target, cache, models=[g.name for g in graphs], threads=threads, flush=flush)
     return cal
+
+
+def measured_dp(graph, hw, target: str = "cpu", costs: measure.MeasuredCosts | None = None,
+                max_len: int = measure.MAX_LEN,
+                **kw):
+    """The DP over measured costs: (segments of node indices, DP stats, the MeasuredCosts).
+
+    Profiles first (measure.measured_costs(graph, hw, target, max_len=max_len, **kw)) unless `costs` is
+    given. Runs without the 2x cut-off (segment_dp compares a segment's cost with the model's
+    estimate of its ops apart; measured times are on another scale: see measure.py's docstring).
+    Estimates, for what has no figure at all, come from the calibrated profile when one is saved
+    (calibrated(), for the same threads and flush mode)."""
+    import math
+
+    from .cost import CostModel
+    from .dp import segment_dp
+    from .order import chain_order
+
+    if costs is None:
+        costs = measure.measured_costs(graph, hw, target, max_len=max_len, **kw)
+    cal = calibrated(hw, target, threads=kw.get("threads", measure.THREADS),
+                     flush=kw.get("flush", measure.FLUSH))
+    cm = CostModel(graph, cal or hw)
+    segs, stats = segment_dp(cm, chain_order(graph), max_len, math.inf, costs=costs)
+    return segs, stats, costs

@@ -5,7 +5,7 @@ Entry points (what `--cost measured` uses):
 
     from engine.planner import measure
     costs = measure.measured_costs(graph, hw, "cpu", progress=cb, cancel=event)  # profiles what is missing
-    segs, stats, costs = measure.measured_dp(graph, hw, "cpu", costs=costs)       # node-index segments
+    segs, stats, costs = calibrate.measured_dp(graph, hw, "cpu", costs=costs)     # node-index segments
     costs.stats   # candidates, candidate_kernels, unique_kernels, built, cached, failed, profile_s, error
 
 or by hand: `dp.segment_dp(cm, chain_order(graph), max_len, math.inf, costs=costs)`, with
@@ -80,14 +80,13 @@ untested, no flushing.
 from __future__ import annotations
 
 import hashlib
-import math
 import re
 import statistics
 import time
 from pathlib import Path
 
 from .. import cache_dir as _files
-from ..cache_dir import cache_dir
+from ..cache_dir import cache_dir, is_number
 from ..child import ChildFailed, run_in_child
 from ..cpus import usable_cores
 from .dp import CUTOFF, MAX_LEN
@@ -138,9 +137,9 @@ def schedule_version() -> int:
         m = None
     if m:
         return int(m.group(1))
-    from ..runner import schedule_version as sv
+    from ..schedules import SCHEDULE_VERSION
 
-    return sv()
+    return SCHEDULE_VERSION
 
 
 def _tvm_version() -> str:
@@ -169,17 +168,13 @@ def write_json(path: Path, data: dict) -> None:
     _files.write_json(path, data)
 
 
-def _num(x) -> bool:
-    return isinstance(x, (int, float)) and not isinstance(x, bool) and math.isfinite(x)
-
-
 def valid_record(r) -> bool:
     """A kernel's record: {"us": > 0, "median"?, "n"?, ...} or {"error": str, ...}."""
     if not isinstance(r, dict):
         return False
     if "error" in r:
         return isinstance(r["error"], str)
-    return (_num(r.get("us")) and r["us"] > 0 and _num(r.get("median", r["us"]))
+    return (is_number(r.get("us")) and r["us"] > 0 and is_number(r.get("median", r["us"]))
             and isinstance(r.get("n", 1), int) and not isinstance(r.get("n", 1), bool))
 
 
@@ -507,30 +502,6 @@ def measured_costs(graph, hw, target: str = "cpu", *, progress=None, cancel=None
         timer._summarise(segs)
         timer.stats["profile_s"] = time.perf_counter() - t0
     return timer.costs(unknown)
-
-
-def measured_dp(graph, hw, target: str = "cpu", costs: MeasuredCosts | None = None, max_len: int = MAX_LEN,
-                **kw):
-    """The DP over measured costs: (segments of node indices, DP stats, the MeasuredCosts).
-
-    Profiles first (measured_costs(graph, hw, target, max_len=max_len, **kw)) unless `costs` is
-    given. Runs without the 2x cut-off (segment_dp compares a segment's cost with the model's
-    estimate of its ops apart; measured times are on another scale: see the module docstring).
-    Estimates, for what has no figure at all, come from the calibrated profile when one is saved
-    (calibrate.calibrated for the same threads and flush mode)."""
-    import math
-
-    from .calibrate import calibrated
-    from .cost import CostModel
-    from .dp import segment_dp
-    from .order import chain_order
-
-    if costs is None:
-        costs = measured_costs(graph, hw, target, max_len=max_len, **kw)
-    cal = calibrated(hw, target, threads=kw.get("threads", THREADS), flush=kw.get("flush", FLUSH))
-    cm = CostModel(graph, cal or hw)
-    segs, stats = segment_dp(cm, chain_order(graph), max_len, math.inf, costs=costs)
-    return segs, stats, costs
 
 
 # ---- the worker process ----------------------------------------------------------------------

@@ -16,6 +16,8 @@ import time
 from dataclasses import dataclass, field
 
 from . import cpu_rules, fastmath, gpu_rules, target as target_mod
+from .chain_rules import Chain
+from .stage_rules import Stages
 from .target import host_target, make_target
 
 SCHEDULE_VERSION = 4
@@ -59,10 +61,18 @@ def _rule_name(rule) -> str:
     return getattr(rule, "name", None) if isinstance(getattr(rule, "name", None), str) else type(rule).__name__
 
 
+def cpu_default_rules() -> list:
+    """The CPU rules in the order they are tried: a chain of anchors (chain_rules.py), one anchor with
+    its prologue and epilogue, several reductions as stages (stage_rules.py), then the simple kinds."""
+    return [Chain(), cpu_rules.Anchor(), Stages(), cpu_rules.Elementwise(), cpu_rules.Reduction(),
+            cpu_rules.Fallback()]
+
+
 def rules_for(target) -> list:
+    """The rules for a TVM target (a GPU's, or the CPU's)."""
     if "gpu" in target.keys:
         return gpu_rules.default_rules()
-    return cpu_rules.default_rules()
+    return cpu_default_rules()
 
 
 def schedule(mod, target_name: str = "cpu", rules: list | None = None, fast_math: bool = True):

@@ -948,8 +948,3 @@ class Fallback(CPURule):
             pass
         return sch
 
-
-def default_rules() -> list[CPURule]:
-    from .chain_rules import Chain  # chain_rules builds on this module's helpers (import here: no cycle)
-    from .stage_rules import Stages  # several reductions, one stage each (same import pattern)
-    return [Chain(), Anchor(), Stages(), Elementwise(), Reduction(), Fallback()]

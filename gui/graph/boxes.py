@@ -175,7 +175,7 @@ class GroupBoxes:
                 it.setBrush(only_fill)
             else:
                 c = sc.group_colours[gi] if sc.heat is not None else None
-                lk = (c.rgba() if c is not None else min(members, key=L._num), bool(style_key[2]))
+                lk = (c.rgba() if c is not None else min(members, key=L.node_number), bool(style_key[2]))
                 look = looks.get(lk)
                 if look is None:
                     c = c if c is not None else style.box_colour(members, dark)

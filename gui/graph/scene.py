@@ -401,7 +401,7 @@ class GraphScene(QtWidgets.QGraphicsScene):
                     style.heat_fraction(v, rng[0], rng[1], self.heat.get("log", False)))
                 b = QtGui.QBrush(c)
             elif len(members) > 1:
-                key = members[0] if len(members) == 1 else min(members, key=L._num)
+                key = members[0] if len(members) == 1 else min(members, key=L.node_number)
                 cb = cache.get(key)
                 if cb is None:
                     c = style.group_colour(members, dark)

@@ -1,0 +1,25 @@
+"""Cost-model profiles by the names users give (--hardware, the app's profile box, scripts): the fixed
+ones of assets/hardware.json and this machine's (engine/hardware.py), and `host-calibrated`, this
+machine's profile fitted to its measured kernel times (engine/planner/calibrate.py), which exists
+once `main.py calibrate` has run. The one place a name becomes a Hardware.
+"""
+from __future__ import annotations
+
+from . import hardware
+from .hardware import Hardware
+
+CALIBRATED = "host-calibrated"
+
+
+def names() -> list[str]:
+    """The profiles always there (not `host-calibrated`, which may not be)."""
+    return hardware.names()
+
+
+def get(name: str) -> Hardware:
+    """The profile `name`; an unknown one, or a calibration never made, is one FuseLensError line."""
+    if hardware.normalise(name) == hardware.normalise(CALIBRATED):
+        from .planner.calibrate import host_calibrated
+
+        return host_calibrated()
+    return hardware.get(name)
