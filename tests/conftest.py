@@ -38,3 +38,39 @@ def private_cache(tmp_path, monkeypatch):
     loader._memo.clear()
     yield tmp_path / "cache"
     loader._memo.clear()
+
+
+@pytest.fixture
+def new_window(qapp, qtbot, tmp_path, private_cache):
+    """A factory of fresh main windows for the app's tests (tests/gui_helpers.py drives them):
+    new_window(settings file name, size, **settings to preset: profile, strategy, cost, ...) makes one as
+    gui.app.run does, with its own settings file in the test's folder (tmp_path) and the test's private
+    caches. All are closed, and their workers waited for, at the end of the test."""
+    from PySide6 import QtCore
+
+    from engine import layout_cache
+    from gui import app, style, worker
+    from gui.main_window import MainWindow
+    from gui.settings import Settings
+
+    layout_cache.forget_in_memory()
+    made = []
+
+    def make(name: str = "settings.ini", size=(1400, 900), **preset):
+        style.apply_scheme(qapp)
+        app.prepare()  # what gui.app.run does before showing the window
+        settings = Settings(QtCore.QSettings(str(tmp_path / name), QtCore.QSettings.IniFormat))
+        for k, v in preset.items():
+            setattr(settings, k, v)
+        w = MainWindow(settings)
+        qtbot.addWidget(w)
+        w.resize(*size)
+        w.show()
+        made.append(w)
+        return w
+
+    yield make
+    for w in made:
+        w.close()
+    worker.wait_all(60000)
+    layout_cache.forget_in_memory()

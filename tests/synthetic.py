@@ -78,3 +78,58 @@ def random_graph(rng: _random.Random, n: int) -> OpGraph:
         srcs = rng.sample(range(max(0, k - 6), k), min(fan, k - max(0, k - 6)))
         b.add(op, [f"n{s}" for s in srcs])
     return b.graph(f"random{n}")
+
+
+def se_net(blocks=((1, 16, 32), (6, 24, 16))) -> OpGraph:
+    """EfficientNet's MBConv blocks in miniature (about 28 ops a block; 56 by default): a stem convolution,
+    then per block (expand, out channels, output side) a 1x1 expansion, a depthwise convolution, a
+    squeeze-and-excitation block (global mean -> 1x1 conv -> swish -> 1x1 conv -> sigmoid -> scale) and
+    a 1x1 projection; batch norm as subtract/divide/multiply/add, as TVM imports it. On the `host`
+    profile the DP plan stitches each SE block into one kernel (reduction_stitch); greedy cannot."""
+    b = Builder(c=32, hw=32)
+
+    def bn(x, shape, act=True):
+        for op in ("subtract", "divide", "multiply", "add"):
+            x = b.add(op, [x], shape=shape, pattern="ElemWise")
+        if act:  # swish: x * sigmoid(x)
+            x = b.add("multiply", [x, b.add("sigmoid", [x], shape=shape, pattern="ElemWise")], shape=shape)
+        return x
+
+    c, side = 32, 32
+    x = bn(b.add("conv2d", [], shape=[1, c, side, side]), [1, c, side, side])
+    for expand, cout, out_side in blocks:
+        ce = c * expand
+        if expand != 1:
+            x = bn(b.add("conv2d", [x], shape=[1, ce, side, side]), [1, ce, side, side])
+        side = out_side
+        x = bn(b.add("conv2d", [x], shape=[1, ce, side, side]), [1, ce, side, side])
+        cs = max(1, c // 4)
+        s = b.add("mean", [x], shape=[1, ce, 1, 1], pattern="OutEWiseFusable", flops=ce * side * side)
+        s = b.add("add", [b.add("conv2d", [s], shape=[1, cs, 1, 1], flops=2 * ce * cs)], shape=[1, cs, 1, 1])
+        s = b.add("multiply", [s, b.add("sigmoid", [s], shape=[1, cs, 1, 1], pattern="ElemWise")], shape=[1, cs, 1, 1])
+        s = b.add("add", [b.add("conv2d", [s], shape=[1, ce, 1, 1], flops=2 * ce * cs)], shape=[1, ce, 1, 1])
+        s = b.add("sigmoid", [s], shape=[1, ce, 1, 1], pattern="ElemWise")
+        x = b.add("multiply", [x, s], shape=[1, ce, side, side])
+        x = bn(b.add("conv2d", [x], shape=[1, cout, side, side]), [1, cout, side, side], act=False)
+        c = cout
+    return b.graph("se_net")
+
+
+def residual(n: int, c: int = 64, hw: int = 56) -> OpGraph:
+    """ResNet-like blocks until there are `n` ops: conv -> bias -> scale -> relu -> conv -> bias, a residual
+    add of the block's input and a relu; every third block starts a stage (half the side: a quarter of
+    the cost) with a conv on its skip path. Fused groups of several ops with inputs from outside them,
+    forks and joins, groups of different costs, and greedy and dp plans that share some groups and
+    differ in others."""
+    b = Builder(c, hw)
+    x = b.add("relu", [b.add("conv2d", [])])
+    k = 0
+    while len(b.nodes) < n:
+        stage = k // 3
+        b.shape = [1, c, max(1, hw >> stage), max(1, hw >> stage)]
+        h = b.add("relu", [b.add("multiply", [b.add("bias_add", [b.add("conv2d", [x])])])])
+        h = b.add("bias_add", [b.add("conv2d", [h])])
+        skip = b.add("conv2d", [x]) if k % 3 == 0 and k else x
+        x = b.add("relu", [b.add("add", [h, skip])])
+        k += 1
+    return b.graph(f"residual{n}")

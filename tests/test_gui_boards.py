@@ -1,36 +1,25 @@
 """The app's cost-model profile follows the selected device: a fresh window on the CPU plans with the
 host profile; picking a board (an RPC device tied to `rpi4b`) re-plans with the Pi's profile; back on
-the CPU, the host's again."""
+the CPU, the host's again. (Planning only: a small generated graph will do.)"""
 from __future__ import annotations
-
-import os
 
 import pytest
 
 pytest.importorskip("pytestqt")
 
-from tests.test_gui import env, make_window, settle  # noqa: E402,F401 - env: a fixture
+from tests import synthetic  # noqa: E402
+from tests.gui_helpers import open_graph  # noqa: E402
 from tests.test_gui_measured import choose  # noqa: E402
 
 BOARD = "rpc://127.0.0.1:1/lab?device=rpi4b"   # nothing listens there: listed, unreachable
 
 
 @pytest.fixture
-def win(qapp, env, tmp_path, tiny_model):  # noqa: F811
-    old = os.environ.get("FUSELENS_RPC")
-    os.environ["FUSELENS_RPC"] = BOARD
-    w = make_window(qapp, tmp_path / "settings.ini")
-    w.open_model(str(tiny_model))
-    settle(w)
-    yield w
-    from gui import worker
-
-    w.close()
-    worker.wait_all(60000)
-    if old is None:
-        os.environ.pop("FUSELENS_RPC", None)
-    else:
-        os.environ["FUSELENS_RPC"] = old
+def win(new_window, qtbot, monkeypatch):
+    monkeypatch.setenv("FUSELENS_RPC", BOARD)
+    w = new_window()
+    open_graph(qtbot, w, synthetic.chain(12))
+    return w
 
 
 def test_profile_follows_the_device(qtbot, win):

@@ -7,7 +7,6 @@ from __future__ import annotations
 import pytest
 
 pytest.importorskip("pytestqt")
-from PySide6 import QtCore  # noqa: E402
 
 from engine import layout as L  # noqa: E402
 from tests.synthetic import Builder  # noqa: E402
@@ -15,7 +14,7 @@ from tests.synthetic import Builder  # noqa: E402
 TIMEOUT_MS = 120_000
 
 
-def wide(branches: int = 12, depth: int = 40):
+def wide(branches: int = 12, depth: int = 20):
     """An input convolution feeding `branches` parallel chains of `depth` ops, joined by a concat: wider
     than the window at 100 %, and still taller than it once its width fits."""
     b = Builder()
@@ -82,26 +81,9 @@ def test_a_later_layout_refits_unless_the_user_moved_the_view(view):
 # ---------------------------------------------------------------------------------------------- opening
 
 @pytest.fixture
-def win(qapp, qtbot, tmp_path, monkeypatch):
-    monkeypatch.setenv("FUSELENS_CACHE_DIR", str(tmp_path / "cache"))
-    from engine import layout_cache
-    from gui import app, style, worker
-    from gui.main_window import MainWindow
-    from gui.settings import Settings
-
-    layout_cache.forget_in_memory()
-    style.apply_scheme(qapp)
-    app.prepare()
-    settings = Settings(QtCore.QSettings(str(tmp_path / "settings.ini"), QtCore.QSettings.IniFormat))
-    settings.strategy = "none"
-    w = MainWindow(settings)
-    qtbot.addWidget(w)
-    w.resize(1200, 800)
-    w.show()
-    yield w
-    w.close()
-    worker.wait_all(60000)
-    layout_cache.forget_in_memory()
+def win(new_window):
+    """A fresh window (its own settings and caches), no model open yet."""
+    return new_window(strategy="none", size=(1200, 800))
 
 
 @pytest.mark.parametrize("provisional", [False, True], ids=["one-layout", "provisional-then-final"])

@@ -2,40 +2,24 @@
 and the kinds legend, the kind in the Properties panel (groups and edges), the side-by-side list of
 differing groups with Next / Previous difference (N / Shift+N), and kinds on an imported plan.
 
-EfficientNet-B0 at 64 px on the `host` profile: its DP plan stitches each squeeze-and-excitation block
-(global pool -> conv -> act -> conv -> sigmoid -> scale) into one kernel; the greedy plan (FuseOps' rules)
-cannot. The graph is opened as a generated one (no TVM planning in the background).
+A generated graph of two EfficientNet blocks in miniature (tests/synthetic.se_net, 56 ops) on the `host`
+profile: its DP plan stitches each squeeze-and-excitation block (global pool -> conv -> act -> conv ->
+sigmoid -> scale) into one kernel; the greedy plan (FuseOps' rules) cannot. Opened as a generated graph
+(no TVM planning in the background), in a fresh window per test.
 """
 from __future__ import annotations
 
 import json
-import os
 
 import pytest
 
 pytest.importorskip("pytestqt")
 from PySide6 import QtCore, QtGui  # noqa: E402
 
-MODEL = "zoo:efficientnet_b0@64"
+from tests import synthetic  # noqa: E402
+from tests.gui_helpers import TIMEOUT_MS, open_graph  # noqa: E402
+
 PROFILE = "host"
-TIMEOUT_MS = 180_000
-
-
-@pytest.fixture(scope="module")
-def graph(tmp_path_factory):
-    """The model's operator graph, read once into a private cache."""
-    d = tmp_path_factory.mktemp("kinds")
-    old = os.environ.get("FUSELENS_CACHE_DIR")
-    os.environ["FUSELENS_CACHE_DIR"] = str(d / "cache")
-    from engine import loader
-
-    loader._memo.clear()
-    yield loader.load(MODEL)
-    loader._memo.clear()
-    if old is None:
-        os.environ.pop("FUSELENS_CACHE_DIR", None)
-    else:
-        os.environ["FUSELENS_CACHE_DIR"] = old
 
 
 def ready(w) -> bool:
@@ -47,27 +31,13 @@ def ready(w) -> bool:
 
 
 @pytest.fixture
-def win(qapp, qtbot, graph, tmp_path):
-    from gui import app, style, worker
-    from gui.main_window import MainWindow
-    from gui.settings import Settings
-
-    style.apply_scheme(qapp)
-    app.prepare()
-    settings = Settings(QtCore.QSettings(str(tmp_path / "settings.ini"), QtCore.QSettings.IniFormat))
-    settings.profile = PROFILE
-    settings.strategy = "dp"
-    w = MainWindow(settings)
-    qtbot.addWidget(w)
-    w.resize(1400, 900)
-    w.show()
-    with qtbot.waitSignal(w.model_loaded, timeout=TIMEOUT_MS):
-        w.open_graph(graph)
+def win(new_window, qtbot):
+    """A fresh window (host profile, dp) on the generated SE graph: planned, laid out and idle."""
+    w = new_window(profile=PROFILE, strategy="dp")
+    open_graph(qtbot, w, synthetic.se_net())
     qtbot.waitUntil(lambda: ready(w), timeout=TIMEOUT_MS)
     assert w.doc.hw.name == PROFILE and w.strategy == "dp", w.last_error
-    yield w
-    w.close()
-    worker.wait_all(60000)
+    return w
 
 
 def stitched(plan) -> list[int]:

@@ -1,7 +1,11 @@
 """The app's Cost selector, driven offscreen: "measured on device" re-plans dp, hybrid and optimal by
 kernel times measured on the selected device (off the UI thread, with progress and Cancel), and the
 window says so; "model estimate" goes back; a device that cannot be timed on shows an error and
-keeps the model-cost plans; the choice persists and applies to a model opened while it is chosen."""
+keeps the model-cost plans; the choice persists and applies to a model opened while it is chosen.
+
+Each test has a fresh window (own settings, private cache) on the smallest model file there is to measure,
+tests/models.tiny_onnx (18 candidate kernels: seconds to build and time, where a zoo model takes minutes).
+"""
 from __future__ import annotations
 
 from pathlib import Path
@@ -11,25 +15,32 @@ import pytest
 pytest.importorskip("pytestqt")
 from PySide6 import QtWidgets  # noqa: E402
 
-from tests.test_gui import env, make_settings, make_window, settle  # noqa: E402,F401 - env: a fixture
+from tests import synthetic  # noqa: E402
+from tests.gui_helpers import make_settings, open_graph, open_model, settle  # noqa: E402
 
-MODEL = "zoo:mobilenetv2@32"
 SHOT = Path("/tmp/fl/measured.png")
-MEASURE_MS = 600_000   # the first measurement builds and times the candidate kernels (seconds at 32x32)
+MEASURE_MS = 300_000   # a measurement builds and times the candidate kernels (seconds for the tiny model)
 
 
-@pytest.fixture(scope="module")
-def win(qapp, env):  # noqa: F811
-    w = make_window(qapp, env / "settings.ini")
+@pytest.fixture
+def win(new_window, qtbot, tiny_model):
+    """A fresh window with the model estimate, on the tiny model file: planned, laid out and idle."""
+    w = new_window(strategy="dp")
     assert w.settings.cost == "model" and w.cost_box.currentData() == "model"
-    w.set_strategy("dp")
-    w.open_model(MODEL)
-    settle(w)
-    yield w
-    from gui import worker
+    open_model(qtbot, w, tiny_model)
+    return w
 
-    w.close()
-    worker.wait_all(60000)
+
+def open_measured(qtbot, w, spec):
+    """Open `spec` while "measured on device" is chosen: planned by the model first, then by measured times.
+    Returns the measurement's notes."""
+    with qtbot.waitSignal(w.model_loaded, timeout=MEASURE_MS):
+        w.open_model(str(spec))
+    assert w.doc.plans["dp"].notes["cost"] == "model"     # the open plans by the model first ...
+    qtbot.waitUntil(lambda: w.doc.plans["dp"].notes["cost"] == "measured" and not w.busy,
+                    timeout=MEASURE_MS)                    # ... then by measured times
+    assert w.last_error == "", w.last_error
+    return w.doc.plans["dp"].notes["measure"]
 
 
 def choose(box: QtWidgets.QComboBox, data: str):
@@ -43,14 +54,18 @@ def choose(box: QtWidgets.QComboBox, data: str):
 def replanned(qtbot, w, fn, timeout=MEASURE_MS):
     with qtbot.waitSignal(w.plans_changed, timeout=timeout):
         fn()
-    qtbot.waitUntil(lambda: "plan" not in w.activity.running, timeout=timeout)
+    settle(qtbot, w, timeout)
 
 
 def assert_busy(w):
     assert "plan" in w.activity.running and w.activity.progress.isVisible() and w.activity.cancel_button.isVisible()
 
 
-def test_cost_box_sits_next_to_profile_and_device(win):
+def test_cost_box_sits_next_to_profile_and_device(new_window, qtbot):
+    """(No measuring here: a generated graph will do.)"""
+    win = new_window(strategy="dp")
+    assert win.settings.cost == "model" and win.cost_box.currentData() == "model"
+    open_graph(qtbot, win, synthetic.chain(12))
     tb = win.findChild(QtWidgets.QToolBar)
     boxes = [a for a in tb.findChildren(QtWidgets.QComboBox) if a.isVisible()]
     assert win.cost_box in boxes
@@ -59,7 +74,7 @@ def test_cost_box_sits_next_to_profile_and_device(win):
     assert all(win.doc.plans[s].notes["cost"] == "model" for s in ("dp", "hybrid", "optimal"))
 
 
-def test_measured_replans_costed_strategies(qtbot, win, env):  # noqa: F811
+def test_measured_replans_costed_strategies(qtbot, win, tmp_path):
     greedy = win.doc.plans["greedy"]
     replanned(qtbot, win, lambda: (choose(win.cost_box, "measured"),
                                    # off the UI thread, with the progress bar and Cancel
@@ -73,7 +88,7 @@ def test_measured_replans_costed_strategies(qtbot, win, env):  # noqa: F811
     assert m["unique_kernels"] > 0 and not m.get("error")
     assert len(plans["dp"].notes["measured_group_us"]) == len(plans["dp"].groups)
     assert win.cost_box.currentText() == "measured on device"
-    assert make_settings(env / "settings.ini").cost == "measured"      # persisted
+    assert make_settings(tmp_path / "settings.ini").cost == "measured"      # persisted
     assert "decided by measured kernel times" in win.statusBar().currentMessage()
     # the summary line for the shown plan
     win.set_strategy("dp", force=True)
@@ -85,11 +100,10 @@ def test_measured_replans_costed_strategies(qtbot, win, env):  # noqa: F811
     # side by side: the summary says which side was decided by measured times
     win.set_side_by_side(True)
     win.set_right_strategy("greedy")
-    settle(win)
+    settle(qtbot, win)
     text = win.area.summary.text()
     assert text.count("decided by measured kernel times") == 1, text
     # a group's properties show its measured kernel time
-    settle(win)
     gus = plans["dp"].notes["measured_group_us"]
     gi = max((i for i, v in enumerate(gus) if v is not None), key=lambda i: len(plans["dp"].groups[i]))
     win.selection.activate(win.view, ("group", gi))
@@ -99,34 +113,29 @@ def test_measured_replans_costed_strategies(qtbot, win, env):  # noqa: F811
     for _ in range(3):
         QtWidgets.QApplication.instance().processEvents()
     assert win.grab().save(str(SHOT))
-    win.set_side_by_side(False)
-    settle(win)
 
 
-def test_model_opened_while_measured_is_planned_by_measured_times(qtbot, win):
-    assert win.settings.cost == "measured"
-    with qtbot.waitSignal(win.model_loaded, timeout=MEASURE_MS):
-        win.open_model(MODEL)
-    assert win.doc.plans["dp"].notes["cost"] == "model"     # the open plans by the model first ...
-    qtbot.waitUntil(lambda: win.doc.plans["dp"].notes["cost"] == "measured" and "plan" not in win.activity.running,
-                    timeout=MEASURE_MS)                      # ... then by measured times (cached now)
-    assert win.doc.plans["dp"].notes["measure"]["built"] == 0
-    settle(win)
+def test_model_opened_while_measured_is_planned_by_measured_times(new_window, qtbot, tiny_model):
+    win = new_window(strategy="dp", cost="measured")
+    assert win.settings.cost == "measured" and win.cost_box.currentData() == "measured"
+    assert open_measured(qtbot, win, tiny_model)["built"] > 0       # measured: its kernels built and timed
+    assert open_measured(qtbot, win, tiny_model)["built"] == 0      # opened again: the times are cached now
 
 
-def test_model_estimate_goes_back(qtbot, win, env):  # noqa: F811
+def test_model_estimate_goes_back(new_window, qtbot, tiny_model, tmp_path):
+    win = new_window(strategy="dp", cost="measured")
+    open_measured(qtbot, win, tiny_model)
     replanned(qtbot, win, lambda: choose(win.cost_box, "model"))
     for s in ("dp", "hybrid", "optimal"):
         assert win.doc.plans[s].notes["cost"] == "model", s
         assert "measured_group_us" not in win.doc.plans[s].notes
-    assert make_settings(env / "settings.ini").cost == "model"
+    assert make_settings(tmp_path / "settings.ini").cost == "model"
     win.set_strategy("dp", force=True)
     msg = win.statusBar().currentMessage()
     assert msg.startswith("dp: ") and "measured" not in msg, msg
     gi = next(i for i, g in enumerate(win.doc.plans["dp"].groups) if len(g) > 1)
     win.selection.activate(win.view, ("group", gi))
     assert "measured (cold, alone)" not in win.props.values()
-    settle(win)
 
 
 def test_device_that_cannot_be_timed_on_shows_error_and_keeps_plans(qtbot, win):
@@ -137,16 +146,15 @@ def test_device_that_cannot_be_timed_on_shows_error_and_keeps_plans(qtbot, win):
     before = dict(win.doc.plans)
     with qtbot.waitSignal(win.error_shown, timeout=60_000) as sig:
         choose(win.cost_box, "measured")
-    qtbot.waitUntil(lambda: "plan" not in win.activity.running, timeout=60_000)
+    settle(qtbot, win, 60_000)
     assert "cannot reach" in sig.args[0] and remote in sig.args[0], sig.args[0]
     assert win.area.banner.isVisible() and win.area.banner_text.text() == sig.args[0]
     for s in ("dp", "hybrid", "optimal", "greedy"):
         assert win.doc.plans[s] is before[s], s          # the model-cost plans stay
         assert win.doc.plans[s].notes.get("cost", "model") == "model"
-    # back to the CPU: measured again (from the cache), then the model estimate
+    # back to the CPU: measured there, then the model estimate
     replanned(qtbot, win, lambda: choose(win.device_box, "cpu"))
     assert win.doc.plans["dp"].notes["cost"] == "measured"
     replanned(qtbot, win, lambda: choose(win.cost_box, "model"))
     assert win.doc.plans["dp"].notes["cost"] == "model"
     win.device_box.removeItem(win.device_box.findData(remote))
-    settle(win)

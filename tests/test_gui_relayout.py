@@ -14,7 +14,6 @@ import json
 import pytest
 
 pytest.importorskip("pytestqt")
-from PySide6 import QtCore  # noqa: E402
 
 from engine import layout as L  # noqa: E402
 from tests import synthetic  # noqa: E402
@@ -23,29 +22,13 @@ TIMEOUT_MS = 120_000
 
 
 @pytest.fixture
-def win(qapp, qtbot, tmp_path, monkeypatch):
-    monkeypatch.setenv("FUSELENS_CACHE_DIR", str(tmp_path / "cache"))
-    from engine import layout_cache
-    from gui import app, style, worker
-    from gui.main_window import MainWindow
-    from gui.settings import Settings
-
-    layout_cache.forget_in_memory()
-    style.apply_scheme(qapp)
-    app.prepare()
-    settings = Settings(QtCore.QSettings(str(tmp_path / "settings.ini"), QtCore.QSettings.IniFormat))
-    settings.strategy = "none"
-    w = MainWindow(settings)
-    qtbot.addWidget(w)
-    w.resize(1200, 800)
-    w.show()
+def win(new_window, qtbot):
+    """A fresh window (its own settings and caches) on the generated graph, planned, laid out and idle."""
+    w = new_window(strategy="none", size=(1200, 800))
     with qtbot.waitSignal(w.model_loaded, timeout=TIMEOUT_MS):
         w.open_graph(synthetic.branching(40))
     qtbot.waitUntil(lambda: not w.busy and w.view.scene().plan is w.doc.plans.get("none"), timeout=TIMEOUT_MS)
-    yield w
-    w.close()
-    worker.wait_all(60000)
-    layout_cache.forget_in_memory()
+    return w
 
 
 def test_a_toggle_the_positions_cannot_hold_relays_out_and_is_busy_until_applied(win, qtbot, tmp_path):

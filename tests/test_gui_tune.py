@@ -4,6 +4,10 @@ shows in the status bar, Cancel stops it and says how many records were kept, a 
 and the app keeps working; and the latency panel labels each measured figure with whose schedules it ran
 (rules / tuned / mixed k/n) and shows a tuned figure beside the same plan measured with the rules only.
 
+Each test has a fresh window (own settings, private cache); Tune needs a model file (a generated graph has
+none for the tuning worker to read): tests/models.tiny_onnx, the smallest. The fake benchmarks run on a
+generated graph.
+
 Screenshot: /tmp/fl/tune.png (after a fake tune and a fake benchmark).
 """
 from __future__ import annotations
@@ -16,49 +20,41 @@ from pathlib import Path
 import pytest
 
 pytest.importorskip("pytestqt")
-from PySide6 import QtCore, QtGui, QtWidgets  # noqa: E402
+from PySide6 import QtGui, QtWidgets  # noqa: E402
 
-from tests.test_gui import env, make_settings, make_window  # noqa: E402,F401 - env: a fixture
+from tests import synthetic  # noqa: E402
+from tests.gui_helpers import make_settings, open_graph, open_model  # noqa: E402
 
 SHOT = Path("/tmp/fl/tune.png")
 T = 60_000
 KERNELS = 7     # kernels per fake benchmark result
 
 
-@pytest.fixture(scope="module")
-def win(qapp, env, tmp_path_factory):  # noqa: F811
-    import onnx
-
-    from tests.models import tiny_onnx
-
-    p = tmp_path_factory.mktemp("tune") / "tiny.onnx"
-    onnx.save(tiny_onnx(), p)
-    w = make_window(qapp, env / "settings-tune.ini")
-    w.set_strategy("dp")
-    w.open_model(str(p))
-
-    def loaded():
-        return w.doc is not None and w.view.scene().graph is not None and not w.busy
-
-    wait_until(lambda: loaded() or "Could not open" in w.last_error, 120_000, lambda: state(w))
-    assert loaded(), state(w)
-    yield w
-    from gui import worker
-
-    w.close()
-    worker.wait_all(60000)
+@pytest.fixture
+def win(new_window, qtbot, tiny_model):
+    """A fresh window (dp) on the tiny model file: planned, laid out and idle."""
+    w = new_window(strategy="dp")
+    open_model(qtbot, w, tiny_model)
+    return w
 
 
-def wait_until(cond, timeout_ms=T, what=lambda: ""):
-    app = QtWidgets.QApplication.instance()
-    t = QtCore.QElapsedTimer()
-    t.start()
-    while not cond():
-        if t.elapsed() > timeout_ms:
-            faulthandler.dump_traceback(sys.stderr, all_threads=True)   # where a worker is stuck
-            raise AssertionError(f"timed out {what()}")
-        app.processEvents(QtCore.QEventLoop.AllEvents, 20)
-        QtCore.QThread.msleep(5)
+@pytest.fixture
+def gwin(new_window, qtbot):
+    """A fresh window (dp) on a small generated graph (plans of at most KERNELS kernels), for the fake
+    benchmarks."""
+    w = new_window(strategy="dp")
+    open_graph(qtbot, w, synthetic.chain(8))
+    assert max(w.doc.plans[s].kernels for s in ("greedy", "dp")) <= KERNELS
+    return w
+
+
+def wait_until(qtbot, cond, timeout_ms=T, what=lambda: ""):
+    """qtbot.waitUntil, and where a worker is stuck if it times out."""
+    try:
+        qtbot.waitUntil(cond, timeout=timeout_ms)
+    except qtbot.TimeoutError:
+        faulthandler.dump_traceback(sys.stderr, all_threads=True)
+        raise AssertionError(f"timed out {what()}") from None
 
 
 def state(w, fake=None) -> str:
@@ -66,8 +62,8 @@ def state(w, fake=None) -> str:
             + (f", calls {fake.calls}" if fake is not None else ""))
 
 
-def idle(w):
-    wait_until(lambda: not w.busy, what=lambda: f"busy: {w.activity.running}")
+def idle(qtbot, w):
+    wait_until(qtbot, lambda: not w.busy, what=lambda: f"busy: {w.activity.running}")
 
 
 def report(trials=96, tuned=2, kernels=3, error=None, stopped=""):
@@ -125,7 +121,8 @@ def choose_budget(monkeypatch, kind, n, seen=None):
     monkeypatch.setattr(dialogs.TuneDialog, "exec", fake_exec)
 
 
-def test_tune_action_sits_with_benchmark(win):
+def test_tune_action_sits_with_benchmark(new_window):
+    win = new_window()   # (no model needed)
     assert win.a_tune.shortcut().toString() == "Ctrl+T"
     run_menu = next(a.menu() for a in win.menuBar().actions() if a.text() == "&Run")
     assert win.a_tune in run_menu.actions()
@@ -135,7 +132,7 @@ def test_tune_action_sits_with_benchmark(win):
     assert ("Tune Kernels", "Ctrl+T") in win.shortcut_rows()
 
 
-def test_trials_budget_reaches_tune_with_progress_and_report(qtbot, win, env, monkeypatch):  # noqa: F811
+def test_trials_budget_reaches_tune_with_progress_and_report(qtbot, win, tmp_path, monkeypatch):
     from engine import tuning
     from gui import tune_controller
 
@@ -152,7 +149,7 @@ def test_trials_budget_reaches_tune_with_progress_and_report(qtbot, win, env, mo
     assert "<b>dp</b>" in head and "<b>cpu</b>" in head
     assert any("so far: 5" in lab.text() for lab in dlg.findChildren(QtWidgets.QLabel))
     # running: progress bar with the stage, Cancel
-    wait_until(lambda: win.activity.progress.value() == 500)
+    wait_until(qtbot, lambda: win.activity.progress.value() == 500)
     assert "tune" in win.activity.running and win.activity.progress.isVisible() and win.activity.cancel_button.isVisible()
     assert win.activity.progress.format().startswith("tuning fused_conv2d")
     assert "tuning fused_conv2d_add_relu_0 (32 trials)" in win.statusBar().currentMessage()
@@ -163,7 +160,7 @@ def test_trials_budget_reaches_tune_with_progress_and_report(qtbot, win, env, mo
     store["n"] = 7
     fake.go.set()
     qtbot.waitUntil(lambda: "tune" not in win.activity.running, timeout=T)
-    idle(win)
+    idle(qtbot, win)
     c = fake.calls[0]
     assert c["trials"] == 96 and c["time_limit_s"] is None
     assert c["strategy"] == "dp" and c["target"] == "cpu" and c["spec"] == win.doc.spec
@@ -174,24 +171,26 @@ def test_trials_budget_reaches_tune_with_progress_and_report(qtbot, win, env, mo
     assert text == win.tuning.last_report.summary() and "tuned 2, rules kept 1" in text
     assert win.tuning.report_dialog.isVisible() and win.tuning.report_dialog.text.isReadOnly()
     assert "Benchmark (Ctrl+B) measures with them" in win.latency.note.text()
-    assert make_settings(env / "settings-tune.ini").tune_budget == ("trials", 96)   # remembered
+    assert make_settings(tmp_path / "settings.ini").tune_budget == ("trials", 96)   # remembered
     win.tuning.report_dialog.close()
 
 
-def test_time_limit_budget_reaches_tune(qtbot, win, env, monkeypatch):  # noqa: F811
+def test_time_limit_budget_reaches_tune(qtbot, new_window, tiny_model, tmp_path, monkeypatch):
     from engine import tuning
 
+    win = new_window(strategy="dp", tune_budget=("trials", 96))   # as after a tuning with 96 trials
+    open_model(qtbot, win, tiny_model)
     fake = FakeTune(result=report(trials=40, stopped="time limit"))
     monkeypatch.setattr(tuning, "tune", fake)
     seen = []
     choose_budget(monkeypatch, "minutes", 5, seen)
     win.tune()
-    wait_until(lambda: "tune" not in win.activity.running and bool(fake.calls), what=lambda: state(win, fake))
-    idle(win)
+    wait_until(qtbot, lambda: "tune" not in win.activity.running and bool(fake.calls), what=lambda: state(win, fake))
+    idle(qtbot, win)
     assert fake.calls[0]["time_limit_s"] == 300 and fake.calls[0]["trials"] is None
     assert seen[0].trials.value() == 96                   # the trials chosen last time were offered
     assert "(stopped: time limit)" in win.statusBar().currentMessage()
-    assert make_settings(env / "settings-tune.ini").tune_budget == ("minutes", 5)
+    assert make_settings(tmp_path / "settings.ini").tune_budget == ("minutes", 5)
     # the next dialog opens on the time limit
     from gui.dialogs import TuneDialog
 
@@ -223,7 +222,7 @@ def test_cancel_kills_tuning_and_says_what_was_kept(qtbot, win, monkeypatch):
     monkeypatch.setattr(tuning, "tune", fake)
     monkeypatch.setattr(tune_controller, "records", lambda target: store["n"])
     win.tune(trials=64)
-    wait_until(lambda: win.activity.progress.value() == 500)
+    wait_until(qtbot, lambda: win.activity.progress.value() == 500)
     win.activity.cancel_button.click()
     assert not win.activity.progress.isVisible() and "tune" not in win.activity.running and win.activity.last_cancelled == ["tune"]
     qtbot.waitUntil(lambda: "Tuning cancelled" in win.statusBar().currentMessage(), timeout=T)
@@ -234,8 +233,8 @@ def test_cancel_kills_tuning_and_says_what_was_kept(qtbot, win, monkeypatch):
     fake2 = FakeTune()
     monkeypatch.setattr(tuning, "tune", fake2)
     win.tune(trials=32)
-    wait_until(lambda: "tune" not in win.activity.running and bool(fake2.calls), what=lambda: state(win, fake2))
-    idle(win)
+    wait_until(qtbot, lambda: "tune" not in win.activity.running and bool(fake2.calls), what=lambda: state(win, fake2))
+    idle(qtbot, win)
     assert win.statusBar().currentMessage().startswith("Tuned 2 of 3")
     win.tuning.report_dialog.close()
 
@@ -249,7 +248,7 @@ def test_tuning_errors_are_one_message_and_the_app_keeps_working(qtbot, win, mon
     with qtbot.waitSignal(win.error_shown, timeout=T) as sig:
         win.tune(trials=1)
     assert sig.args[0] == "Tuning failed: --trials must be at least 1 (got 0)"
-    idle(win)
+    idle(qtbot, win)
     assert win.area.banner.isVisible() and win.area.banner_text.text() == sig.args[0]
     # a crash in the tuning worker: the report's error, and the report (what was found before it)
     monkeypatch.setattr(tuning, "tune", FakeTune(result=report(tuned=1, error="the tuning worker process died "
@@ -257,7 +256,7 @@ def test_tuning_errors_are_one_message_and_the_app_keeps_working(qtbot, win, mon
     with qtbot.waitSignal(win.error_shown, timeout=T) as sig:
         win.tune(trials=32)
     assert sig.args[0].startswith("Tuning failed: the tuning worker process died (exit code -11)")
-    idle(win)
+    idle(qtbot, win)
     assert "error: the tuning worker process died" in win.tuning.report_dialog.text.toPlainText()
     win.tuning.report_dialog.close()
     # a bug (not a FuseLensError) is one line too
@@ -265,7 +264,7 @@ def test_tuning_errors_are_one_message_and_the_app_keeps_working(qtbot, win, mon
     with qtbot.waitSignal(win.error_shown, timeout=T) as sig:
         win.tune(trials=32)
     assert sig.args[0] == "Tuning failed: RuntimeError: TVMError: boom"
-    idle(win)
+    idle(qtbot, win)
     # an imported plan is refused up front
     old = win.strategy
     win.state.strategy = "custom"     # chosen, as if it were shown
@@ -311,19 +310,30 @@ def table(w) -> dict:
             for r in range(w.latency.table.rowCount())}
 
 
-def test_latency_panel_shows_tuned_and_rules_figures_apart(qtbot, win, monkeypatch):
+def fake_benchmarks(monkeypatch, has: dict) -> FakeRunner:
+    """engine.runner.benchmark faked, and the target's tuning records counted as there when has["v"]."""
     from engine import runner
-    from gui import bench_controller
+    from gui import tune_controller
 
     fake = FakeRunner()
     monkeypatch.setattr(runner, "benchmark", fake)
+    monkeypatch.setattr(tune_controller, "records", lambda target: 5 if has["v"] else 0)
+    return fake
+
+
+def test_latency_panel_shows_tuned_and_rules_figures_apart(qtbot, gwin, monkeypatch, tmp_path):
+    win = gwin
     has = {"v": False}
-    monkeypatch.setattr(bench_controller, "_has_records", lambda target: has["v"])
+    fake = fake_benchmarks(monkeypatch, has)
+    axis = win.latency.plot.getAxis("bottom")
+    ticks = []
+    set_ticks = axis.setTicks
+    monkeypatch.setattr(axis, "setTicks", lambda t: (ticks.append(t), set_ticks(t)))   # what the chart labels
     win.tuning.set_hint("cpu", None)
     # before tuning: rules figures, labelled so
     with qtbot.waitSignal(win.results_changed, timeout=T):
         win.benchmark(strategies=["greedy", "dp"])
-    idle(win)
+    idle(qtbot, win)
     rows = {r["strategy"]: r for r in win.latency.rows}
     assert rows["dp"]["schedule"] == "rules" and rows["dp"]["rules_median"] is None
     assert table(win)["dp"]["schedule"] == "rules" and table(win)["dp"]["source"] == "measured"
@@ -335,7 +345,7 @@ def test_latency_panel_shows_tuned_and_rules_figures_apart(qtbot, win, monkeypat
     win.tuning.set_hint("cpu", "Tuning records for cpu changed: Benchmark (Ctrl+B) measures with them.")
     with qtbot.waitSignal(win.results_changed, timeout=T):
         win.benchmark(strategies=["dp"])
-    idle(win)
+    idle(qtbot, win)
     assert fake.calls == [("dp", True)]           # the rules-only figure was known: not measured again
     rows = {r["strategy"]: r for r in win.latency.rows}
     assert rows["dp"]["schedule"] == f"mixed 3/{dp_kernels}" and rows["dp"]["median"] == pytest.approx(0.9)
@@ -347,9 +357,9 @@ def test_latency_panel_shows_tuned_and_rules_figures_apart(qtbot, win, monkeypat
     assert t["none"]["schedule"] == "" and t["none"]["source"] == "not yet measured"
     assert win.latency.series["measured"] == [("greedy", 2.0), ("dp", pytest.approx(0.9))]
     assert win.latency.series["rules"] == [("dp", 1.5)]
-    ticks = dict(win.latency.plot.getAxis("bottom")._tickLevels[0])
+    labels = dict(ticks[-1][0])
     dp_i = win.doc.strategies().index("dp")
-    assert ticks[dp_i] == f"dp\nmixed 3/{dp_kernels}" and ticks[dp_i - 1] == "greedy\nrules"
+    assert labels[dp_i] == f"dp\nmixed 3/{dp_kernels}" and labels[dp_i - 1] == "greedy\nrules"
     legend = [lab.text for _, lab in win.latency.legend.items]
     assert legend[:2] == ["measured (cpu)", "measured, rules only"], legend
     assert "Hatched" in win.latency.note.text() and "Benchmark (Ctrl+B) measures" not in win.latency.note.text()
@@ -361,7 +371,7 @@ def test_latency_panel_shows_tuned_and_rules_figures_apart(qtbot, win, monkeypat
     fake.calls.clear()
     with qtbot.waitSignal(win.results_changed, timeout=T):
         win.benchmark(strategies=["greedy"])
-    idle(win)
+    idle(qtbot, win)
     assert fake.calls == [("greedy", True), ("greedy", False)]
     rows = {r["strategy"]: r for r in win.latency.rows}
     g = KERNELS
@@ -377,18 +387,23 @@ def test_latency_panel_shows_tuned_and_rules_figures_apart(qtbot, win, monkeypat
     assert QtGui.QImage(str(SHOT)).width() > 500
     # the CSV carries the schedule, and the rules-only figures as rows of their own
     import csv
-    import tempfile
 
-    with tempfile.TemporaryDirectory() as d:
-        rows_csv = list(csv.DictReader(open(win.export_csv(Path(d) / "r.csv"))))
+    rows_csv = list(csv.DictReader(open(win.export_csv(tmp_path / "r.csv"))))
     dp_rows = [r for r in rows_csv if r["strategy"] == "dp" and r["target"] == "cpu"]
     assert sorted(r["schedule"] for r in dp_rows) == ["mixed", "rules"]
 
 
-def test_results_for_a_changed_plan_drop_the_rules_reference(win):
+def test_results_for_a_changed_plan_drop_the_rules_reference(qtbot, gwin, monkeypatch):
     """A rules-only figure belongs to one plan: a re-plan that changes the groups drops it."""
     import copy
 
+    win = gwin
+    fake = fake_benchmarks(monkeypatch, {"v": True})   # after tuning: dp measured mixed, and rules only
+    fake.tuned_kernels = 3
+    with qtbot.waitSignal(win.results_changed, timeout=T):
+        win.benchmark(strategies=["dp"])
+    idle(qtbot, win)
+    assert fake.calls == [("dp", True), ("dp", False)]
     doc = win.doc
     assert "dp" in doc.rules_for("cpu")
     p = copy.copy(doc.plans["dp"])
