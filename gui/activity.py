@@ -3,7 +3,7 @@ status bar, and whether the window is busy.
 
 Every controller that runs something off the UI thread goes through `Activity.run`: it submits the
 job, shows its progress, lets Cancel stop it, and drops its answer (result or failure) when the
-`Request` it was made for is no longer current (see workspace.py). Work that is not a worker task (a
+`Request` it was made for is no longer current (see workspace.py). Work that is not a task of tasks.py (a
 layout asked for, a layout being applied a slice at a time) is `hold`-ed and `release`-d by name.
 """
 from __future__ import annotations
@@ -12,7 +12,7 @@ import itertools
 
 from PySide6 import QtCore, QtWidgets
 
-from . import worker
+from . import tasks
 
 QUIET_TASKS = ("devices",)   # run without progress bar or Cancel, and Cancel leaves them alone
 
@@ -22,7 +22,7 @@ class Activity:
 
     def __init__(self, win):
         self.win = win
-        self._tasks: dict[str, worker.Task] = {}
+        self._tasks: dict[str, tasks.Task] = {}
         self._holds: dict[str, dict] = {}        # name -> {"progress": shows the bar, "cancel": callable or None}
         self._serial = itertools.count()
         self.last_cancelled: list[str] = []      # the tasks the last Cancel stopped
@@ -49,7 +49,7 @@ class Activity:
     # ---- running work --------------------------------------------------------------------------
 
     def run(self, name: str, text: str, fn, *args, request=None, on_done=None, on_failed=None, on_cancelled=None,
-            background: bool = False, **kwargs) -> worker.Task:
+            background: bool = False, **kwargs) -> tasks.Task:
         """Run `fn(*args, **kwargs)` off the UI thread as the task `name` (one at a time per name: a new
         one cancels the old), with `text` in the status bar until it reports progress. `on_done(result)`
         and `on_failed(message)` are called only while `request` (if given) is current."""
@@ -58,14 +58,14 @@ class Activity:
         def fresh(cb):
             return lambda x: (request is None or model.current(request)) and cb(x)
 
-        t = worker.submit(fn, *args, name=name, background=background,
+        t = tasks.submit(fn, *args, name=name, background=background,
                           on_done=fresh(on_done) if on_done else None,
                           on_failed=fresh(on_failed) if on_failed else None,
                           on_cancelled=on_cancelled, **kwargs)
         self._track(name, t, text)
         return t
 
-    def _track(self, name: str, task: worker.Task, text: str):
+    def _track(self, name: str, task: tasks.Task, text: str):
         old = self._tasks.get(name)
         if old is not None and old.running:
             old.cancel()
@@ -81,13 +81,13 @@ class Activity:
         if not task.running:
             QtCore.QTimer.singleShot(0, lambda name=name, task=task: self._finish(name, task))
 
-    def _finish(self, name: str, task: worker.Task):
+    def _finish(self, name: str, task: tasks.Task):
         if self._tasks.get(name) is task:
             del self._tasks[name]
         self._refresh()
 
     def hold(self, name: str, text: str | None = None, cancel=None) -> str:
-        """Work in flight that is not a worker task: busy until `release(name)`. With `text`, the
+        """Work in flight that is not a task of tasks.py: busy until `release(name)`. With `text`, the
         progress bar shows it; with `cancel`, Cancel calls it. name=None: a new unique name. Returns
         the name."""
         name = name or f"hold-{next(self._serial)}"

@@ -88,13 +88,12 @@ class Interrupt:
         QtCore.QTimer.singleShot(0, self.quit_now)
 
     def quit_now(self):
-        from . import worker
+        from . import tasks
 
         if self.fired_at is None:
             self.fired_at = time.monotonic()
         print("interrupted: stopping the app's workers", file=sys.stderr, flush=True)
-        for t in list(worker._live):
-            t.cancel()
+        tasks.cancel_all()
         if self.win is not None:
             try:
                 self.win.cancel()
@@ -105,13 +104,12 @@ class Interrupt:
 
     def finish(self) -> int:
         """After the event loop: stop the worker processes and threads; the exit code."""
-        from . import worker
+        from . import tasks
 
         _stop_processes(STOP_GRACE_S)
-        for t in list(worker._live):
-            t.cancel()
+        tasks.cancel_all()
         done = True
-        for pool in (worker.pool(), worker.low_pool()):
+        for pool in (tasks.pool(), tasks.low_pool()):
             left_ms = int(1000 * (self.fired_at + QUIT_WITHIN_S - time.monotonic()))
             done = pool.waitForDone(max(left_ms, 0)) and done
         if not done:  # a thread is still inside an engine call: leave without waiting for it

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from PySide6 import QtCore
 
-from . import worker
+from . import tasks
 from .document import schedule_label, schedule_of
 from .planning import cached_results
 
@@ -110,7 +110,7 @@ class Benchmarks:
             if w.model.current(req):
                 doc.add_results(target, found, plans, keep=True)
 
-        worker.submit(cached_results, doc.graph, plans, target, name="cached-results", on_done=done, background=True)
+        tasks.submit(cached_results, doc.graph, plans, target, name="cached-results", on_done=done, background=True)
 
     def benchmark(self, strategies: list[str] | None = None, all_strategies: bool = False, force: bool = False,
                   repeat: int | None = None):

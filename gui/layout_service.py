@@ -11,7 +11,7 @@ from PySide6 import QtCore
 
 from engine.jobs import layout as layout_job
 
-from . import worker
+from . import tasks
 
 
 class LayoutService(QtCore.QObject):
@@ -25,7 +25,7 @@ class LayoutService(QtCore.QObject):
         super().__init__(parent)
         self.time_limit_s = time_limit_s
         self._token = 0
-        self._task: worker.Task | None = None
+        self._task: tasks.Task | None = None
         self._relays: set[_Relay] = set()
 
     def cancel(self):
@@ -46,7 +46,7 @@ class LayoutService(QtCore.QObject):
         def job(cancel):
             return layout_job.lay_out(make, limit, cancel, relay.emit_provisional, keep_unless_better)
 
-        self._task = worker.submit(job, name="layout", on_done=relay.done, on_failed=relay.failed,
+        self._task = tasks.submit(job, name="layout", on_done=relay.done, on_failed=relay.failed,
                                    background=True)
         return token
 

@@ -44,7 +44,7 @@ def main() -> int:
     from engine import layout_cache, layout_dot
     from tests import synthetic
     from gui import app as gapp
-    from gui import worker
+    from gui import tasks
     from gui.diagnostics import StallWatch
     from gui.main_window import MainWindow
     from gui.settings import Settings
@@ -120,7 +120,7 @@ def main() -> int:
     w.view.viewport().repaint()
     print(f"toggle at actual size: {(time.perf_counter() - t) * 1000:.0f} ms")
     w.close()
-    worker.wait_all(10000)
+    tasks.wait_all(10000)
     print(f"goals: first render < 15 s without cache ({'met' if cold < 15 else 'MISSED'}), "
           f"< 3 s with ({'met' if warm < 3 else 'MISSED'}); toggle < 100 ms "
           f"({'met' if statistics.median(tot) < 100 else 'MISSED'})")
@@ -132,7 +132,7 @@ def zoo_stalls(names, why: bool) -> int:
 
     from engine import loader, zoo
     from gui import app as gapp
-    from gui import worker
+    from gui import tasks
     from gui.diagnostics import StallWatch
     from gui.main_window import MainWindow
     from gui.settings import Settings
@@ -182,7 +182,7 @@ def zoo_stalls(names, why: bool) -> int:
         if why and meter.samples:
             print("  " + meter.report(5).replace("\n", "\n  "))
         w.close()
-        worker.wait_all(60000)
+        tasks.wait_all(60000)
     return 0
 
 

@@ -49,7 +49,7 @@ def new_window(qapp, qtbot, tmp_path, private_cache):
     from PySide6 import QtCore
 
     from engine import layout_cache
-    from gui import app, style, worker
+    from gui import app, style, tasks
     from gui.main_window import MainWindow
     from gui.settings import Settings
 
@@ -72,5 +72,5 @@ def new_window(qapp, qtbot, tmp_path, private_cache):
     yield make
     for w in made:
         w.close()
-    worker.wait_all(60000)
+    tasks.wait_all(60000)
     layout_cache.forget_in_memory()

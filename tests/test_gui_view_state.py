@@ -6,38 +6,18 @@ from __future__ import annotations
 import pytest
 
 pytest.importorskip("pytestqt")
-from PySide6 import QtCore  # noqa: E402
-
 from gui.view_state import Selected  # noqa: E402
+from tests.gui_helpers import TIMEOUT_MS, open_graph  # noqa: E402
 from tests.synthetic import branching  # noqa: E402
-
-TIMEOUT_MS = 120_000
 
 
 @pytest.fixture
-def win(qapp, qtbot, tmp_path, monkeypatch):
-    monkeypatch.setenv("FUSELENS_CACHE_DIR", str(tmp_path / "cache"))
-    from engine import layout_cache
-    from gui import app, style, worker
-    from gui.main_window import MainWindow
-    from gui.settings import Settings
-
-    layout_cache.forget_in_memory()
-    style.apply_scheme(qapp)
-    app.prepare()
-    settings = Settings(QtCore.QSettings(str(tmp_path / "settings.ini"), QtCore.QSettings.IniFormat))
-    settings.strategy = "greedy"
-    w = MainWindow(settings)
-    qtbot.addWidget(w)
-    w.resize(1200, 800)
-    w.show()
-    with qtbot.waitSignal(w.model_loaded, timeout=TIMEOUT_MS):
-        w.open_graph(branching(40))
-    qtbot.waitUntil(lambda: not w.busy and w.view.scene().plan is w.doc.plans.get("greedy"), timeout=TIMEOUT_MS)
-    yield w
-    w.close()
-    worker.wait_all(60000)
-    layout_cache.forget_in_memory()
+def win(new_window, qtbot):
+    """A fresh window on a small synthetic graph with greedy shown, laid out and idle."""
+    w = new_window(size=(1200, 800), strategy="greedy")
+    open_graph(qtbot, w, branching(40))
+    qtbot.waitUntil(lambda: w.view.scene().plan is w.doc.plans.get("greedy"), timeout=TIMEOUT_MS)
+    return w
 
 
 def multi_groups(plan):

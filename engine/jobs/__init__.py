@@ -1,5 +1,5 @@
 """The app's worker-side jobs, without Qt: each module is one piece of work the app runs off its UI
-thread (gui/worker.py submits them), in a child process where it would otherwise hold Python's
+thread (gui/tasks.py submits them), in a child process where it would otherwise hold Python's
 global lock for seconds (engine/child.py).
 
     open_model   read a model file, resolve its input shapes or say which are needed, load the graph

@@ -149,6 +149,12 @@ def submit(fn, *args, on_done=None, on_failed=None, on_progress=None, on_cancell
     return t
 
 
+def cancel_all() -> None:
+    """Cancel every task in flight (quitting: Ctrl+C, or the app closing)."""
+    for t in list(_live):
+        t.cancel()
+
+
 def wait_all(timeout_ms: int = 30000) -> bool:
     """Wait for every task (used when closing the window and in tests)."""
     for t in list(_live):
