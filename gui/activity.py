@@ -26,6 +26,7 @@ class Activity:
         self._holds: dict[str, dict] = {}        # name -> {"progress": shows the bar, "cancel": callable or None}
         self._serial = itertools.count()
         self.last_cancelled: list[str] = []      # the tasks the last Cancel stopped
+        self._stage = ""                         # the stage last put in the status bar
         sb = win.statusBar()
         self.layout_label = QtWidgets.QLabel("")
         self.layout_label.setToolTip("How the graph was laid out")
@@ -120,6 +121,10 @@ class Activity:
         self.progress.setVisible(shown)
         self.cancel_button.setVisible(shown)
         if not shown:
+            bar = self.win.statusBar()
+            if self._stage and bar.currentMessage() == self._stage:
+                bar.clearMessage()   # a stage of work that has finished is not left standing
+            self._stage = ""
             self.win.busy_changed.emit(False)
 
     def show_progress(self, name: str, stage: str, fraction: float):
@@ -137,6 +142,7 @@ class Activity:
         fm = self.progress.fontMetrics()   # the whole stage is in the status line; the bar gets what fits
         room = self.progress.maximumWidth() - fm.horizontalAdvance("  100%") - 16
         self.progress.setFormat(fm.elidedText(stage, QtCore.Qt.ElideRight, room) + "  %p%")
+        self._stage = stage
         self.win.statusBar().showMessage(stage)
 
     def cancel(self):

@@ -52,6 +52,7 @@ def test_commands_change_the_state_and_the_compact_layout_follows(win, qtbot):
     assert win.state.selection == Selected(("collapsed", multi[0]), None, "left")
     qtbot.waitUntil(lambda: not win.busy and win.layouts.compact, timeout=TIMEOUT_MS)
     assert win.props.values()["group"].startswith(f"{multi[0]}:")
+    assert not win.statusBar().currentMessage().startswith("laying out")   # no stage left standing
     win.collapse_all()
     assert win.state.collapsed_in(greedy) == set(multi) == win.view.scene().collapsed
     win.expand_all()
