@@ -5,7 +5,7 @@ import statistics
 import threading
 import time
 
-from . import loader, profiles, published, runner, stats
+from . import loader, machine_load, profiles, published, runner, stats
 from .planner import make_plan
 
 
@@ -103,15 +103,26 @@ def bench_model(spec: str, shapes, strategies, hw_name: str, target: str, repeat
             "hardware": {"name": hw.name, "title": hw.title}}
 
 
+def _busiest(results: dict) -> float | None:
+    """The highest share of the CPU time other processes used while these results were timed, or None."""
+    shares = [v for r in results.values() if not getattr(r, "error", None)
+              and isinstance(v := getattr(r, "busy_share", None), (int, float))]
+    return max(shares, default=None)
+
+
 def bench_json(b: dict) -> dict:
     comps = stats.comparisons(b["results"])
+    busy = machine_load.busy_line(b["results"])
     return {"model": b["model"], "ops": b["ops"], "onnxruntime_ms": b["ort"], "target": b.get("target"),
             "hardware": b.get("hardware"),
+            "busy_share": _busiest(b["results"]), "busy_threshold": machine_load.BUSY_SHARE,
+            "machine_busy": busy is not None, "busy_note": busy,
             "measured_on": _measured_on(b), "round_robin": b.get("round_robin", []),
             "strategies": [{"strategy": s, "latency_ms": r.latency_ms, "samples": r.samples,
                             "planning_ms": round(r.planning_ms, 3),
                             "build_s": round(r.build_s, 3), "kernels": r.kernels, "correct": r.correct,
-                            "error": r.error, "cached": r.cached, "when": r.when,
+                            "error": r.error, "cached": r.cached, "when": r.when, "busy_share": r.busy_share,
+                            "machine_busy": machine_load.is_busy(r.busy_share),
                             "cost": b.get("costs", {}).get(s, "model"),
                             "schedule": r.schedule, "tuned_kernels": r.tuned_kernels,
                             "vs": {base: comps[(s, base)].to_dict() for base in ("none", "greedy")
@@ -148,7 +159,9 @@ def table_row(b: dict) -> dict:
            "errors": {s: x.error for s, x in r.items() if x.error},
            "incorrect": [s for s, x in ran.items() if x.correct is not True],
            "cached": {s: x.when for s, x in r.items() if x.cached},
-           "measured_on": _measured_on(b)}
+           "measured_on": _measured_on(b),
+           # other processes' share of the CPU time while timing (the highest of the run's results)
+           "busy_share": _busiest(r), "machine_busy": bool(machine_load.busy_shares(r))}
     for key, (s, base_s) in (("dp_vs_baseline", ("dp", "none")), ("dp_vs_greedy", ("dp", "greedy")),
                              ("hybrid_vs_greedy", ("hybrid", "greedy"))):
         c = cmp.get((s, base_s))

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-from . import stats
+from . import machine_load, stats
 
 BANDWIDTH_GBPS = 100.0
 MIN_OPS = 50
@@ -35,6 +35,7 @@ class Recommendation:
     measured: dict = field(default_factory=dict)
     excluded: dict = field(default_factory=dict)      # strategy -> why its result does not count
     comparisons: dict = field(default_factory=dict)   # strategy -> stats.Speedup.to_dict() against greedy
+    busy_note: str | None = None   # set when results behind the measured verdict were timed on a busy machine
 
     @staticmethod
     def tree() -> dict:
@@ -43,7 +44,8 @@ class Recommendation:
     def to_dict(self) -> dict:
         return {"verdict": self.verdict, "tests": self.tests, "path": self.path,
                 "measured_verdict": self.measured_verdict, "measured_detail": self.measured_detail,
-                "disagreement": self.disagreement, "excluded": self.excluded, "comparisons": self.comparisons}
+                "disagreement": self.disagreement, "excluded": self.excluded, "comparisons": self.comparisons,
+                "busy_note": self.busy_note}
 
 
 def count_ops(graph) -> int:
@@ -94,7 +96,8 @@ def _add_measured(rec: Recommendation, measured: dict, budget_pct: float) -> Non
     that costs more compile time replaces the current pick (starting from greedy, in order of
     compile cost) only when it is significantly faster than that pick: the 95% bootstrap interval
     of the ratio of medians (engine/stats.py) excludes 1.0. Otherwise the difference is "within
-    noise" and the cheaper strategy stays."""
+    noise" and the cheaper strategy stays. Where a compared result was timed on a busy machine
+    (engine/machine_load.py) the detail says so (busy_note): the verdict may be distorted."""
     excluded = {s: why for s, r in measured.items() if (why := unusable(r))}
     ok = {s: r for s, r in measured.items() if s not in excluded}
     rec.excluded = excluded
@@ -149,6 +152,9 @@ def _add_measured(rec: Recommendation, measured: dict, budget_pct: float) -> Non
         if prev not in (None, "greedy"):  # it replaced a cheaper strategy that also beat greedy
             detail += f"; {why.text(best, prev)}"
         rec.measured_detail = detail + (f"; {'; '.join(others)}" if others else "") + ignored
+    rec.busy_note = machine_load.busy_line({s: r for s, r in ok.items() if s in rows}, "figures and this verdict")
+    if rec.busy_note:
+        rec.measured_detail += f"; {rec.busy_note}"
     if best != rec.verdict:
         rec.disagreement = f"the rule says {rec.verdict}, the measurements say {best}"
 

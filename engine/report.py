@@ -1,6 +1,8 @@
 """Plain-text renderings of engine results for the command line."""
 from __future__ import annotations
 
+from . import machine_load
+
 
 def human(n: float, unit: str = "") -> str:
     for div, suf in ((1e12, "T"), (1e9, "G"), (1e6, "M"), (1e3, "k")):
@@ -135,6 +137,10 @@ def bench_table(b: dict) -> str:
             "build s", "kernels", "schedule", "correct", ""]
     rows = [r + [""] * (len(head) - len(r)) for r in rows]
     lines = [table(rows, head)]
+    busy = machine_load.busy_line(res)
+    if busy:
+        again = [s for s, r in res.items() if r.cached and s in machine_load.busy_shares(res)]
+        lines.append(busy + (f" (cached: {', '.join(again)}; --force measures again)" if again else ""))
     lines += verdict_lines(res, comps)
     if b.get("ort"):
         o = b["ort"]
@@ -151,12 +157,15 @@ def bench_table(b: dict) -> str:
 def verdict_lines(res: dict, comps: dict | None = None) -> list[str]:
     """The comparisons the bench table states in words: every strategy against greedy (against
     none where greedy was not run), with its interval; strategies without a correct result are
-    named and left out; which strategies were sampled round-robin and which came from the cache."""
+    named and left out; which strategies were sampled round-robin and which came from the cache. A
+    comparison with a side timed on a busy machine (engine/machine_load.py) carries its caveat."""
     from .stats import comparisons
 
     comps = comparisons(res) if comps is None else comps
     base = "greedy" if any(k[1] == "greedy" for k in comps) else "none"
-    out = [comps[(s, base)].text(s, base) for s in res if (s, base) in comps]
+    busy = machine_load.busy_shares(res)
+    out = [comps[(s, base)].text(s, base) + (f" ({machine_load.CAVEAT})" if {s, base} & set(busy) else "")
+           for s in res if (s, base) in comps]
     bad = [f"{s} ({'error' if r.error else 'result NOT correct' if r.correct is False else 'not checked'})"
            for s, r in res.items() if r.error or r.correct is not True]
     if bad:
@@ -211,6 +220,9 @@ def published_table_md(rows: list[dict], target: str) -> str:
         if r.get("cached"):
             notes.append(f"{r['model']}: " + ", ".join(f"{s} from the cache ({w or 'undated'})"
                                                        for s, w in r["cached"].items()))
+        if r.get("machine_busy"):
+            notes.append(f"{r['model']}: the machine was busy while timing: other processes used "
+                         f"{(r.get('busy_share') or 0) * 100:.0f}% of its CPU time; its figures may be distorted")
         if r.get("incorrect") or r.get("errors"):
             notes.append(f"{r['model']}: not compared: " + ", ".join(
                 [f"{s} (result NOT correct)" for s in r.get("incorrect") or []]

@@ -14,6 +14,8 @@ Each result is a runner.BenchResult with every sample in `samples` (for the inte
 engine/stats.py); correct ones are cached (atomically) under the same key as runner.benchmark, so
 either finds the other's results. As in runner, a plan that disagrees with a stored reference is
 checked again against a freshly built one. Plans with the same groups are built once and timed as separate entries.
+Every result of a run records how much of the machine's CPU time other processes used during the
+rounds (busy_share, engine/machine_load.py).
 
 For cpu and cuda targets (engine/benchmark.bench_model); RPC targets keep runner.benchmark.
 """
@@ -23,7 +25,7 @@ import math
 import statistics
 import time
 
-from . import runner
+from . import machine_load, runner
 from .cache_dir import write_json
 from .child import ChildFailed, run_in_child
 
@@ -153,6 +155,7 @@ def _job(job, say):
             results[s] = {"error": _error(ex)}
     live = {s: e for s, e in entries.items() if s not in results}
     rounds = max(1, int(job["repeat"]))
+    load0 = machine_load.start()   # how much of the machine other processes used during the rounds
     for i in range(rounds):  # round-robin: one sample of each plan per round
         say(f"timing: round {i + 1} of {rounds}", 0.6 + 0.3 * i / rounds)
         for s, e in list(live.items()):
@@ -161,6 +164,7 @@ def _job(job, say):
             except Exception as ex:  # noqa: BLE001
                 results[s] = {"error": _error(ex)}
                 del live[s]
+    busy_share = machine_load.stop(load0) if t.kind != "rpc" else None
     for k, (s, e) in enumerate(live.items()):
         say(f"{s}: profiling kernels", 0.9 + 0.1 * k / max(1, len(live)))
         kernel_us = runner._profile_kernels(e["vm"], e["args"], graph, e["groups"], kernel_groups) \
@@ -171,5 +175,5 @@ def _job(job, say):
                       "samples": res, "build_s": e["build_s"], "kernels": len(kernel_groups(graph, e["groups"])),
                       "correct": e["correct"], "max_abs_err": e["err"], "kernel_us": kernel_us,
                       "schedule_report": runner._jsonable(report), "schedule": runner._schedule_kind(report),
-                      "tuned_kernels": len(report.get("tuned", []))}
+                      "tuned_kernels": len(report.get("tuned", [])), "busy_share": busy_share}
     return {"results": results, "device": _describe(t, dev), "rounds": rounds}

@@ -240,6 +240,7 @@ RESULT_WRONG = {
     "repeat a string": lambda d: d.update(repeat="10"),
     "kernel times of another plan": lambda d: d.update(kernel_us=[1.0] * 7),
     "an unknown field": lambda d: d.update(evil=1),
+    "busy share a string": lambda d: d.update(busy_share="busy"),
 }
 
 
@@ -251,6 +252,8 @@ def test_results_and_references_survive_damage_and_force(model, private_cache):
     assert r.error is None and r.correct and not r.cached
     rf, ref = _result_file(g, plan), _ref_file(private_cache)
     good = json.loads(rf.read_text())
+    # how busy the machine was while timing is stored with the result (None: window too short to say)
+    assert "busy_share" in good and (good["busy_share"] is None or 0.0 <= good["busy_share"] <= 1.0)
     assert runner.cached_result(g, plan, "cpu").cached
 
     # a result file that does not parse, or holds the wrong JSON, or a failed run: a miss, deleted

@@ -595,3 +595,30 @@ def test_large_models_are_read_and_tvm_planned_in_a_child_process(new_window, qt
     assert len(g) == 7 and g.mod_factory is None and w.view.scene().graph is g  # the graph came back as data
     assert "tvm" in w.doc.plans, w.doc.plan_errors
     assert {frozenset(x) for x in w.doc.plans["tvm"].groups} == {frozenset(x) for x in w.doc.plans["greedy"].groups}
+
+
+def test_a_figure_timed_on_a_busy_machine_is_measured_again(new_window, qtbot, tiny_model):
+    """A result labelled busy (engine/machine_load.py) is not answered from the cache by the next
+    Benchmark: the user asked to re-run it on a quieter machine."""
+    pytest.importorskip("engine.runner")
+    w = new_window()
+    open_model(qtbot, w, tiny_model)
+    w.set_strategy("greedy")
+    settle(qtbot, w)
+    with qtbot.waitSignal(w.results_changed, timeout=300_000):
+        w.benchmark(strategies=["greedy"], repeat=3)
+    settle(qtbot, w, 300_000)
+    first = w.doc.result("cpu", "greedy")
+    assert first is not None and first.error is None, w.last_error
+    with qtbot.waitSignal(w.results_changed, timeout=300_000):
+        w.benchmark(strategies=["greedy"], repeat=3)     # a quiet figure: the cache answers
+    settle(qtbot, w, 300_000)
+    again = w.doc.result("cpu", "greedy")
+    if first.busy_share is None or first.busy_share <= 0.25:
+        assert again.cached is True
+    again.busy_share = 0.9                               # as if timed while other processes ran
+    with qtbot.waitSignal(w.results_changed, timeout=300_000):
+        w.benchmark(strategies=["greedy"], repeat=3)
+    settle(qtbot, w, 300_000)
+    fresh = w.doc.result("cpu", "greedy")
+    assert fresh is not again and fresh.cached is False and fresh.error is None

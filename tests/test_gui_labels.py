@@ -97,3 +97,32 @@ def test_no_measured_verdict_says_why(qtbot):
     rec, text = show(qtbot, {"greedy": res("greedy"), "dp": res("dp", (7.0, 7.1, 7.2, 7.0, 7.1)),
                              "hybrid": res("hybrid", correct=False)})
     assert rec.measured_verdict and "Measured verdict" in text and "hybrid (result not correct)" in text
+
+
+def test_results_timed_on_a_busy_machine_are_labelled(qtbot, plans):
+    from gui.panels.latency import LatencyPanel
+
+    panel = LatencyPanel()
+    qtbot.addWidget(panel)
+    busy = {s: res(s) for s in plans}
+    for r in busy.values():
+        r.busy_share = 0.85
+    panel.update_data("m", list(plans), plans, busy, "cpu", "T4")
+    assert ("The machine was busy while timing: other processes used 85% of its CPU time; figures may be "
+            "distorted: re-run on a quiet machine.") in panel.note.text()
+    assert panel.series["measured"]   # the figures are still shown
+    busy["dp"].busy_share = 0.1       # only greedy and none busy: named
+    panel.update_data("m", list(plans), plans, busy, "cpu", "T4")
+    assert "busy while timing none, greedy: other processes used 85%" in panel.note.text()
+    quiet = {s: res(s) for s in plans}
+    panel.update_data("m", list(plans), plans, quiet, "cpu", "T4")
+    assert "busy" not in panel.note.text() and panel.busy_note is None
+    # the measured verdict: a caveat beside it, the whole line in its detail
+    greedy, dp = res("greedy"), res("dp", (7.0, 7.1, 7.2, 7.0, 7.1))
+    greedy.busy_share = dp.busy_share = 0.6
+    rec, text = show(qtbot, {"greedy": greedy, "dp": dp})
+    assert rec.measured_verdict == "dp" and "timed on a busy machine: may be distorted" in text
+    assert "other processes used 60% of its CPU time; figures and this verdict may be distorted" in text
+    greedy.busy_share = dp.busy_share = 0.2
+    rec, text = show(qtbot, {"greedy": greedy, "dp": dp})
+    assert rec.measured_verdict == "dp" and "busy" not in text

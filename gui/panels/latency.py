@@ -5,11 +5,14 @@ model's estimate, and the published T4 figures as a reference series; beside it,
 Every measured figure says whose schedules its kernels ran with (under the strategy's name and in the
 table's schedule column): "rules" (ours), "tuned n/n" or "mixed k/n" (k kernels from the tuning
 records). A tuned or mixed bar is hatched, and the same plan measured with the rules only, where the
-app has that figure, stands beside it as a light bar, so tuned and rule-based figures never mix."""
+app has that figure, stands beside it as a light bar, so tuned and rule-based figures never mix.
+The note above the chart says when figures were timed on a busy machine (engine/machine_load.py)."""
 from __future__ import annotations
 
 import pyqtgraph as pg
 from PySide6 import QtCore, QtGui, QtWidgets
+
+from engine import machine_load
 
 from .. import style
 from ..document import schedule_label, schedule_of
@@ -166,6 +169,7 @@ class LatencyPanel(QtWidgets.QWidget):
         lay.addWidget(split)
         self.rows: list[dict] = []
         self.series: dict[str, list] = {}
+        self.busy_note: str | None = None   # the line the note carries when results were timed on a busy machine
         self.set_theme(False)
 
     def follow(self, workspace, tuning):
@@ -311,9 +315,12 @@ class LatencyPanel(QtWidgets.QWidget):
         self.cplot.setXRange(-0.7, len(strategies) - 0.3, padding=0)
         n = len(measured)
         tuned_n = sum(r["schedule_kind"] != "rules" for _, r in measured)
+        busy = machine_load.busy_line({s: results[s] for s in strategies if results.get(s) is not None}, "figures")
+        self.busy_note = busy[0].upper() + busy[1:] + "." if busy else None
         self.note.setText(
             (f"Measured on {target}: {n} of {len(strategies)} strategies. " if n else
              f"Not yet measured on {target}: press Benchmark (Ctrl+B). ")
+            + (f"{self.busy_note} " if self.busy_note else "")
             + ("Hatched: kernels with tuned schedules (under the name: tuned/built kernels); light bars: the "
                "same plan measured with the rules only. " if tuned_n else "")
             + "Grey dashed bars: the cost model's estimate."

@@ -1,6 +1,6 @@
 """Recommendation panel: the published decision tree drawn as a tree, the path taken for this model
 and hardware profile highlighted, each test's value against its threshold, and the measured verdict
-beside the rule's (with any disagreement stated)."""
+beside the rule's (with any disagreement stated, and a caveat where it was timed on a busy machine)."""
 from __future__ import annotations
 
 import html
@@ -126,7 +126,10 @@ class RecommendationPanel(QtWidgets.QWidget):
         self.verdict.setText(f"<b>Rule's verdict: {rec.verdict}</b>"
                              + (f" &nbsp; <small>({ctx})</small>" if ctx else ""))
         if rec.measured_verdict:
-            txt = f"<b>Measured verdict: {rec.measured_verdict}</b><br>{rec.measured_detail or ''}"
+            txt = f"<b>Measured verdict: {rec.measured_verdict}</b>"
+            if getattr(rec, "busy_note", None):   # the detail ends with the whole line
+                txt += " <span style='color:#d97706'><b>(timed on a busy machine: may be distorted)</b></span>"
+            txt += f"<br>{rec.measured_detail or ''}"
             if rec.disagreement:
                 txt += f"<br><span style='color:#d62728'><b>Disagreement:</b> {rec.disagreement}</span>"
             else:
