@@ -137,6 +137,10 @@ def bench_table(b: dict) -> str:
             "build s", "kernels", "schedule", "correct", ""]
     rows = [r + [""] * (len(head) - len(r)) for r in rows]
     lines = [table(rows, head)]
+    measured = [s for s, c in (b.get("costs") or {}).items() if c == "measured" and s in res and not res[s].error]
+    if measured:
+        lines.append(f"{', '.join(measured)} decided by measured kernel times (--cost measured): their plan ms "
+                     "include building and timing the candidate kernels the first time (cached after)")
     busy = machine_load.busy_line(res)
     if busy:
         again = [s for s, r in res.items() if r.cached and s in machine_load.busy_shares(res)]

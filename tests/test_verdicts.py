@@ -248,3 +248,13 @@ def test_round_robin_bench_samples_every_strategy_alike(tmp_path, monkeypatch):
     assert again["round_robin"] == [] and all(r.cached and r.when for r in again["results"].values())
     assert again["results"]["greedy"].samples == rs["greedy"].samples
     loader._memo.clear()
+
+
+def test_the_bench_table_says_which_plans_were_decided_by_measured_kernel_times():
+    rs = {"none": res("none", noisy(20, 0.2, seed=1)), "greedy": res("greedy", noisy(10, 0.2, seed=2)),
+          "dp": res("dp", noisy(10, 0.2, seed=3))}
+    b = bench("resnet50", rs)
+    assert "decided by measured kernel times" not in report.bench_table(b)
+    b["costs"] = {"none": "model", "greedy": "model", "dp": "measured"}
+    line = next(ln for ln in report.bench_table(b).splitlines() if "measured kernel times" in ln)
+    assert line.startswith("dp decided by measured kernel times") and "plan ms" in line
