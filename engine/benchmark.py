@@ -105,8 +105,10 @@ def bench_model(spec: str, shapes, strategies, hw_name: str, target: str, repeat
 
 def _busiest(results: dict) -> float | None:
     """The highest share of the CPU time other processes used while these results were timed, or None."""
+    from .cache_dir import is_number
+
     shares = [v for r in results.values() if not getattr(r, "error", None)
-              and isinstance(v := getattr(r, "busy_share", None), (int, float))]
+              and is_number(v := getattr(r, "busy_share", None))]
     return max(shares, default=None)
 
 

@@ -85,7 +85,10 @@ def stop(token) -> float | None:
 
 
 def is_busy(share) -> bool:
-    return isinstance(share, (int, float)) and not isinstance(share, bool) and share > BUSY_SHARE
+    """Whether a recorded share (a number, or None where it could not be measured) is above BUSY_SHARE."""
+    from .cache_dir import is_number
+
+    return is_number(share) and share > BUSY_SHARE
 
 
 def busy_shares(results) -> dict:

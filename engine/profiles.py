@@ -11,11 +11,6 @@ from .hardware import Hardware
 CALIBRATED = "host-calibrated"
 
 
-def names() -> list[str]:
-    """The profiles always there (not `host-calibrated`, which may not be)."""
-    return hardware.names()
-
-
 def get(name: str) -> Hardware:
     """The profile `name`; an unknown one, or a calibration never made, is one FuseLensError line."""
     if hardware.normalise(name) == hardware.normalise(CALIBRATED):

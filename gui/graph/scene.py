@@ -43,6 +43,7 @@ class GraphScene(QtWidgets.QGraphicsScene):
         self.only_here: set[int] = set()
         self._state = None                # the ViewState followed (follow()): what is collapsed and selected
         self._pane = "left"
+        self._collapsible = False         # follow(collapsible=True): the left pane draws collapsed groups
         self._selected: tuple | None = None   # what is highlighted when no ViewState is followed
         self.found: list[str] = []
         self.text_visible = True
@@ -69,8 +70,6 @@ class GraphScene(QtWidgets.QGraphicsScene):
         if collapsible:
             self._collapsible = True
             state.events.collapsed.connect(lambda ev: self._show_collapsed())
-
-    _collapsible = False
 
     @property
     def selected(self) -> tuple | None:
