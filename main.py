@@ -12,7 +12,7 @@ import json
 import os
 import sys
 
-COMMANDS = ("zoo", "inspect", "plan", "bench", "table", "tune", "calibrate", "devices", "cache", "gui")
+COMMANDS = ("zoo", "inspect", "plan", "bench", "table", "tune", "calibrate", "fidelity", "devices", "cache", "gui")
 DEFAULT_MODEL = "zoo:mobilenetv2"
 OK, INCORRECT, USAGE, NO_DISPLAY, INTERNAL, INTERRUPTED = 0, 1, 2, 3, 70, 130
 # NO_DISPLAY: the app cannot open a window (make run treats it as a clean stop)
@@ -44,8 +44,12 @@ def _shape_args(p: argparse.ArgumentParser) -> None:
 
 
 def build_parser() -> argparse.ArgumentParser:
+    from engine.planner.cost_source import COSTS
     from engine.planner.registry import BENCHED, STRATEGIES
 
+    cost_help = ("how dp/hybrid/optimal decide: roofline (the profile's roofline), learned (the learned model's "
+                 "predictions of --target's kernel times), measured (the learned model, with the close calls timed on "
+                 "--target), model (learned where a model serves the target, else roofline)")
     ap = _OneLineParser(prog="main.py", description="FuseLens: compare operator-fusion strategies in TVM. "
                         "Without a command, opens the app (on MODEL if given).",
                         epilog=EXIT_CODES, formatter_class=argparse.RawDescriptionHelpFormatter)
@@ -74,9 +78,9 @@ def build_parser() -> argparse.ArgumentParser:
     _shape_args(pl)
     pl.add_argument("--out", help="write the plan JSON here")
     pl.add_argument("--explain", action="store_true", help="list why each edge between groups was not fused")
-    pl.add_argument("--cost", choices=["model", "measured"], default="model",
-                    help="decide by the cost model's estimates, or by timing the candidate kernels on --target")
-    pl.add_argument("--target", default="cpu", help="where --cost measured times kernels (default cpu)")
+    pl.add_argument("--cost", choices=list(COSTS), default="model", help=cost_help + " (default model)")
+    pl.add_argument("--target", default="cpu", help="the device whose kernels the cost model prices, and where "
+                                                    "--cost measured times them (default cpu)")
 
     be = sub.add_parser("bench", help="build, check and time strategies side by side")
     be.add_argument("model")
@@ -92,8 +96,8 @@ def build_parser() -> argparse.ArgumentParser:
     be.add_argument("--unscheduled", action="store_true", help="build without schedule rules")
     be.add_argument("--rules-only", action="store_true",
                     help="ignore tuning records (`tune`): every kernel scheduled by the rules")
-    be.add_argument("--cost", choices=["model", "measured"], default=None,
-                    help="how dp/hybrid/optimal decide (default: measured where the target can time kernels, else model)")
+    be.add_argument("--cost", choices=list(COSTS), default=None,
+                    help=cost_help + " (default: measured where the target can time kernels, else model)")
     _shape_args(be)
 
     ta = sub.add_parser("table", help="reproduce the published four-model table")
@@ -103,7 +107,7 @@ def build_parser() -> argparse.ArgumentParser:
     ta.add_argument("--repeat", type=int, default=10)
     ta.add_argument("--out", default="results", help="folder for table.md, table.csv, table.json, table.png")
     ta.add_argument("--force", action="store_true")
-    ta.add_argument("--cost", choices=["model", "measured"], default=None)
+    ta.add_argument("--cost", choices=list(COSTS), default=None, help=cost_help)
 
     tu = sub.add_parser("tune", help="tune a plan's kernels with MetaSchedule; builds then use the best schedules")
     tu.add_argument("model")
@@ -115,8 +119,20 @@ def build_parser() -> argparse.ArgumentParser:
     tu.add_argument("--clear", action="store_true", help="delete this target's tuning records first")
     _shape_args(tu)
 
-    ca = sub.add_parser("calibrate", help="fit this machine's cost model to measured kernel times (profile host-calibrated)")
+    ca = sub.add_parser("calibrate", help="time models' kernels on this CPU: refine the learned cost model on them and "
+                                          "fit the roofline (profile host-calibrated)")
     ca.add_argument("models", nargs="+", help="models whose kernels to time (.onnx or zoo:NAME[@RES])")
+
+    fi = sub.add_parser("fidelity", help="time a plan's kernels and say how well the cost model predicted them")
+    fi.add_argument("model")
+    fi.add_argument("--strategy", default="greedy", choices=list(STRATEGIES))
+    fi.add_argument("--target", default="cpu", help="where the kernels are timed (default cpu)")
+    fi.add_argument("--hardware", default=None, help="cost-model profile (default: the target's own)")
+    fi.add_argument("--cost", choices=["model", "roofline", "learned"], default="model",
+                    help="the cost model to evaluate (model: learned where one serves the target, else roofline); "
+                         "a learned model is trained without this model's kernels")
+    fi.add_argument("--json", dest="json_out", help="write the figures and every kernel's estimate and time here")
+    _shape_args(fi)
 
     sub.add_parser("devices", help="list the devices a benchmark can run on")
 
@@ -264,6 +280,12 @@ def validate(a) -> None:
     elif a.command == "calibrate":
         for m in a.models:
             _check_spec(m)
+    elif a.command == "fidelity":
+        _check_spec(a.model)
+        _check_hardware(a.hardware)
+        if a.json_out:
+            outpath.check_file(a.json_out, "--json")
+        _check_target(a.target, reach=True)
     elif a.command == "gui":
         pass  # the app reports a bad model in its window
 
@@ -418,9 +440,46 @@ def cmd_calibrate(a) -> int:
             print(file=sys.stderr)
         print(f"{g.name}: {c.stats.get('unique_kernels')} kernels timed ({c.stats.get('built', 0)} now)"
               + (f"; profiling error: {c.stats['error']}" if c.stats.get("error") else ""))
+    from engine.planner import learned
+
+    added = sum(learned.learn(g, hw, "cpu") for g in graphs)
+    learned.clear_memo()
+    model = learned.for_target("cpu", hw)
+    if model is not None:
+        print(f"learned cost model: {model.title}; {added} kernels of these models learned from "
+              f"(timings taken while the machine was busy are left out)")
     cal = calibrate.calibrate(graphs, hw, "cpu")
-    print(cal.summary())
-    print("saved: plan and bench with --hardware host-calibrated use it")
+    print("roofline: " + cal.summary())
+    print("saved: plan and bench use the learned model (--cost model/learned); --hardware host-calibrated "
+          "uses the fitted roofline")
+    return 0
+
+
+def cmd_fidelity(a) -> int:
+    """Time the plan's kernels and print how well the cost model predicted them."""
+    from engine import loader, onnx_input, outpath, profiles, targets
+    from engine.planner import fidelity, make_plan
+
+    g = loader.load(a.model, a.shapes)
+    onnx_input.check_graph_sizes(g, a.model)
+    hw = profiles.get(a.hardware or targets.parse(a.target).hardware)
+    p = make_plan(g, a.strategy, hw, cost="roofline" if a.cost == "roofline" else "model", target=a.target)
+    f = fidelity.of_plan(g, p, hw, a.target, a.cost, progress=_progress)
+    if sys.stderr.isatty():
+        print(file=sys.stderr)
+    print(f"{g.name}, {a.strategy} plan: {f['kernels']} of {f['kernels_in_plan']} kernels timed on {a.target}; "
+          f"cost model {f['cost_model_title']}")
+    if f["excluded_from_training"]:
+        print(f"  trained without: {', '.join(f['excluded_from_training'])} (and any kernel of the same structure)")
+    print(f"  spearman {f['spearman']:.3f}   measured/estimated p10 {f['ratio_p10']:.2f}  p50 {f['ratio_p50']:.2f}  "
+          f"p90 {f['ratio_p90']:.2f}")
+    if f["busy_left_out"]:
+        print(f"  {f['busy_left_out']} timings taken while the machine was busy were left out")
+    if f["error"]:
+        print(f"  timing error: {f['error']}")
+    if a.json_out:
+        outpath.write(a.json_out, json.dumps(f, indent=1))
+        print(f"wrote {a.json_out}")
     return 0
 
 
@@ -498,7 +557,8 @@ def main(argv: list[str] | None = None) -> int:
         if a.command == "gui":
             return cmd_gui(a.model, a.input_shape)
         return {"zoo": cmd_zoo, "inspect": cmd_inspect, "plan": cmd_plan, "bench": cmd_bench, "table": cmd_table,
-                "calibrate": cmd_calibrate, "tune": cmd_tune, "devices": cmd_devices, "cache": cmd_cache}[a.command](a)
+                "calibrate": cmd_calibrate, "fidelity": cmd_fidelity, "tune": cmd_tune, "devices": cmd_devices,
+                "cache": cmd_cache}[a.command](a)
     except FuseLensError as e:
         _end_progress_line()
         print(f"error: {_one_line(str(e))}", file=sys.stderr)

@@ -91,6 +91,19 @@ def is_busy(share) -> bool:
     return is_number(share) and share > BUSY_SHARE
 
 
+def oversubscribed(share, threads: int, cpus: int | None = None) -> bool:
+    """Whether a timing on `threads` threads shared its cores: other processes used more than the
+    CPUs it left free, plus BUSY_SHARE of one CPU (a recorded share is of all CPUs). A one-thread
+    kernel timing on two CPUs tolerates one other busy CPU; a run on every core tolerates
+    BUSY_SHARE of the machine, as is_busy."""
+    from .cache_dir import is_number
+
+    if not is_number(share):
+        return False
+    n = cpus or os.cpu_count() or 1
+    return share * n > max(0, n - threads) + BUSY_SHARE * (1 if threads < n else n)
+
+
 def busy_shares(results) -> dict:
     """strategy -> busy_share of the results (strategy -> BenchResult) timed on a busy machine."""
     return {s: r.busy_share for s, r in results.items()

@@ -35,17 +35,29 @@ def graph_summary(g) -> str:
 def plan_summary(g, p, hw, explain: bool = False, top: int = 8) -> str:
     from collections import Counter
 
+    est = p.notes.get("estimate", "roofline")
     lines = [f"{p.strategy}: {p.kernels} kernels for {len(g)} ops of {g.name}   "
-             f"estimated {p.estimated_us / 1000:.3f} ms on {hw.title} (cost model estimate)   "
-             f"planned in {p.planning_ms:.1f} ms"]
+             f"estimated {p.estimated_us / 1000:.3f} ms ({est} estimate{', on ' + hw.title if est == 'roofline' else ''})   "
+             f"planned in {_duration(p.planning_ms)}"]
+    if p.notes.get("cost_note"):
+        lines.append(f"decided by: {p.notes.get('cost', est)} ({p.notes['cost_note']})")
     if p.notes.get("cost") == "measured":
         m = p.notes.get("measure") or {}
         mus = [u for u in p.notes.get("measured_group_us") or [] if u is not None]
-        lines.append(f"decided by measured kernel times on {m.get('target', '?')}: {m.get('candidates', '?')} candidates, "
-                     f"{m.get('unique_kernels', '?')} distinct kernels ({m.get('built', 0)} built now, "
-                     f"{m.get('cached', 0)} from the cache) in {m.get('seconds', 0):.1f} s; measured kernels of this "
-                     f"plan sum to {sum(mus) / 1000:.3f} ms ({len(mus)} of {len(p.groups)} groups timed, cold caches)"
-                     + (f"; profiling error: {m['error']}" if m.get("error") else ""))
+        if "asked" in m:     # close calls (engine/planner/close_calls.py)
+            lines.append(f"timed on {m.get('target', '?')}: {m.get('timed', 0)} kernels now, {m.get('cached', 0)} from "
+                         f"the cache, {m.get('measured', 0)} measured of {m.get('candidates', '?')} candidates (the rest "
+                         f"decided by the learned model) in {m.get('seconds', 0):.1f} s"
+                         + (f"; {m['busy_left_out']} timings taken while the machine was busy left out"
+                            if m.get("busy_left_out") else "")
+                         + (f"; timing error: {m['error']}" if m.get("error") else ""))
+        else:
+            lines.append(f"decided by measured kernel times on {m.get('target', '?')}: {m.get('candidates', '?')} "
+                         f"candidates, {m.get('unique_kernels', '?')} distinct kernels ({m.get('built', 0)} built now, "
+                         f"{m.get('cached', 0)} from the cache) in {m.get('seconds', 0):.1f} s"
+                         + (f"; profiling error: {m['error']}" if m.get("error") else ""))
+        lines.append(f"measured kernels of this plan sum to {sum(mus) / 1000:.3f} ms ({len(mus)} of {len(p.groups)} "
+                     f"groups timed, cold caches)")
     kinds_of = [k["kind"] for k in p.group_kinds] or [""] * len(p.groups)
     beyond = Counter(k for k in kinds_of if k not in ("", "single", "epilogue"))
     lines.append("kernels beyond FuseOps: " + (", ".join(f"{k} {v}" for k, v in beyond.most_common()) or "none"))
@@ -54,7 +66,12 @@ def plan_summary(g, p, hw, explain: bool = False, top: int = 8) -> str:
     for gi in order:
         ops = [g.by_id[m].op for m in p.groups[gi] if g.by_id[m].kind == "call_tir"]
         rows.append([gi, len(p.groups[gi]), kinds_of[gi], f"{p.group_us[gi]:.1f}", "+".join(ops)[:70]])
-    lines += ["", "most expensive groups (estimated):", table(rows, ["group", "ops", "kind", "est. us", "operators"])]
+    src = p.notes.get("group_source") or []
+    if src:
+        for r, gi in zip(rows, order):
+            r.insert(4, src[gi] if gi < len(src) else est)
+    head = ["group", "ops", "kind", "est. us", *(["from"] if src else []), "operators"]
+    lines += ["", f"most expensive groups ({est} estimates):", table(rows, head)]
     reasons = Counter(e["reason"] for e in p.explanations)
     lines += ["", "edges between groups: " + (", ".join(f"{k} {v}" for k, v in reasons.most_common()) or "none")]
     if explain:
@@ -62,6 +79,10 @@ def plan_summary(g, p, hw, explain: bool = False, top: int = 8) -> str:
             a, b = g.by_id[e["src"]], g.by_id[e["dst"]]
             lines.append(f"  {e['src']} {a.op} -> {e['dst']} {b.op}: [{e['reason']}] {e['detail']}")
     return "\n".join(lines)
+
+
+def _duration(ms: float) -> str:
+    return f"{ms / 1000:.1f} s" if ms >= 1000 else f"{ms:.1f} ms"
 
 
 def machine() -> str:

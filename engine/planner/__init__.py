@@ -14,18 +14,21 @@ from . import registry
 from .plan import Plan, count_kernels
 from .registry import COSTED, STRATEGIES
 
-COSTS = ("model", "measured")
+COSTS = ("model", "roofline", "learned", "measured")
 
 
 def make_plan(graph, strategy: str, hw, cost: str = "model", target: str = "cpu", progress=None,
               cancel=None, **options) -> Plan:
     """Plan `graph` for hardware profile `hw`, with cost estimates, explanations and planning time.
 
-    cost="measured" (dp, hybrid, optimal): the candidate kernels are built and timed on `target`
-    first (engine/planner/measure.py, cached by kernel structure), and the planner decides by
-    those times where it has them, by the model elsewhere. The plan's notes say which.
+    cost (cost_source.py): "roofline" (the profile's roofline), "learned" (the learned model's
+    predictions of the target's kernel times), "measured" (the learned model with the close calls
+    timed on `target`; every candidate timed where no model serves it), "model" (learned where a
+    model serves the target and profile, else roofline). The plan's notes say which: notes["cost"]
+    (what decided), notes["estimate"] (what the plan's estimated_us and group_us are: "roofline"
+    or "learned", measured kernels included where timed) and notes["cost_note"].
     `options` go to the strategy's plan() (registry.py lists which each takes)."""
-    from . import explain
+    from . import cost_source, explain
 
     if cost not in COSTS:
         raise PlanError(f"unknown cost {cost!r}; choose from {', '.join(COSTS)}")
@@ -34,28 +37,24 @@ def make_plan(graph, strategy: str, hw, cost: str = "model", target: str = "cpu"
     if unknown:
         raise PlanError(f"strategy {strategy!r} takes no option {', '.join(unknown)}")
     t0 = time.perf_counter()
-    costs = None
-    if cost == "measured" and entry.costed:
-        from .. import targets
-        from . import measure
-
-        t = targets.parse(target)
-        targets.check(t)                       # a device that is not there: one line, before any work
-        costs = measure.measured_costs(graph, hw, target, progress=progress, cancel=cancel)
+    src = cost_source.resolve(graph, hw, cost, target, costed=entry.costed, progress=progress, cancel=cancel)
     t_measure = time.perf_counter() - t0
     if entry.costed:
-        options["costs"] = costs
+        options["costs"] = src.costs
     res = entry.plan(graph, hw, **options)
     p = res.plan
     from .validate import close_tuples
 
     p.groups = close_tuples(graph, p.groups)
     p.planning_ms = (time.perf_counter() - t0) * 1000
-    cm = annotate(p, graph, hw, res.cost_model)
-    p.notes["cost"] = "measured" if costs is not None else "model"
+    cm = annotate(p, graph, hw, res.cost_model, src.estimates)
+    p.notes["cost"] = src.name if entry.costed else ("learned" if src.estimates is not None else "roofline")
+    p.notes["cost_note"] = src.note
+    costs = src.costs if src.name == "measured" else None
     if costs is not None:
-        p.notes["measure"] = {**costs.stats, "seconds": round(t_measure, 3), "target": target}
-        p.notes["measured_group_us"] = [costs.group_us(g) for g in p.groups]
+        p.notes["measure"] = {**src.stats, "seconds": round(t_measure, 3), "target": target}
+        p.notes["measured_group_us"] = [costs.group_us(g) if src.estimates is None else
+                                        (src.estimates.measured.get(_key(cm, g))) for g in p.groups]
     if not p.explanations:
         if strategy == "tvm":
             p.explanations = _borrow_greedy_explanations(graph, hw, p)
@@ -64,9 +63,17 @@ def make_plan(graph, strategy: str, hw, cost: str = "model", target: str = "cpu"
     return p
 
 
-def annotate(p: Plan, graph, hw, cm=None):
+def _key(cm, group) -> str:
+    from .estimates import segment_key
+
+    return segment_key(cm, group)
+
+
+def annotate(p: Plan, graph, hw, cm=None, estimates=None):
     """Set a plan's profile, kernel count, estimated costs and group kinds for `hw`, in place
-    (every plan, made here, imported or re-costed, gets them from this one place). Returns the cost model."""
+    (every plan, made here, imported or re-costed, gets them from this one place). With
+    `estimates` (estimates.Estimates) the plan's figures are the learned model's (measured where
+    timed) and notes["roofline_us"] keeps the roofline's total. Returns the cost model."""
     from . import kinds
     from .cost import CostModel
 
@@ -74,6 +81,12 @@ def annotate(p: Plan, graph, hw, cm=None):
     p.hardware = hw.name
     p.kernel_count = count_kernels(graph, p.groups)
     p.estimated_us, p.group_us = cm.plan_cost(p.groups)
+    p.notes["estimate"] = "roofline"
+    if estimates is not None:
+        p.notes["roofline_us"] = p.estimated_us
+        p.estimated_us, p.group_us = estimates.plan_us(p.groups)
+        p.notes["estimate"] = "learned"
+        p.notes["group_source"] = [estimates.source(g) for g in p.groups]
     p.group_kinds = kinds.classify(cm, p.groups)
     return cm
 

@@ -394,7 +394,8 @@ class KernelTimer:
         out = {}
         for k, h in seg_hash.items():
             rec = times.get(h) if h else None
-            if isinstance(rec, dict) and isinstance(rec.get("us"), (int, float)) and not rec.get("error"):
+            if isinstance(rec, dict) and isinstance(rec.get("us"), (int, float)) and not rec.get("error") \
+                    and not rec.get("busy"):
                 out[k] = float(rec["us"])
         return out
 
@@ -404,9 +405,19 @@ class KernelTimer:
         out = []
         for s, k in zip(segs, self.keys(segs)):
             h = seg_hash.get(k)
-            if h is None or (h and h not in times):
+            if h is None or (h and (h not in times or times[h].get("busy"))):   # busy: taken again
                 out.append(s)
         return out
+
+    def time_segments(self, segs, progress=None, cancel=None, timeout_s: float = 900, force: bool = False) -> dict:
+        """Time these segments' kernels (those without a quiet cached figure, or all with force) in
+        one worker run. Returns the worker's stats: built, failed, busy (timed while the machine
+        was busy: not trusted, left out), error."""
+        todo = list(segs) if force else self.missing(segs)
+        if not todo:
+            return {"built": 0, "failed": 0, "busy": 0, "error": None}
+        self._force = force
+        return self._run_worker(todo, progress, cancel, timeout_s, 0, 1)
 
     def costs(self, unknown: str = "apart") -> MeasuredCosts:
         return MeasuredCosts(self.cm.ids, self.table(), self.stats, unknown)
@@ -523,15 +534,20 @@ def _profile_job(job, say) -> dict:
     times = cache.times()
     todo = list(funcs) if job.get("force") else [h for h in funcs if h not in times]
     stats = {"extracted": len(seg_hash), "unique": len(funcs), "built": 0, "failed": 0, "extract_s": extract_s,
-             "compile_s": 0.0, "time_s": 0.0}
+             "compile_s": 0.0, "time_s": 0.0, "threads": job.get("threads") or 1}
     flush = job["flush"] if t.kind == "cpu" else "none"
     chunks = [todo[i:i + CHUNK] for i in range(0, len(todo), CHUNK)]
     done = 0
     handles: dict[str, tuple] = {}
     records: dict[str, dict] = {}
+    from .. import machine_load
+
+    stats["busy"] = 0
     for chunk in chunks:
         say(f"building and timing kernels {done}/{len(todo)}", 0.1 + 0.85 * done / max(1, len(todo)))
-        new = _build_and_time([(h, funcs[h], names[h]) for h in chunk], t, flush, stats, handles)
+        new = _build_and_time([(h, funcs[h], names[h]) for h in chunk], t, flush, stats, handles,
+                              busy_check=t.kind == "cpu")
+        stats["busy"] += sum(1 for r in new.values() if r.get("busy"))
         cache.add_times(new)
         records.update(new)
         stats["built"] += sum(1 for r in new.values() if "us" in r)
@@ -694,11 +710,14 @@ def _is_call_tir(call, op) -> bool:
     return getattr(o, "name", "") == "relax.call_tir"
 
 
-def _build_and_time(items, t, flush: str, clock: dict | None = None, handles: dict | None = None) -> dict[str, dict]:
+def _build_and_time(items, t, flush: str, clock: dict | None = None, handles: dict | None = None,
+                    busy_check: bool = False) -> dict[str, dict]:
     """Schedule, compile (one module) and time kernels [(hash, PrimFunc, name)]. A chunk that
     fails to build is retried kernel by kernel; a kernel that fails gets {"error": ...}.
     `clock` accumulates seconds spent compiling ("compile_s") and timing ("time_s"); `handles`
     gets hash -> (runtime module, PrimFunc, name) of every kernel built."""
+    from .. import machine_load
+
     clock = clock if clock is not None else {}
     t0 = time.perf_counter()
     try:
@@ -709,12 +728,13 @@ def _build_and_time(items, t, flush: str, clock: dict | None = None, handles: di
             return {items[0][0]: {"error": _one_line(e), "name": items[0][2]}}
         out = {}
         for it in items:
-            out.update(_build_and_time([it], t, flush, clock, handles))
+            out.update(_build_and_time([it], t, flush, clock, handles, busy_check))
         return out
     t1 = time.perf_counter()
     clock["compile_s"] = clock.get("compile_s", 0.0) + t1 - t0
     dev = _device(t)
     out = {}
+    token = machine_load.start() if busy_check else None
     for h, f, name in items:
         if handles is not None:
             handles[h] = (rt, f, name)
@@ -723,6 +743,12 @@ def _build_and_time(items, t, flush: str, clock: dict | None = None, handles: di
             out[h] = {"us": mn, "median": med, "n": n, "name": name, "when": time.strftime("%Y-%m-%d %H:%M:%S")}
         except Exception as e:  # noqa: BLE001
             out[h] = {"error": _one_line(e), "name": name}
+    share = machine_load.stop(token) if busy_check else None
+    if share is not None and machine_load.oversubscribed(share, clock.get("threads") or 1):   # not trusted:
+        # the planners and the learner skip it
+        for r in out.values():
+            if "us" in r:
+                r["busy"] = share
     clock["time_s"] = clock.get("time_s", 0.0) + time.perf_counter() - t1
     return out
 

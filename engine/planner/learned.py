@@ -1,0 +1,470 @@
+"""The learned cost model: a kernel's time predicted from features of its group (features.py).
+
+What it predicts is the log of measured / roofline (the profile's own estimate, which is also a
+feature): gradient-boosted trees (xgboost, as MetaSchedule's cost model) learn where the roofline
+is wrong (depthwise against dense convolutions, chains whose intermediate outgrows L2, odd
+channel counts against the vector width) and keep its scale, so a model trained on one machine
+transfers to another of the same kind through that machine's own roofline. An ensemble of
+ENSEMBLE boosters on bootstrap resamples gives each prediction a spread; the model's uncertainty
+of a prediction is sqrt(spread^2 + residual^2), `residual` the out-of-fold RMS error (log) it was
+trained with. Ridge regression and the calibrated roofline were tried against it on held-out
+models (scripts/bench_cost_model.py prints all three); the trees predict best.
+
+Where models come from, per target (`target_key`: the CPU kind, as the measure cache keys kernels):
+
+    assets/costmodel/<kind>.json     shipped: trained on the zoo's kernels (scripts/train_cost_model.py)
+                                     with the samples it was trained on (features + measured us)
+    <cache>/kernels/learned-<tkey>.json      this machine's samples (every kernel measured here
+                                     while the machine was quiet) and the model refined on them
+
+`for_target(target, hw)` returns the best model there is: refined (shipped + this machine's
+samples) when this machine has measured kernels, shipped otherwise, None when neither exists (the
+planner then uses the roofline and says so). A file that does not parse or holds wrong fields is
+a miss (a cache file is deleted; a shipped one is ignored), never a crash.
+
+    m = learned.for_target("cpu", hw)
+    mean_us, sigma = m.predict(X, roofline_us)     # sigma: log-space uncertainty per row
+"""
+from __future__ import annotations
+
+import base64
+import hashlib
+import json
+import math
+import platform
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import numpy as np
+
+from .. import cache_dir as _files
+from . import features
+
+FORMAT = 1
+ENSEMBLE = 5
+ROUNDS = 300
+PARAMS = {"max_depth": 6, "eta": 0.06, "subsample": 0.8, "colsample_bytree": 0.8, "min_child_weight": 2.0,
+          "lambda": 1.0, "objective": "reg:squarederror", "nthread": 1, "verbosity": 0}
+LOCAL_WEIGHT = 3.0          # a kernel measured on this machine counts three times a shipped one
+MIN_LOCAL = 8               # a target with no shipped model needs this many of its own samples
+SHIPPED = Path(__file__).resolve().parent.parent.parent / "assets" / "costmodel"
+
+
+# ---- which model serves a target ------------------------------------------------------------
+
+def cpu_kind() -> str:
+    """The kind of this CPU a shipped model is trained for: architecture and vector width."""
+    from ..hardware import cpu_facts
+
+    arch = platform.machine().lower() or "cpu"
+    bits = int(cpu_facts()["vector_bits"])
+    isa = {"x86_64": {512: "avx512", 256: "avx2"}}.get(arch, {}).get(bits, f"v{bits}")
+    return f"{arch}-{isa}"
+
+
+def target_kind(target: str = "cpu") -> str | None:
+    """The shipped model's name for a target: this CPU's kind for `cpu`, None elsewhere (a board
+    or GPU learns only from its own timings)."""
+    from .. import targets
+
+    return cpu_kind() if targets.parse(target).kind == "cpu" else None
+
+
+def applies(hw, target: str = "cpu") -> bool:
+    """Whether a model for `target` may price kernels for profile `hw`: the profile must describe
+    that device (this machine's host profiles for cpu; a board's own profile for it)."""
+    from .. import targets
+
+    t = targets.parse(target)
+    if t.kind == "cpu":
+        return hw.kind == "cpu" and str(hw.name).startswith("host")
+    if t.kind == "rpc":
+        return hw.kind == ("gpu" if t.is_gpu else "cpu")
+    return hw.kind == "gpu"
+
+
+# ---- samples --------------------------------------------------------------------------------
+
+@dataclass
+class Samples:
+    """Training rows: X (features), y (log measured / roofline), the kernel hashes, models, weights."""
+    X: list = field(default_factory=list)
+    y: list = field(default_factory=list)
+    keys: list = field(default_factory=list)
+    models: list = field(default_factory=list)
+    weights: list = field(default_factory=list)
+
+    def __len__(self):
+        return len(self.y)
+
+    def add(self, key: str, x, us: float, model: str, weight: float = 1.0) -> None:
+        self.keys.append(key)
+        self.X.append([float(v) for v in x])
+        self.y.append(math.log(us) - float(x[0]))
+        self.models.append(model)
+        self.weights.append(weight)
+
+    def subset(self, keep) -> "Samples":
+        s = Samples()
+        for k in range(len(self)):
+            if keep(k):
+                s.keys.append(self.keys[k])
+                s.X.append(self.X[k])
+                s.y.append(self.y[k])
+                s.models.append(self.models[k])
+                s.weights.append(self.weights[k])
+        return s
+
+    def merged(self, other: "Samples") -> "Samples":
+        """self + other; a kernel in both keeps other's row (this machine's figure wins)."""
+        theirs = set(other.keys)
+        s = self.subset(lambda k: self.keys[k] not in theirs)
+        for k in range(len(other)):
+            s.keys.append(other.keys[k])
+            s.X.append(other.X[k])
+            s.y.append(other.y[k])
+            s.models.append(other.models[k])
+            s.weights.append(other.weights[k])
+        return s
+
+    def to_json(self) -> list:
+        return [{"key": k, "x": x, "y": y, "model": m} for k, x, y, m in zip(self.keys, self.X, self.y, self.models)]
+
+    @classmethod
+    def from_json(cls, rows, weight: float = 1.0) -> "Samples":
+        s = cls()
+        n = len(features.NAMES)
+        for r in rows if isinstance(rows, list) else []:
+            try:
+                x, y = [float(v) for v in r["x"]], float(r["y"])
+                key, model = str(r["key"]), str(r.get("model", ""))
+            except (TypeError, KeyError, ValueError):
+                continue
+            if len(x) != n or not all(map(math.isfinite, x)) or not math.isfinite(y):
+                continue
+            s.keys.append(key)
+            s.X.append(x)
+            s.y.append(y)
+            s.models.append(model)
+            s.weights.append(weight)
+        return s
+
+    def digest(self) -> str:
+        h = hashlib.sha256()
+        for k, y, w in zip(self.keys, self.y, self.weights):
+            h.update(f"{k}:{y:.6f}:{w}".encode())
+        return h.hexdigest()[:16]
+
+
+# ---- the model ------------------------------------------------------------------------------
+
+class LearnedModel:
+    """An ensemble of xgboost boosters predicting log(measured / roofline)."""
+
+    def __init__(self, boosters, residual: float, meta: dict | None = None):
+        self.boosters, self.residual = list(boosters), float(residual)
+        self.meta = dict(meta or {})
+
+    @property
+    def source(self) -> str:
+        """'shipped' (trained on the zoo's kernels elsewhere) or 'refined' (with this machine's)."""
+        return self.meta.get("source", "shipped")
+
+    @property
+    def title(self) -> str:
+        m = self.meta
+        return (f"learned ({self.source}: {m.get('n', '?')} kernels"
+                + (f", {m.get('local', 0)} measured here" if m.get("local") else "")
+                + f"; {m.get('kind', '?')})")
+
+    def predict_log(self, X) -> tuple[np.ndarray, np.ndarray]:
+        """(mean log ratio, log-space uncertainty) per row of X."""
+        import xgboost as xgb
+
+        X = np.asarray(X, dtype=np.float32).reshape(-1, len(features.NAMES))
+        if len(X) == 0:
+            return np.zeros(0), np.zeros(0)
+        preds = np.stack([b.inplace_predict(X) for b in self.boosters]) if self.boosters else np.zeros((1, len(X)))
+        del xgb
+        mean = preds.mean(axis=0)
+        spread = preds.std(axis=0) if len(self.boosters) > 1 else np.zeros(len(X))
+        return mean, np.sqrt(spread ** 2 + self.residual ** 2)
+
+    def predict(self, X) -> tuple[np.ndarray, np.ndarray]:
+        """(predicted us, log-space uncertainty) per row of X (X[:, 0] is the roofline's log us)."""
+        X = np.asarray(X, dtype=float).reshape(-1, len(features.NAMES))
+        mean, sig = self.predict_log(X)
+        return np.exp(X[:, 0] + mean), sig
+
+    # -- persistence: the boosters in xgboost's own JSON format, inside one JSON file --
+    def to_json(self) -> dict:
+        raws = [base64.b64encode(bytes(b.save_raw("ubj"))).decode() for b in self.boosters]
+        return {"format": FORMAT, "feature_version": features.FEATURE_VERSION, "features": list(features.NAMES),
+                "residual": self.residual, "meta": self.meta, "boosters_ubj_base64": raws}
+
+    @classmethod
+    def from_json(cls, d) -> "LearnedModel | None":
+        """The model in `d`, or None when it is of another format or feature set, or damaged."""
+        import xgboost as xgb
+
+        try:
+            if (d.get("format") != FORMAT or d.get("feature_version") != features.FEATURE_VERSION
+                    or list(d.get("features") or []) != list(features.NAMES)):
+                return None
+            boosters = []
+            for raw in d["boosters_ubj_base64"]:
+                b = xgb.Booster(params={"nthread": 1})
+                b.load_model(bytearray(base64.b64decode(raw, validate=True)))
+                boosters.append(b)
+            residual = float(d["residual"])
+            meta = d.get("meta") if isinstance(d.get("meta"), dict) else {}
+        except Exception:  # noqa: BLE001 - xgboost's own errors, bad base64, wrong types: a miss
+            return None
+        if not boosters or not math.isfinite(residual) or residual < 0:
+            return None
+        probe = np.zeros((1, len(features.NAMES)), dtype=np.float32)
+        try:
+            if not np.isfinite(boosters[0].inplace_predict(probe)).all():
+                return None
+        except Exception:  # noqa: BLE001 - a booster trained on another feature count
+            return None
+        return cls(boosters, residual, meta)
+
+
+def _fit(X, y, w, seed: int, rounds: int = ROUNDS):
+    import xgboost as xgb
+
+    d = xgb.DMatrix(np.asarray(X, dtype=np.float32), label=np.asarray(y), weight=np.asarray(w),
+                    feature_names=list(features.NAMES))
+    return xgb.train({**PARAMS, "seed": seed}, d, num_boost_round=rounds)
+
+
+def train(s: Samples, ensemble: int = ENSEMBLE, rounds: int = ROUNDS, folds: int = 5, meta: dict | None = None,
+          residual: float | None = None) -> LearnedModel:
+    """Train on the samples: `ensemble` boosters on bootstrap resamples (seeded), and the residual
+    error from `folds`-fold cross-validation grouped by model (a model's kernels are held out
+    together), unless `residual` is given."""
+    if len(s) < 3:
+        raise ValueError(f"a learned model needs at least 3 measured kernels, got {len(s)}")
+    X, y, w = np.asarray(s.X), np.asarray(s.y), np.asarray(s.weights)
+    rng = np.random.default_rng(0)
+    boosters = []
+    for k in range(ensemble):
+        pick = rng.integers(0, len(y), len(y)) if ensemble > 1 else np.arange(len(y))
+        boosters.append(_fit(X[pick], y[pick], w[pick], seed=k, rounds=rounds))
+    if residual is None:
+        residual = cross_validated_residual(s, folds, rounds)
+    m = dict(meta or {})
+    m.setdefault("n", len(s))
+    m.setdefault("models", sorted(set(s.models)))
+    m.setdefault("when", time.strftime("%Y-%m-%d %H:%M:%S"))
+    return LearnedModel(boosters, residual, m)
+
+
+def cross_validated_residual(s: Samples, folds: int = 5, rounds: int = ROUNDS) -> float:
+    """RMS (log) error of out-of-fold predictions, folds grouped by model (else by row)."""
+    X, y, w = np.asarray(s.X), np.asarray(s.y), np.asarray(s.weights)
+    models = sorted(set(s.models))
+    if len(models) >= 3:
+        fold_of = {m: i % folds for i, m in enumerate(models)}
+        fold = np.array([fold_of[m] for m in s.models])
+    else:
+        fold = np.arange(len(y)) % folds
+    err = []
+    for f in sorted(set(fold.tolist())):
+        test, tr = fold == f, fold != f
+        if tr.sum() < 3 or test.sum() == 0:
+            continue
+        b = _fit(X[tr], y[tr], w[tr], seed=100 + f, rounds=rounds)
+        err.extend((b.inplace_predict(X[test].astype(np.float32)) - y[test]).tolist())
+    return float(np.sqrt(np.mean(np.square(err)))) if err else 0.5
+
+
+# ---- shipped and local files ----------------------------------------------------------------
+
+def shipped_file(kind: str) -> Path:
+    return SHIPPED / f"{kind}.json"
+
+
+def local_file(tkey: str, cache=None) -> Path:
+    from .measure import _slug
+
+    folder = Path(cache) if cache is not None else _files.cache_dir("kernels")
+    folder.mkdir(parents=True, exist_ok=True)
+    return folder / f"learned-{_slug(tkey)}.json"
+
+
+def _read(path: Path, is_cache: bool) -> dict:
+    """A JSON object from `path` ({} when missing or damaged); a damaged cache file is deleted."""
+    if is_cache:
+        d = _files.read_json(path)
+        return d if isinstance(d, dict) else {}
+    try:
+        if not path.is_file() or path.stat().st_size > 64 << 20:
+            return {}
+        d = json.loads(path.read_text())
+    except (OSError, ValueError, UnicodeDecodeError, RecursionError):
+        return {}
+    return d if isinstance(d, dict) else {}
+
+
+def shipped(kind: str | None) -> tuple[LearnedModel | None, Samples]:
+    """The shipped model for a CPU kind and the samples it was trained on (None, empty: none)."""
+    if not kind:
+        return None, Samples()
+    d = _read(shipped_file(kind), is_cache=False)
+    if d.get("feature_version") != features.FEATURE_VERSION:
+        return None, Samples()
+    model = LearnedModel.from_json(d.get("model") or {}) if isinstance(d.get("model"), dict) else None
+    if model is not None:
+        model.meta.setdefault("kind", kind)
+        model.meta["source"] = "shipped"
+    return model, Samples.from_json(d.get("samples"))
+
+
+class LocalStore:
+    """This machine's samples for one target key, and the model refined on them (one file)."""
+
+    def __init__(self, tkey: str, cache=None):
+        self.tkey = tkey
+        self.path = local_file(tkey, cache)
+
+    def _load(self) -> dict:
+        d = _read(self.path, is_cache=True)
+        if d.get("format") != FORMAT or d.get("target") != self.tkey or d.get("feature_version") != features.FEATURE_VERSION:
+            return {}
+        from .measure import schedule_version
+
+        if d.get("schedule_version") != schedule_version():
+            return {}
+        return d
+
+    def samples(self) -> Samples:
+        return Samples.from_json(self._load().get("samples"), weight=LOCAL_WEIGHT)
+
+    def add(self, new: Samples) -> int:
+        """Add rows (a kernel already there is replaced). Returns how many rows the store holds."""
+        from .measure import schedule_version
+
+        d = self._load()
+        have = Samples.from_json(d.get("samples"), weight=LOCAL_WEIGHT).merged(new)
+        _files.write_json(self.path, {"format": FORMAT, "target": self.tkey, "feature_version": features.FEATURE_VERSION,
+                                      "schedule_version": schedule_version(), "samples": have.to_json(),
+                                      "model": d.get("model") if d.get("model_digest") == have.digest() else None,
+                                      "model_digest": d.get("model_digest") if d.get("model_digest") == have.digest()
+                                      else None})
+        return len(have)
+
+    def model(self, digest: str) -> LearnedModel | None:
+        d = self._load()
+        if d.get("model_digest") != digest or not isinstance(d.get("model"), dict):
+            return None
+        return LearnedModel.from_json(d["model"])
+
+    def save_model(self, model: LearnedModel, digest: str) -> None:
+        d = self._load()
+        if not d:
+            return
+        d.update(model=model.to_json(), model_digest=digest)
+        try:
+            _files.write_json(self.path, d)
+        except OSError:
+            pass
+
+
+_MEMO: dict = {}
+
+
+def for_target(target: str = "cpu", hw=None, cache=None, exclude_models=(), exclude_keys=()) -> LearnedModel | None:
+    """The learned model for `target` (see the module docstring), or None where there is none.
+    `hw`: the profile to price for (None: no check); a profile that does not describe the
+    target gets None. exclude_models / exclude_keys: train without those models' samples or
+    those kernels (`fidelity` never evaluates a model on kernels it was trained on)."""
+    from .measure import THREADS, FLUSH, target_key
+
+    if hw is not None and not applies(hw, target):
+        return None
+    kind = target_kind(target)
+    tkey = target_key(target, THREADS, FLUSH)
+    model, ship = shipped(kind)
+    try:
+        local = LocalStore(tkey, cache).samples()
+    except OSError:
+        local = Samples()
+    exclude_models, exclude_keys = set(exclude_models), set(exclude_keys)
+    if exclude_models or exclude_keys:
+        keep = (lambda s: s.subset(lambda k: s.models[k] not in exclude_models and s.keys[k] not in exclude_keys))
+        ship, local = keep(ship), keep(local)
+        model = None          # the shipped model saw them: train again without
+    if not len(local) and model is not None:
+        return model
+    both = ship.merged(local)
+    if len(both) < (3 if len(ship) else MIN_LOCAL):
+        return None
+    digest = both.digest()
+    memo_key = (tkey, str(cache), digest)
+    if memo_key in _MEMO:
+        return _MEMO[memo_key]
+    store = LocalStore(tkey, cache)
+    m = store.model(digest) if not (exclude_models or exclude_keys) else None
+    if m is None:
+        residual = model.residual if model is not None else None
+        m = train(both, meta={"kind": kind or tkey, "source": "refined" if len(local) else "shipped",
+                              "local": len(local), "n": len(both)}, residual=residual,
+                  folds=3 if residual is None else 0)
+        if not (exclude_models or exclude_keys) and len(local):
+            store.save_model(m, digest)
+    _MEMO[memo_key] = m
+    return m
+
+
+def clear_memo() -> None:
+    _MEMO.clear()
+
+
+# ---- learning from what was measured -----------------------------------------------------------
+
+def samples_from_cache(graph, hw, target: str = "cpu", cache=None, busy_ok: bool = False) -> Samples:
+    """One row per distinct kernel of `graph` with a measured figure in the measure cache (taken
+    while the machine was quiet, unless busy_ok)."""
+    from . import measure
+    from .cost import CostModel
+
+    kc = measure.KernelCache(Path(cache) if cache is not None else None,
+                             measure.target_key(target, measure.THREADS, measure.FLUSH), graph.sha256)
+    seg_hash, times = kc.segments(), kc.times()
+    cm = CostModel(graph, hw)
+    fz = features.Featurizer(cm)
+    out, seen = Samples(), set()
+    for key, h in seg_hash.items():
+        rec = times.get(h) if h else None
+        if h in seen or not isinstance(rec, dict) or "us" not in rec:
+            continue
+        if rec.get("busy") and not busy_ok:
+            continue
+        ids = key.split(",")
+        if any(i not in cm.index for i in ids):
+            continue
+        seen.add(h)
+        out.add(h, fz.row([cm.index[i] for i in ids]), float(rec["us"]), graph.name)
+    return out
+
+
+def learn(graph, hw, target: str = "cpu", cache=None) -> int:
+    """Add this graph's quietly measured kernels to this machine's samples for `target` (online
+    refinement: the next for_target() trains on them). Only this machine's CPU learns: over RPC an
+    emulated board (qemu-user) cannot be told from a real one, so boards keep the roofline.
+    Returns the number of rows added; 0 where the target or profile does not qualify."""
+    from . import measure
+
+    if not applies(hw, target) or target_kind(target) is None:
+        return 0
+    s = samples_from_cache(graph, hw, target, cache)
+    if not len(s):
+        return 0
+    for k in range(len(s)):
+        s.weights[k] = LOCAL_WEIGHT
+    LocalStore(measure.target_key(target, measure.THREADS, measure.FLUSH), cache).add(s)
+    return len(s)
+
