@@ -37,7 +37,7 @@ def plan_summary(g, p, hw, explain: bool = False, top: int = 8) -> str:
 
     est = p.notes.get("estimate", "roofline")
     lines = [f"{p.strategy}: {p.kernels} kernels for {len(g)} ops of {g.name}   "
-             f"estimated {p.estimated_us / 1000:.3f} ms ({est} estimate{', on ' + hw.title if est == 'roofline' else ''})   "
+             f"estimated {p.estimated_us / 1000:.3f} ms ({est} estimate; profile {hw.title})   "
              f"planned in {_duration(p.planning_ms)}"]
     if p.notes.get("cost_note"):
         lines.append(f"decided by: {p.notes.get('cost', est)} ({p.notes['cost_note']})")

@@ -214,8 +214,8 @@ def test_gaps_match_brute_force():
 
 class Fixed:
     """A 'learned model' with chosen predictions: roofline x factor, a fixed uncertainty."""
-    def __init__(self, sigma, factor=1.0):
-        self.residual, self.sigma, self.factor, self.title, self.source = sigma, sigma, factor, "fixed", "test"
+    def __init__(self, sigma, factor=1.0, residual=0.0):
+        self.residual, self.sigma, self.factor, self.title, self.source = residual, sigma, factor, "fixed", "test"
 
     def predict(self, X):
         X = np.asarray(X)
@@ -241,14 +241,39 @@ def test_safe_floor_prices_unmeasured_new_kinds_pessimistically(hw):
         assert not est.new_kind[segment_key(est.cm, grp)]
 
 
-def test_close_calls_grow_with_uncertainty_and_vanish_when_measured(hw):
-    g = synthetic.residual(4)
-    sure = close_calls.close_calls(Estimates(g, hw, Fixed(1e-6)))
-    unsure_est = Estimates(g, hw, Fixed(0.4))
+def test_close_calls_grow_with_the_ensembles_disagreement_and_vanish_when_measured(hw):
+    g = synthetic.se_net()
+    sure = close_calls.close_calls(Estimates(g, hw, Fixed(0.3, residual=0.3)))   # no disagreement
+    assert sure == []
+    unsure_est = Estimates(g, hw, Fixed(0.3))
     unsure = close_calls.close_calls(unsure_est)
-    assert len(unsure) > len(sure)
+    assert len(unsure) > 0
     unsure_est.set_measured({k: unsure_est.mean[k] for k in unsure_est.mean})
     assert close_calls.close_calls(unsure_est) == []
+
+
+def test_departures_are_the_regions_where_two_partitions_differ():
+    plan = [["a", "b"], ["c"], ["d", "e"], ["f"]]
+    floor = [["a"], ["b"], ["c"], ["d", "e"], ["f"]]
+    regions = close_calls.departures(None, plan, floor)
+    assert len(regions) == 1 and sorted(map(tuple, regions[0])) == [("a",), ("a", "b"), ("b",)]
+    assert close_calls.departures(None, floor, floor) == []
+    chain = close_calls.departures(None, [["a", "b"], ["c", "d"]], [["a"], ["b", "c"], ["d"]])
+    assert len(chain) == 1 and len(chain[0]) == 5
+
+
+def test_to_time_checks_every_departure_from_greedy(hw):
+    from engine.planner import dp, greedy
+
+    g = synthetic.se_net()
+    est = Estimates(g, hw, Fixed(0.05, factor=1.0, residual=0.05))
+    plan = dp.plan(g, hw, costs=est).plan.groups
+    floor = greedy.partition(g)[0]
+    want = {segment_key(est.cm, [est.cm.index[m] for m in grp]) for r in close_calls.departures(g, plan, floor)
+            for grp in r if not all(est.cm.glue[est.cm.index[m]] for m in grp)}
+    assert want, "the DP departs from greedy on an SE net"
+    got = {segment_key(est.cm, s) for _, s in close_calls.to_time(est)}
+    assert want <= got
 
 
 def test_measure_close_times_only_close_calls(hw, isolated, monkeypatch):

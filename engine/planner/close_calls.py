@@ -1,22 +1,25 @@
-"""Measured mode where it matters: time only the kernels whose choice is close within the learned
+"""Measured mode where it matters: time only the kernels whose choice matters within the learned
 model's error, and let the model decide everything else.
 
     est = close_calls.measure_close(graph, hw, model, "cpu", progress=cb, cancel=event)
     est.measured    # the kernels timed (segment key -> us); est.stats says how many, and why
 
-Each round: the DP on the current figures (estimates.Estimates: measured where timed, learned
-elsewhere, pessimistic for an unmeasured new kind) gives the best plan P. For every candidate
-segment s, `gap(s)` is how much slower the best segmentation that uses s is than P (per order,
-through prefix and suffix DPs over the candidate ranges). s is a close call when
-
-    gap(s) < (c(s) - low(s)) + sum over P's segments p overlapping s of (high(p) - c(p))
-
-with low/high the figure at -/+ Z standard errors (a measured figure has none): what s could
-gain plus what P's part could lose. Close calls and the segments of P they compete with, and
-segments of P whose ensemble spread exceeds SPREAD (the model is unsure: out of its data), are
-timed (the most contested first, at most PER_ROUND distinct kernels a round, MAX_KERNELS in all),
-then the next round looks again, until nothing is close. Timings taken while the machine was busy
-(engine/machine_load) are not trusted: they are left out and counted in stats["busy_left_out"].
+Each round, the DP on the current figures (estimates.Estimates: measured where timed, learned
+elsewhere, pessimistic for an unmeasured new kind) gives a plan P. What is timed:
+  - where P departs from FuseOps' grouping (greedy, the safe floor): the regions of ops where the
+    two partitions differ (connected through either), every kernel of both plans there, so that
+    each departure is checked against greedy on measured figures;
+  - close calls: a candidate s whose gap(s) (how much slower the best segmentation using s is
+    than P, through prefix and suffix DPs over the candidate ranges) is within what the model's
+    disagreement could move: gap(s) < Z x sqrt((spread(s) c(s))^2 + sum over P's segments p
+    overlapping s of (spread(p) c(p))^2), by more than MIN_GAIN of P's total; spread is the
+    ensemble's standard deviation (the model is unsure there: out
+    of its data; the residual error common to all kernels moves alternatives alike and is left out);
+    and P's kernels whose spread exceeds SPREAD.
+The most contested first, at most PER_ROUND distinct kernels a round and MAX_KERNELS in all; the
+next round plans again with the new figures, until P has nothing unmeasured left to check.
+Timings taken while the machine was busy (engine/machine_load) are not trusted: they are left out
+and counted in stats["busy_left_out"].
 """
 from __future__ import annotations
 
@@ -24,8 +27,9 @@ import math
 
 from .estimates import Estimates, segment_key
 
-Z = 1.0
+Z = 2.0
 SPREAD = 0.35
+MIN_GAIN = 0.002        # a close call that could move the plan's total by less than 0.2% is left to the model
 PER_ROUND = 64
 ROUNDS = 4
 MAX_KERNELS = 160
@@ -76,44 +80,94 @@ def gaps(order, segs, cost) -> tuple[float, list[float | None], list[int]]:
 
 
 def close_calls(est: Estimates, z: float = Z, spread: float = SPREAD) -> list[tuple[float, list[int]]]:
-    """Unmeasured segments worth timing, each with its margin (gap - what error could move; more
-    negative: more contested), most contested first."""
+    """Unmeasured segments the model is unsure of where it matters, each with its margin (gap -
+    what the ensemble's disagreement could move; more negative: more contested), most contested first."""
     keys = list(est.segs)
     segs = [est.segs[k] for k in keys]
     c = [est.value(k) for k in keys]
     c = [math.inf if v is None else v for v in c]
-    low, high = [], []
-    for k, v in zip(keys, c):
-        if k in est.measured or not math.isfinite(v):
-            low.append(v)
-            high.append(v)
-        else:
-            mean, sig = est.mean[k], est.sigma[k]
-            low.append(mean * math.exp(-z * sig))
-            high.append(max(v, mean * math.exp(z * sig)))
+    sp = [0.0 if k in est.measured else est.spread.get(k, 0.0) for k in keys]
     want: dict[str, float] = {}
-    totals = []
     for order in est.orders.values():
         best, gap, chosen = gaps(order, segs, c)
-        totals.append(best)
         members = {}
         for k in chosen:
             for v in segs[k]:
                 members[v] = k
         for k, g in enumerate(gap):
-            if g is None or keys[k] in est.measured:
+            if g is None or keys[k] in est.measured or not math.isfinite(c[k]):
                 continue
             overl = {members[v] for v in segs[k] if v in members} - {k}
-            slack = (c[k] - low[k]) + sum(high[p] - c[p] for p in overl)
-            if g < slack:
+            slack = z * math.sqrt((sp[k] * c[k]) ** 2 + sum((sp[p] * c[p]) ** 2 for p in overl))
+            if g < slack and slack - g > MIN_GAIN * best:
                 m = g - slack
                 for x in [k, *overl]:
                     if keys[x] not in est.measured:
                         want[keys[x]] = min(want.get(keys[x], math.inf), m)
         for k in chosen:
-            if keys[k] not in est.measured and est.spread.get(keys[k], 0.0) > spread:
-                want[keys[k]] = min(want.get(keys[k], math.inf), -c[k] * est.spread[keys[k]])
+            if keys[k] not in est.measured and sp[k] > spread:
+                want[keys[k]] = min(want.get(keys[k], math.inf), -c[k] * sp[k])
     return sorted(((m, est.segs[k]) for k, m in want.items()), key=lambda t: t[0])
+
+
+def departures(graph, plan_groups, floor_groups) -> list[list[list[str]]]:
+    """The regions where two partitions of the graph's nodes differ: per region, the groups of
+    both partitions inside it (node ids). A region is a set of nodes connected through the groups
+    of either partition; regions whose groups are the same in both are left out."""
+    parent: dict[str, str] = {}
+
+    def find(x):
+        while parent.get(x, x) != x:
+            parent[x] = parent.get(parent[x], parent[x])
+            x = parent[x]
+        return x
+
+    for groups in (plan_groups, floor_groups):
+        for g in groups:
+            for m in g[1:]:
+                a, b = find(g[0]), find(m)
+                if a != b:
+                    parent[a] = b
+    regions: dict[str, list[tuple[int, frozenset, list[str]]]] = {}
+    for which, groups in enumerate((plan_groups, floor_groups)):
+        for g in groups:
+            regions.setdefault(find(g[0]), []).append((which, frozenset(g), list(g)))
+    out = []
+    for items in regions.values():
+        mine = {k for w, k, _ in items if w == 0}
+        theirs = {k for w, k, _ in items if w == 1}
+        if mine != theirs:
+            unique = {k: g for _, k, g in items}
+            out.append(list(unique.values()))
+    return out
+
+
+def to_time(est: Estimates, z: float = Z) -> list[tuple[float, list[int]]]:
+    """What to time next (see the module docstring): (priority, segment of node indices), the
+    most urgent first. The departures from greedy come first (by how much P expects to gain
+    there), then the close calls."""
+    from . import dp, greedy
+
+    cm = est.cm
+    plan = dp.plan(est.graph, est.hw, costs=est).plan.groups
+    floor = greedy.partition(est.graph)[0]
+    out: dict[str, tuple[float, list[int]]] = {}
+    for region in departures(est.graph, plan, floor):
+        for g in region:
+            idx = sorted(cm.index[m] for m in g)
+            if all(cm.glue[i] for i in idx):
+                continue
+            k = segment_key(cm, idx)
+            if k in est.measured:
+                continue
+            if k not in est.mean:
+                est._predict([idx])
+                est.segs.setdefault(k, idx)
+            out.setdefault(k, (-math.inf if k in est.mean and est.new_kind.get(k) else -1e18, idx))
+    for m, s in close_calls(est, z):
+        k = segment_key(cm, s)
+        out.setdefault(k, (m, s))
+    return sorted(out.values(), key=lambda t: t[0])
 
 
 def measure_close(graph, hw, model, target: str = "cpu", *, progress=None, cancel=None, cache=None,
@@ -133,7 +187,7 @@ def measure_close(graph, hw, model, target: str = "cpu", *, progress=None, cance
     timed_sigs: set = set()
     tried: set[str] = set()
     for r in range(rounds):
-        calls = [s for _, s in close_calls(est) if segment_key(est.cm, s) not in tried]
+        calls = [s for _, s in to_time(est) if segment_key(est.cm, s) not in tried]
         if not calls:
             break
         batch, sigs = [], set()

@@ -536,23 +536,37 @@ def _profile_job(job, say) -> dict:
     stats = {"extracted": len(seg_hash), "unique": len(funcs), "built": 0, "failed": 0, "extract_s": extract_s,
              "compile_s": 0.0, "time_s": 0.0, "threads": job.get("threads") or 1}
     flush = job["flush"] if t.kind == "cpu" else "none"
-    chunks = [todo[i:i + CHUNK] for i in range(0, len(todo), CHUNK)]
+    # chunks compiled in parallel (LLVM releases Python's lock: one thread per core), a wave at a
+    # time, then timed one after another with nothing else compiling; saved after every chunk
+    workers = max(1, min(usable_cores(), len(todo))) if t.kind == "cpu" else 1
+    size = max(1, min(CHUNK, -(-len(todo) // workers)))
+    chunks = [todo[i:i + size] for i in range(0, len(todo), size)]
+    stats["compile_workers"] = workers
     done = 0
     handles: dict[str, tuple] = {}
     records: dict[str, dict] = {}
-    from .. import machine_load
-
     stats["busy"] = 0
-    for chunk in chunks:
-        say(f"building and timing kernels {done}/{len(todo)}", 0.1 + 0.85 * done / max(1, len(todo)))
-        new = _build_and_time([(h, funcs[h], names[h]) for h in chunk], t, flush, stats, handles,
-                              busy_check=t.kind == "cpu")
-        stats["busy"] += sum(1 for r in new.values() if r.get("busy"))
-        cache.add_times(new)
-        records.update(new)
-        stats["built"] += sum(1 for r in new.values() if "us" in r)
-        stats["failed"] += sum(1 for r in new.values() if "error" in r)
-        done += len(chunk)
+    from concurrent.futures import ThreadPoolExecutor
+
+    with ThreadPoolExecutor(workers, thread_name_prefix="fuselens-compile") as pool:
+        for w in range(0, len(chunks), workers):
+            wave = chunks[w:w + workers]
+            say(f"building kernels {done}/{len(todo)}", 0.1 + 0.85 * done / max(1, len(todo)))
+            c0 = time.perf_counter()
+            mods = [_schedule_or_error([(h, funcs[h]) for h in c], t, flush) for c in wave]   # Python: one at a time
+            futs = [pool.submit(_compile_or_error, m, t, c[0]) for m, c in zip(mods, wave)]
+            built = [f.result() for f in futs]
+            stats["compile_s"] += time.perf_counter() - c0
+            for chunk, res in zip(wave, built):
+                say(f"timing kernels {done}/{len(todo)}", 0.1 + 0.85 * done / max(1, len(todo)))
+                new = _build_and_time([(h, funcs[h], names[h]) for h in chunk], t, flush, stats, handles,
+                                      busy_check=t.kind == "cpu", compiled=res)
+                stats["busy"] += sum(1 for r in new.values() if r.get("busy"))
+                cache.add_times(new)
+                records.update(new)
+                stats["built"] += sum(1 for r in new.values() if "us" in r)
+                stats["failed"] += sum(1 for r in new.values() if "error" in r)
+                done += len(chunk)
     # a second look, later, at kernels a busy machine may have disturbed
     if records and job.get("hw"):
         from ..hardware import from_dict
@@ -710,9 +724,28 @@ def _is_call_tir(call, op) -> bool:
     return getattr(o, "name", "") == "relax.call_tir"
 
 
+def _schedule_or_error(pairs, t, flush: str):
+    """The scheduled module of [(hash, PrimFunc)] (_schedule), or the exception that stopped it."""
+    try:
+        return _schedule(pairs, t, flush)
+    except Exception as e:  # noqa: BLE001 - reported per kernel by _build_and_time's retry
+        return e
+
+
+def _compile_or_error(mod, t, first: str):
+    """(runtime module, None) or (None, exception): _compile_scheduled in a compile thread."""
+    if isinstance(mod, BaseException):
+        return None, mod
+    try:
+        return _compile_scheduled(mod, t, first), None
+    except Exception as e:  # noqa: BLE001
+        return None, e
+
+
 def _build_and_time(items, t, flush: str, clock: dict | None = None, handles: dict | None = None,
-                    busy_check: bool = False) -> dict[str, dict]:
-    """Schedule, compile (one module) and time kernels [(hash, PrimFunc, name)]. A chunk that
+                    busy_check: bool = False, compiled=None) -> dict[str, dict]:
+    """Schedule, compile (one module) and time kernels [(hash, PrimFunc, name)]; `compiled`:
+    (runtime module, None) or (None, exception) from a compile done elsewhere. A chunk that
     fails to build is retried kernel by kernel; a kernel that fails gets {"error": ...}.
     `clock` accumulates seconds spent compiling ("compile_s") and timing ("time_s"); `handles`
     gets hash -> (runtime module, PrimFunc, name) of every kernel built."""
@@ -721,7 +754,12 @@ def _build_and_time(items, t, flush: str, clock: dict | None = None, handles: di
     clock = clock if clock is not None else {}
     t0 = time.perf_counter()
     try:
-        rt = _compile([(h, f) for h, f, _ in items], t, flush)
+        if compiled is not None:
+            rt, err = compiled
+            if err is not None:
+                raise err
+        else:
+            rt = _compile([(h, f) for h, f, _ in items], t, flush)
     except Exception as e:  # noqa: BLE001
         clock["compile_s"] = clock.get("compile_s", 0.0) + time.perf_counter() - t0
         if len(items) == 1:
@@ -759,11 +797,15 @@ def _one_line(e) -> str:
 
 
 def _compile(pairs, t, flush: str):
+    return _compile_scheduled(_schedule(pairs, t, flush), t, pairs[0][0])
+
+
+def _schedule(pairs, t, flush: str):
+    """One module of the kernels [(hash, PrimFunc)], scheduled by the rules (engine.schedules)."""
     import tvm
     from tvm import tirx
 
     from .. import schedules
-    from ..schedules.target import make_target
 
     mod = tvm.IRModule({"k" + h: f.with_attr("global_symbol", "k" + h) for h, f in pairs})
     mod, _ = schedules.schedule(mod, t.build_for)
@@ -771,6 +813,16 @@ def _compile(pairs, t, flush: str):
         for gv, f in list(mod.functions_items()):
             pad = tirx.Var("flush_pad", "int32")
             mod.update_func(gv, tirx.PrimFunc([pad, *f.params], f.body, f.ret_type, f.attrs))
+    return mod
+
+
+def _compile_scheduled(mod, t, first: str):
+    """Compile a scheduled module and load it where it runs (`first`: a kernel's hash, to force
+    LLVM's code generation now)."""
+    import tvm
+
+    from ..schedules.target import make_target
+
     exe = tvm.compile(mod, target=make_target(t.build_for))
     if t.kind == "rpc":   # to the device: linked (by a board's cross compiler), uploaded, loaded there
         import os
@@ -786,7 +838,7 @@ def _compile(pairs, t, flush: str):
         rt = _remote(t).load_module(name)
     else:
         rt = exe.jit()
-    rt.get_function("k" + pairs[0][0])   # LLVM code is generated on first use
+    rt.get_function("k" + first)   # LLVM code is generated on first use
     return rt
 
 
