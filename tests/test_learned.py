@@ -146,7 +146,7 @@ def test_a_good_shipped_model_is_used_and_labelled(hw, isolated):
     assert t4.notes["cost"] == "roofline" and "does not describe" in t4.notes["cost_note"]
 
 
-def test_local_samples_refine_the_model_and_a_corrupt_store_is_a_miss(hw, isolated):
+def test_local_samples_refine_the_model_and_a_corrupt_store_is_a_miss(hw, isolated, monkeypatch):
     from engine.planner import measure
 
     model, s = small_model(hw, n=2, rounds=10)
@@ -160,14 +160,38 @@ def test_local_samples_refine_the_model_and_a_corrupt_store_is_a_miss(hw, isolat
     learned.clear_memo()
     m = learned.for_target("cpu", hw)
     assert m is not None and m.source == "refined" and m.meta["local"] == len(local)
-    # the refined model is kept with the samples and reused
+    # the refined model is kept with the samples and reused: no training the next time
     learned.clear_memo()
-    assert store.model(learned.Samples().merged(store.samples()).digest()) is not None
+    with monkeypatch.context() as mp:
+        mp.setattr(learned, "train", lambda *a, **k: pytest.fail("trained again"))
+        assert learned.for_target("cpu", hw) is not None
     # a damaged store is deleted, and is a miss
     store.path.write_text("{ not json")
     learned.clear_memo()
     assert learned.for_target("cpu", hw) is None
     assert not store.path.exists()
+
+
+def test_a_shipped_model_is_refined_quickly_on_local_samples(hw, isolated):
+    from engine.planner import measure
+
+    model, s = small_model(hw, n=2, rounds=10)
+    path = learned.shipped_file(learned.cpu_kind())
+    path.parent.mkdir(parents=True)
+    path.write_text(json.dumps({"format": learned.FORMAT, "feature_version": features.FEATURE_VERSION,
+                                "model": model.to_json(), "samples": s.to_json()}))
+    g = synthetic.branching(3)
+    local = samples_for(g, hw, "mine", seed=9)
+    for k in range(len(local)):      # this machine is twice as slow as the shipped data says
+        local.y[k] += math.log(2.0)
+    learned.LocalStore(measure.target_key("cpu")).add(local)
+    learned.clear_memo()
+    m = learned.for_target("cpu", hw)
+    assert m.source == "refined" and len(m.boosters) == len(model.boosters)
+    X = np.asarray(local.X)
+    before = np.mean(np.abs(model.predict_log(X)[0] - np.asarray(local.y)))
+    after = np.mean(np.abs(m.predict_log(X)[0] - np.asarray(local.y)))
+    assert after < 0.5 * before
 
 
 def test_fidelity_excludes_the_evaluated_model_from_training(hw, isolated):

@@ -48,6 +48,7 @@ PARAMS = {"max_depth": 6, "eta": 0.06, "subsample": 0.8, "colsample_bytree": 0.8
           "lambda": 1.0, "objective": "reg:squarederror", "nthread": 1, "verbosity": 0}
 LOCAL_WEIGHT = 3.0          # a kernel measured on this machine counts three times a shipped one
 MIN_LOCAL = 8               # a target with no shipped model needs this many of its own samples
+REFINE_ROUNDS = 40          # boosting rounds added to each shipped booster on this machine's samples
 SHIPPED = Path(__file__).resolve().parent.parent.parent / "assets" / "costmodel"
 
 
@@ -262,6 +263,27 @@ def train(s: Samples, ensemble: int = ENSEMBLE, rounds: int = ROUNDS, folds: int
     return LearnedModel(boosters, residual, m)
 
 
+def refine(base: LearnedModel, local: Samples, rounds: int = REFINE_ROUNDS, meta: dict | None = None) -> LearnedModel:
+    """The shipped model refined on this machine's samples: each booster of the ensemble boosted
+    `rounds` more rounds on them (on a bootstrap resample each), fast enough to run after every
+    measuring run. Kernels the shipped model already predicts well change little; kernels of a
+    kind it never saw are pulled towards this machine's figures."""
+    import xgboost as xgb
+
+    X, y, w = np.asarray(local.X), np.asarray(local.y), np.asarray(local.weights)
+    rng = np.random.default_rng(1)
+    out = []
+    for k, b in enumerate(base.boosters):
+        pick = rng.integers(0, len(y), len(y)) if len(base.boosters) > 1 else np.arange(len(y))
+        d = xgb.DMatrix(np.asarray(X[pick], dtype=np.float32), label=y[pick], weight=w[pick],
+                        feature_names=list(features.NAMES))
+        copy = xgb.Booster(params={"nthread": 1})
+        copy.load_model(bytearray(b.save_raw("ubj")))
+        out.append(xgb.train({**PARAMS, "seed": 50 + k}, d, num_boost_round=rounds, xgb_model=copy))
+    m = {**base.meta, **(meta or {})}
+    return LearnedModel(out, base.residual, m)
+
+
 def cross_validated_residual(s: Samples, folds: int = 5, rounds: int = ROUNDS) -> float:
     """RMS (log) error of out-of-fold predictions, folds grouped by model (else by row)."""
     X, y, w = np.asarray(s.X), np.asarray(s.y), np.asarray(s.weights)
@@ -399,21 +421,24 @@ def for_target(target: str = "cpu", hw=None, cache=None, exclude_models=(), excl
         model = None          # the shipped model saw them: train again without
     if not len(local) and model is not None:
         return model
-    both = ship.merged(local)
-    if len(both) < (3 if len(ship) else MIN_LOCAL):
-        return None
-    digest = both.digest()
-    memo_key = (tkey, str(cache), digest)
+    excluding = bool(exclude_models or exclude_keys)
+    digest = local.digest() + ("" if model is not None else ship.digest())
+    memo_key = (tkey, str(cache), digest, excluding, tuple(sorted(exclude_models)), len(exclude_keys))
     if memo_key in _MEMO:
         return _MEMO[memo_key]
     store = LocalStore(tkey, cache)
-    m = store.model(digest) if not (exclude_models or exclude_keys) else None
+    m = store.model(digest) if not excluding else None
     if m is None:
-        residual = model.residual if model is not None else None
-        m = train(both, meta={"kind": kind or tkey, "source": "refined" if len(local) else "shipped",
-                              "local": len(local), "n": len(both)}, residual=residual,
-                  folds=3 if residual is None else 0)
-        if not (exclude_models or exclude_keys) and len(local):
+        meta = {"kind": kind or tkey, "local": len(local)}
+        if model is not None:                      # shipped + this machine's: refine (a second)
+            m = refine(model, local, meta={**meta, "source": "refined", "n": model.meta.get("n", len(ship)) + len(local)})
+        else:
+            both = ship.merged(local)
+            if len(both) < (3 if len(ship) else MIN_LOCAL):
+                return None
+            m = train(both, meta={**meta, "source": "refined" if len(local) else "shipped", "n": len(both)},
+                      residual=None if len(both) >= 30 else 0.5, folds=3)
+        if not excluding and len(local):
             store.save_model(m, digest)
     _MEMO[memo_key] = m
     return m
@@ -466,5 +491,9 @@ def learn(graph, hw, target: str = "cpu", cache=None) -> int:
     for k in range(len(s)):
         s.weights[k] = LOCAL_WEIGHT
     LocalStore(measure.target_key(target, measure.THREADS, measure.FLUSH), cache).add(s)
+    try:
+        for_target(target, hw, cache)      # refine now (and keep it), so the next plan only loads it
+    except Exception:  # noqa: BLE001 - refining is a bonus: the samples are kept either way
+        pass
     return len(s)
 
