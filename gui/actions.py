@@ -20,6 +20,16 @@ def _tips() -> dict[str, str]:
 
 STRATEGY_TIPS = _tips()
 
+COSTS = ("roofline", "learned", "measured")          # Workspace.COSTS, in the Cost box's order
+COST_LABELS = {"roofline": "roofline estimate", "learned": "learned estimate", "measured": "measured on device"}
+COST_TIPS = {
+    "roofline": "The profile's roofline: launch overhead plus max(compute, memory) time per kernel",
+    "learned": "The learned cost model's prediction of each kernel's time on the selected device "
+               "(the roofline where no learned model serves that device and profile)",
+    "measured": "The learned model, with the kernels whose choice is close timed on the selected device "
+                "(slow the first time, cached after)",
+}
+
 
 def all_strategies() -> list[str]:
     """The planner's strategies and 'custom' (an imported plan)."""
@@ -89,6 +99,9 @@ def build_actions(win):
                     tip="Tune the shown strategy's kernels with MetaSchedule on the selected device "
                         "(a budget of trials or minutes); the next Benchmark uses what it finds")
     win.a_tune.setIconText("Tune...")
+    win.a_time_kernels = A("Time &Kernels (Cost Model)", lambda: win.time_kernels(),
+                            tip="Build and time every kernel of the shown plan on the selected device and plot the "
+                                "cost model's estimate of each against its time (the Cost Model panel)")
     win.a_cancel = A("&Cancel", lambda: win.cancel(), "Esc")
     win.a_shortcuts = A("&Keyboard Shortcuts", lambda: show_shortcuts(win), QtGui.QKeySequence.HelpContents)
     win.a_about = A("&About FuseLens", lambda: show_about(win))
@@ -144,10 +157,14 @@ def build_toolbar(win):
     tb.addWidget(win.device_box)
     tb.addWidget(QtWidgets.QLabel(" Cost "))
     win.cost_box = QtWidgets.QComboBox()
-    win.cost_box.setToolTip("How dp, hybrid and optimal decide: by the cost model's estimate, or by kernel "
-                             "times measured on the selected device (built and timed once per model, cached)")
-    win.cost_box.addItem("model estimate", "model")
-    win.cost_box.addItem("measured on device", "measured")
+    win.cost_box.setToolTip("What every strategy is priced by, and dp, hybrid and optimal decide by: the "
+                             "profile's roofline, the learned model's estimate of the selected device's kernel "
+                             "times (the roofline where no learned model serves that device and profile), or the "
+                             "learned model with the close calls measured on the selected device (built and "
+                             "timed once per model, cached)")
+    for cost in COSTS:
+        win.cost_box.addItem(COST_LABELS[cost], cost)
+        win.cost_box.setItemData(win.cost_box.count() - 1, COST_TIPS[cost], QtCore.Qt.ToolTipRole)
     win.cost_box.setCurrentIndex(max(0, win.cost_box.findData(win.model.cost)))
     win.cost_box.activated.connect(lambda i: win.set_cost(win.cost_box.itemData(i)))
     tb.addWidget(win.cost_box)
@@ -241,7 +258,7 @@ def build_menus(win):
     for a in (win.a_side, win.a_diff_next, win.a_diff_prev, win.a_heat, win.a_log, win.a_minimap):
         v.addAction(a)
     v.addSeparator()
-    for d in (win.dock_props, win.dock_diff, win.dock_latency, win.dock_rec):
+    for d in (win.dock_props, win.dock_diff, win.dock_latency, win.dock_rec, win.dock_cost):
         v.addAction(d.toggleViewAction())
     s = mb.addMenu("&Strategy")
     win.strategy_group = QtGui.QActionGroup(win)
@@ -251,7 +268,7 @@ def build_menus(win):
         s.addAction(a)
     win.a_strat.get(win.strategy, win.a_strat["greedy"]).setChecked(True)
     r = mb.addMenu("&Run")
-    for a in (win.a_bench, win.a_bench_all, win.a_tune, win.a_cancel):
+    for a in (win.a_bench, win.a_bench_all, win.a_tune, win.a_time_kernels, win.a_cancel):
         r.addAction(a)
     h = mb.addMenu("&Help")
     h.addAction(win.a_shortcuts)

@@ -83,8 +83,8 @@ class Benchmarks:
         w.model.set_device(w.device_box.currentData() or "cpu")
 
     def choose_device(self, name: str):
-        """The user selected device `name`: the profile follows it (re-planning), and so do measured
-        costs and the cached results looked up."""
+        """The user selected device `name`: the profile follows it (re-planning), and so do the learned
+        estimate and measured costs (both are the device's kernel times) and the cached results looked up."""
         from engine import hardware
 
         from .settings import device_profile
@@ -97,6 +97,8 @@ class Benchmarks:
             w.model.set_profile(profile)    # re-plans, for the new device too
         elif w.doc is not None and w.model.cost == "measured":
             w.replan(f"Re-planning by kernel times measured on {name}")
+        elif w.doc is not None and w.model.cost == "learned":
+            w.replan(f"Re-pricing by the learned estimate for {name}")
         self.load_cached_results()
 
     def load_cached_results(self):
@@ -132,6 +134,10 @@ class Benchmarks:
             return
         if "tune" in w.activity.running:
             w.show_error("tuning is running: benchmark when it has finished (or Cancel it); "
+                         "times taken beside it are not comparable", "Benchmark")
+            return
+        if "fidelity" in w.activity.running:
+            w.show_error("kernels are being timed (Cost Model): benchmark when that has finished (or Cancel it); "
                          "times taken beside it are not comparable", "Benchmark")
             return
         req, doc, target = w.model.request("bench"), w.doc, w.device()

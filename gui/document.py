@@ -3,11 +3,17 @@
 A Document holds the graph, one plan per strategy (for the chosen hardware profile), an imported
 "custom" plan, and benchmark results per (target, strategy): the latest one (built with tuning records
 where the target's store has them), and the latest rules-only one, so that a tuned or mixed figure is
-shown beside the same plan measured with the rules alone.
+shown beside the same plan measured with the rules alone; and, per (target, strategy), the cost
+model's fidelity on a plan's kernels (engine.planner.fidelity: every kernel timed, estimated against
+measured).
 
 It is evented (see events.py): change it only through its methods, which emit `events.plans` (plans,
-planning errors or the hardware profile they were planned for changed) and `events.results` (results
-measured on `target` changed); the window's views, panels and signals follow those.
+planning errors or the hardware profile they were planned for changed), `events.results` (results
+measured on `target` changed) and `events.fidelity` (a fidelity result for `target` and `strategy`
+arrived); the window's views, panels and signals follow those.
+
+Every estimated figure says which model produced it (`estimate_source`, `estimate_label`,
+`group_estimate`): the profile's roofline, the learned model, or a kernel time measured on the device.
 """
 from __future__ import annotations
 
@@ -31,9 +37,10 @@ class Document:
     results: dict = field(default_factory=dict)        # (target, strategy) -> BenchResult
     plan_errors: dict = field(default_factory=dict)    # strategy -> message
     rules_results: dict = field(default_factory=dict)  # (target, strategy) -> (Plan, BenchResult): rules only
+    fidelity: dict = field(default_factory=dict)       # (target, strategy) -> Fidelity
 
     def __post_init__(self):
-        self.events = EmitterGroup(self, "plans", "results")
+        self.events = EmitterGroup(self, "plans", "results", "fidelity")
 
     # ---- changes (each emits) ----------------------------------------------------------------
 
@@ -85,7 +92,31 @@ class Document:
         if changed or rules:
             self.events.results(target=target, strategies=changed)
 
+    def set_fidelity(self, target: str, strategy: str, plan, cost: str, result: dict) -> None:
+        """The cost model `cost` ("roofline" | "model") evaluated on `plan`'s kernels timed on `target`
+        (engine.planner.fidelity.of_plan's dict)."""
+        self.fidelity[(target, strategy)] = Fidelity(plan, cost, self.hw.name, result)
+        self.events.fidelity(target=target, strategy=strategy)
+
     # ---- reading -----------------------------------------------------------------------------
+
+    def fidelity_for(self, target: str, strategy: str, cost: str | None = None):
+        """(Fidelity, why it is stale or "") for `strategy` on `target`, or None when its kernels were
+        never timed. Stale: the plan's groups or the profile changed since, or (with `cost`) another
+        cost model is chosen now."""
+        f = self.fidelity.get((target, strategy))
+        if f is None:
+            return None
+        cur = self.plans.get(strategy)
+        if cur is None or not (cur is f.plan or cur.groups == f.plan.groups):
+            why = f"the {strategy} plan changed since its kernels were timed"
+        elif f.hw_name != self.hw.name:
+            why = f"planned for profile {self.hw.name} since; these estimates were for {f.hw_name}"
+        elif cost is not None and cost != f.cost:
+            why = f"the {f.result.get('cost_model', f.cost)} model was evaluated; another cost is chosen now"
+        else:
+            why = ""
+        return f, why
 
     @property
     def name(self) -> str:
@@ -160,13 +191,84 @@ def schedule_label(result) -> str:
     return f"{kind} {getattr(result, 'tuned_kernels', 0)}/{total}" if total else kind
 
 
+@dataclass
+class Fidelity:
+    """A cost model evaluated on one plan's kernels: the plan whose kernels were timed, the cost asked
+    for ("roofline" | "model"), the profile, and fidelity.of_plan's figures and rows."""
+    plan: object
+    cost: str
+    hw_name: str
+    result: dict
+
+
 def decided_by(plan) -> str:
-    """How the plan's strategy decided, for status and summary lines ("" for the cost model)."""
+    """How the plan's strategy decided, for status and summary lines ("" for an estimate)."""
     return "decided by measured kernel times" if (plan.notes or {}).get("cost") == "measured" else ""
 
 
-def plan_strategies(graph, hw, strategies, progress=None, cancel=None) -> tuple[dict, dict]:
-    """Plans for `strategies` by the cost model; a strategy that fails gives an error message instead."""
+ESTIMATE_TITLES = {"roofline": "roofline estimate", "learned": "learned estimate", "measured": "measured"}
+
+
+def estimate_source(plan) -> str:
+    """What a plan's estimated_us and group_us are (engine.planner.annotate's notes["estimate"] and
+    notes["group_source"]): "roofline", "learned", or "measured" when every kernel's figure was timed
+    on the device. A plan without notes is the roofline's (every plan made before the learned model)."""
+    notes = getattr(plan, "notes", None) or {}
+    est = notes.get("estimate", "roofline")
+    if est != "learned":
+        return "roofline"
+    src, us = notes.get("group_source") or [], getattr(plan, "group_us", None) or []
+    kernels = [s for s, u in zip(src, us) if u]
+    return "measured" if kernels and all(s == "measured" for s in kernels) else "learned"
+
+
+def estimate_label(plan) -> str:
+    """"roofline estimate", "learned estimate", "learned estimate (5 of 31 kernels measured)" or
+    "measured": which model produced the plan's estimated total."""
+    source = estimate_source(plan)
+    label = ESTIMATE_TITLES[source]
+    if source == "learned":
+        notes = plan.notes or {}
+        kernels = [s for s, u in zip(notes.get("group_source") or [], plan.group_us or []) if u]
+        n = sum(s == "measured" for s in kernels)
+        if n:
+            label += f" ({n} of {len(kernels)} kernels measured)"
+    return label
+
+
+def group_estimate(plan, gi: int) -> tuple[str, float] | None:
+    """(which model: "roofline estimate" | "learned estimate" | "measured", us) of group `gi`'s figure."""
+    us = getattr(plan, "group_us", None) or []
+    if gi >= len(us):
+        return None
+    notes = getattr(plan, "notes", None) or {}
+    if notes.get("estimate", "roofline") != "learned":
+        return ESTIMATE_TITLES["roofline"], us[gi]
+    src = notes.get("group_source") or []
+    return ESTIMATE_TITLES["measured" if gi < len(src) and src[gi] == "measured" else "learned"], us[gi]
+
+
+def cost_tag(plan) -> str:
+    """What a cost-deciding strategy decided by ("roofline" | "learned" | "measured"); "" for others
+    and for plans without notes."""
+    from engine.planner import COSTED
+
+    notes = getattr(plan, "notes", None) or {}
+    return notes.get("cost", "") if getattr(plan, "strategy", None) in COSTED else ""
+
+
+def estimator(cost: str) -> str:
+    """The cost make_plan prices a plan by for the app's `cost`: "roofline" stays, "learned" and
+    "measured" price by the learned model (measured plans of dp, hybrid and optimal come from
+    planning.replan_job, which times their close calls)."""
+    return "roofline" if cost == "roofline" else "learned"
+
+
+def plan_strategies(graph, hw, strategies, progress=None, cancel=None, cost: str = "learned",
+                    target: str = "cpu") -> tuple[dict, dict]:
+    """Plans for `strategies`, every one priced by the same estimator (`estimator(cost)` for the
+    device `target`: dp, hybrid and optimal also decide by it); a strategy that fails gives an error
+    message instead."""
     from engine.planner import make_plan
 
     plans, errors = {}, {}
@@ -176,7 +278,7 @@ def plan_strategies(graph, hw, strategies, progress=None, cancel=None) -> tuple[
         if progress:
             progress(f"planning {s}", k / max(1, len(strategies)))
         try:
-            plans[s] = make_plan(graph, s, hw)
+            plans[s] = make_plan(graph, s, hw, cost=estimator(cost), target=target)
         except Exception as e:  # noqa: BLE001 - shown in the window, per strategy
             from engine.errors import FuseLensError
 

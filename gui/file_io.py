@@ -19,8 +19,10 @@ from .document import Document, write_results_csv
 from .planning import plan_fast
 
 
-def load_model(spec: str, given: dict | None, remembered: dict | None, profile: str, target: str, progress, cancel):
-    """Worker: read the file, resolve shapes (or ask for them), load the graph, plan the fast strategies.
+def load_model(spec: str, given: dict | None, remembered: dict | None, profile: str, target: str, progress, cancel,
+               cost: str = "learned"):
+    """Worker: read the file, resolve shapes (or ask for them), load the graph, plan the fast strategies
+    (priced by `cost`'s estimator for `target`).
     Large models are read in a child process (engine/jobs/open_model.py), so parsing them cannot freeze
     the window."""
     progress("reading model", 0.02)
@@ -29,7 +31,8 @@ def load_model(spec: str, given: dict | None, remembered: dict | None, profile: 
         return r if not cancel.is_set() else None
     graph, shapes = r
     progress("hardware profile", 0.8)
-    return plan_fast(graph, spec, shapes, profile, target, lambda s, f: progress(s, 0.8 + 0.2 * f), cancel)
+    return plan_fast(graph, spec, shapes, profile, target, lambda s, f: progress(s, 0.8 + 0.2 * f), cancel,
+                     cost=cost)
 
 
 def document_from(r: dict) -> Document:
@@ -90,7 +93,7 @@ class Files:
         if w.doc is None:
             w.area.show_placeholder(f"Opening {name} ...")
         w.activity.run("load", f"Opening {name}", load_model, spec, given or None, remembered,
-                       w.model.profile, w.device(), background=True, request=req,
+                       w.model.profile, w.device(), cost=w.model.cost, background=True, request=req,
                        on_done=self._on_loaded, on_failed=self._on_load_failed,
                        on_cancelled=lambda: w.status("Opening cancelled"))
 
@@ -125,7 +128,7 @@ class Files:
         req = w.model.request("load")
         profile, target = w.model.profile, w.device()
         w.activity.run("load", f"Planning {graph.name}", plan_fast, graph, spec or f"generated:{graph.name}",
-                       graph.input_shapes, profile, target, background=True, request=req,
+                       graph.input_shapes, profile, target, cost=w.model.cost, background=True, request=req,
                        on_done=lambda r: w.show_document(document_from(r), plan_tvm=False, cached=r["cached"]),
                        on_failed=lambda m: w.show_error(m, "Planning failed"))
 
@@ -209,9 +212,11 @@ class Files:
             return None
         plan.notes = dict(plan.notes or {}, imported_from=str(path), imported_strategy=plan.strategy)
         plan.strategy = "custom"
-        w.planning.recost(plan)
+        w.planning.recost(plan)             # the roofline now ...
         w.doc.set_custom_plan(plan)
         w.set_strategy("custom", force=True)
+        if w.model.cost != "roofline":
+            w.planning.reprice(["custom"])  # ... the chosen estimator's figures when priced (off the UI thread)
         w.status(f"Imported {os.path.basename(str(path))} as 'custom': {plan.kernels} kernels")
         return plan
 

@@ -1,11 +1,11 @@
 """The central graph area: one strategy's graph, or two side by side in split panes with synchronised
 pan and zoom, groups found in only one plan highlighted, and a summary of kernels and estimated cost
-for each side."""
+for each side (saying which model estimated it: roofline, learned, or measured)."""
 from __future__ import annotations
 
 from PySide6 import QtCore, QtWidgets
 
-from .document import decided_by
+from .document import decided_by, estimate_label
 from .graph.scene import GraphScene
 from .graph.view import GraphView
 
@@ -137,7 +137,7 @@ class GraphArea(QtWidgets.QWidget):
             if p is None:
                 return f"<b>{name}</b>: planning..."
             how = decided_by(p)
-            return (f"<b>{name}</b>: {p.kernels} kernels, {len(p.groups)} groups, estimated "
+            return (f"<b>{name}</b>: {p.kernels} kernels, {len(p.groups)} groups, {estimate_label(p)} "
                     f"{p.estimated_us / 1000:.3f} ms on {doc.hw.title}" + (f" ({how})" if how else "")
                     + f"; {only} fused groups only here")
 

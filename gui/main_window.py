@@ -1,5 +1,6 @@
 """The main window: opens a model, shows its operator graph under a fusion strategy, compares two
-strategies side by side, benchmarks them, and shows the latency and the recommendation.
+strategies side by side, benchmarks them, and shows the latency, the recommendation, and how well the
+cost model predicts the shown plan's kernels (the Cost Model panel).
 
 The state is in two evented models (no Qt): `model` (workspace.Workspace: the open document.Document
 with its plans and results, the devices and the selected one, the hardware profile and the cost, the
@@ -13,6 +14,7 @@ widgets, dialogs and messages:
     planning           Planning: the fast strategies, TVM's FuseOps, re-planning for a profile or cost
     bench_controller   Benchmarks: the devices and Benchmark through engine.runner
     tune_controller    Tuning: MetaSchedule tuning of the shown plan's kernels through engine.tuning
+    fidelity_controller  FidelityController: Time kernels, the cost model against the shown plan's timed kernels
     layout_controller  Layouts: layout requests and applying them to the two panes
     strategies         Strategies: the strategies shown and the side-by-side comparison
     differences        Differences: the summary, the groups only one plan has, next / previous difference
@@ -34,10 +36,12 @@ from .bench_controller import Benchmarks
 from .graph_area import GraphArea
 from .differences import Differences
 from .document import Document
+from .fidelity_controller import FidelityController
 from .file_io import Files, NeedShapes  # noqa: F401 - NeedShapes: public name
 from .find import Find
 from .layout_controller import Layouts
 from .overlays import Overlays
+from .panels.cost_model import CostModelPanel
 from .panels.differences import DifferencesPanel
 from .panels.latency import LatencyPanel
 from .panels.properties import PropertiesPanel
@@ -78,6 +82,7 @@ class MainWindow(QtWidgets.QMainWindow):
 
         self.finder = Find(self)                    # the find box's matches
         self.tuning = Tuning(self)                  # Tune, its report and what the latency panel says after it
+        self.fidelity = FidelityController(self)    # Time kernels: the cost model against the plan's timed kernels
         self.bench = Benchmarks(self)               # the devices and Benchmark
         self.planning = Planning(self)              # planning, re-planning for a profile or cost
         self.files = Files(self)                    # open, recent, input shapes, import / export
@@ -205,12 +210,19 @@ class MainWindow(QtWidgets.QMainWindow):
         self.recpanel.follow(self.model)
         self.diffs = DifferencesPanel()
         self.diffs.chosen.connect(self.differences.show)
+        self.costpanel = CostModelPanel()
+        self.costpanel.follow(self.model, self.state, self.fidelity)
+        self.costpanel.time_requested.connect(lambda: self.time_kernels())
+        self.costpanel.group_requested.connect(self._show_group)
         self.dock_props = self._dock("Properties", self.props.container(), QtCore.Qt.RightDockWidgetArea, "props")
         self.dock_latency = self._dock("Latency", self.latency, QtCore.Qt.BottomDockWidgetArea, "latency")
         self.dock_rec = self._dock("Recommendation", self.recpanel, QtCore.Qt.BottomDockWidgetArea, "rec")
         self.dock_diff = self._dock("Differences", self.diffs, QtCore.Qt.RightDockWidgetArea, "diff")
+        self.dock_cost = self._dock("Cost Model", self.costpanel, QtCore.Qt.BottomDockWidgetArea, "cost")
         self.splitDockWidget(self.dock_props, self.dock_diff, QtCore.Qt.Vertical)
         self.splitDockWidget(self.dock_latency, self.dock_rec, QtCore.Qt.Horizontal)
+        self.tabifyDockWidget(self.dock_rec, self.dock_cost)   # beside the recommendation, one tab each
+        self.dock_rec.raise_()
         self.resizeDocks([self.dock_props], [400], QtCore.Qt.Horizontal)
         self.resizeDocks([self.dock_latency], [320], QtCore.Qt.Vertical)
         self.resizeDocks([self.dock_latency, self.dock_rec], [760, 520], QtCore.Qt.Horizontal)
@@ -313,7 +325,8 @@ class MainWindow(QtWidgets.QMainWindow):
         self.model.set_profile(name)
 
     def set_cost(self, cost: str):
-        """How dp, hybrid and optimal decide: "model" or "measured" (Workspace.cost; Planning re-plans)."""
+        """What every strategy is priced by and dp, hybrid and optimal decide by: "roofline", "learned"
+        or "measured" ("model": learned) (Workspace.cost; Planning re-plans)."""
         self.model.set_cost(cost)
 
     def replan(self, text: str = "Re-planning"):
@@ -332,6 +345,20 @@ class MainWindow(QtWidgets.QMainWindow):
     def tune(self, trials: int | None = None, minutes: float | None = None):
         """Tune the shown strategy's kernels on the selected device (without a budget: ask for one)."""
         self.tuning.tune(trials, minutes)
+
+    def time_kernels(self, strategy: str | None = None):
+        """Time the shown strategy's kernels on the selected device and show the cost model against them
+        (the Cost Model panel)."""
+        self.fidelity.time_kernels(strategy)
+
+    def _show_group(self, gi: int):
+        """Select group `gi` of the left pane's plan and bring it into view (a point of the Cost Model panel)."""
+        plan = self.view.scene().plan
+        if self.doc is None or plan is None or plan is not self.doc.plans.get(self.strategy) or gi >= len(plan.groups):
+            return
+        sel = ("collapsed", gi) if gi in self.state.collapsed_in(plan) else ("group", gi)
+        self.selection.activate(self.view, sel)
+        self.view.reveal(sel, fit=True)
 
     def select_node(self, nid: str):
         """Select operator `nid` in the left pane, reveal it and show its properties."""
@@ -394,6 +421,7 @@ class MainWindow(QtWidgets.QMainWindow):
         dark = self.theme.dark
         self.latency.set_theme(dark)
         self.recpanel.set_theme(dark)
+        self.costpanel.set_theme(dark)
 
     def closeEvent(self, ev):  # noqa: N802
         self.settings.save_window(self)

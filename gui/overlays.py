@@ -1,7 +1,10 @@
-"""What the views draw over the graph: the heat overlay (measured kernel time, or estimated cost) with
-its legend, and the minimap. The overlay follows the ViewState (heat on / off, its scale) and the open
+"""What the views draw over the graph: the heat overlay (measured kernel time, or the plan's estimate,
+titled by the model that made it: roofline, learned, or measured while planning) with its legend, and
+the minimap. The overlay follows the ViewState (heat on / off, its scale) and the open
 Document's results; `apply` redraws it where a pane's plan changed."""
 from __future__ import annotations
+
+from .document import estimate_label, estimate_source
 
 
 class Overlays:
@@ -41,8 +44,9 @@ class Overlays:
         if ku and len(ku) == len(plan.groups) and any(v for v in ku if v):
             return {"values": list(ku), "log": log, "source": "measured",
                     "title": f"measured kernel time ({r.target})"}
-        return {"values": list(plan.group_us), "log": log, "source": "estimated",
-                "title": f"estimated cost ({doc.hw.title})"}
+        label = estimate_label(plan)   # roofline estimate | learned estimate [(k of n kernels measured)] | measured
+        return {"values": list(plan.group_us), "log": log, "source": estimate_source(plan),
+                "title": f"{label} ({doc.hw.title})"}
 
     def apply(self):
         """Draw the overlay (or none) on each pane, with its legend."""

@@ -1,6 +1,12 @@
 """Planning off the UI thread: the fast strategies when a model opens, TVM's FuseOps in the background,
-and a re-plan of every strategy when the hardware profile or the cost (model estimate or measured
-kernel times on the selected device) changes.
+and a re-plan of every strategy when the hardware profile or the cost (roofline estimate, learned
+estimate, or measured kernel times on the selected device) changes.
+
+Every strategy is priced by the same estimator, so that their figures compare: the roofline, or the
+learned model (for "learned" and "measured"; engine/planner/cost_source.py). dp, hybrid and optimal
+also decide by it; with "measured" they decide by the learned model with the close calls timed on the
+selected device. Plans made elsewhere (TVM's FuseOps in a child process, an imported plan) are
+re-priced by it (`price`).
 
 The module-level functions run on worker threads and touch no Qt object; `Planning` is the window's
 controller that starts them and puts their plans into the open Document. Plans live in
@@ -12,7 +18,10 @@ from engine.child import ChildFailed
 from engine.errors import FuseLensError
 from engine.jobs.plan_tvm import plan_tvm
 
-from .document import FAST_STRATEGIES, decided_by, plan_strategies
+from .document import FAST_STRATEGIES, decided_by, estimate_label, estimator, plan_strategies
+
+COST_TEXT = {"roofline": "the roofline estimate", "learned": "the learned estimate",
+             "measured": "measured kernel times"}
 
 
 def cached_results(graph, plans: dict, target: str) -> dict:
@@ -31,38 +40,62 @@ def cached_results(graph, plans: dict, target: str) -> dict:
     return out
 
 
-def plan_fast(graph, spec: str, shapes, profile: str, target: str, progress, cancel) -> dict:
-    """Worker: plan the fast strategies for `graph` on hardware `profile` and look up what the runner
-    has cached for them on `target`; returns the fields of a new Document (see file_io.document_from)."""
+def price(plan, graph, hw, cost: str, target: str):
+    """Worker: a copy of `plan` (made elsewhere: TVM's FuseOps in a child, an imported plan) priced for
+    `hw` by the estimator the app's `cost` prices every strategy by (document.estimator) on `target`."""
+    import copy
+
+    from engine.planner import annotate, cost_source
+
+    p = copy.copy(plan)
+    p.notes = {k: v for k, v in (plan.notes or {}).items()
+               if k not in ("estimate", "group_source", "roofline_us", "cost", "cost_note")}
+    src = cost_source.resolve(graph, hw, estimator(cost), target, costed=False)
+    annotate(p, graph, hw, estimates=src.estimates)
+    p.notes["cost"] = src.name
+    p.notes["cost_note"] = src.note
+    return p
+
+
+def plan_fast(graph, spec: str, shapes, profile: str, target: str, progress, cancel, cost: str = "learned") -> dict:
+    """Worker: plan the fast strategies for `graph` on hardware `profile`, priced by `cost`'s estimator
+    for `target` (measured: the learned estimate first; Planning.replan times them after), and look up
+    what the runner has cached for them on `target`; returns the fields of a new Document (see
+    file_io.document_from)."""
     from engine import profiles
 
     hw = profiles.get(profile)
-    plans, errors = plan_strategies(graph, hw, FAST_STRATEGIES, progress=progress, cancel=cancel)
+    plans, errors = plan_strategies(graph, hw, FAST_STRATEGIES, progress=progress, cancel=cancel, cost=cost,
+                                    target=target)
     return {"spec": spec, "shapes": shapes, "graph": graph, "hw": hw, "plans": plans,
             "errors": errors, "cached": cached_results(graph, plans, target)}
 
 
-def plan_tvm_job(doc, target: str, progress, cancel):
-    """Worker: TVM's FuseOps plan for `doc` (in a child process when the graph was read in one)."""
+def plan_tvm_job(doc, target: str, progress, cancel, cost: str = "learned"):
+    """Worker: TVM's FuseOps plan for `doc` (in a child process when the graph was read in one), priced
+    like the other strategies (by `cost`'s estimator for `target`)."""
     progress("planning tvm (TVM FuseOps; re-imports the model)", -1)
     hw = doc.hw
     g = doc.graph
     if g.mod_factory is None and getattr(g, "_mod", None) is None:  # read in a child: plan in one
         try:
-            plans, errors = {"tvm": plan_tvm(doc.spec, doc.shapes, hw, cancel=cancel)}, {}
+            plans, errors = {"tvm": price(plan_tvm(doc.spec, doc.shapes, hw, cancel=cancel), g, hw, cost, target)}, {}
         except ChildFailed as e:
             plans, errors = {}, {"tvm": str(e)}
     else:
-        plans, errors = plan_strategies(g, hw, ["tvm"], cancel=cancel)
+        plans, errors = plan_strategies(g, hw, ["tvm"], cancel=cancel, cost=cost, target=target)
     return plans, errors, cached_results(g, plans, target), target, hw
 
 
-def replan_job(graph, profile: str, strategies: list[str], progress, cancel, cost: str = "model",
-               target: str = "cpu"):
+def replan_job(graph, profile: str, strategies: list[str], progress, cancel, cost: str = "learned",
+               target: str = "cpu", reprice: dict | None = None):
     """Worker: the hardware profile `profile` and `strategies` planned for it: (hw, (plans, errors),
-    measure_error). cost="measured": dp, hybrid and optimal decide by kernel times measured on `target`
-    (built and timed the first time, cached after); when that cannot be done (a remote or absent
-    target) they are planned by the cost model and measure_error says why ("" otherwise)."""
+    measure_error). Every strategy is priced by `cost`'s estimator for `target` (document.estimator);
+    cost="measured": dp, hybrid and optimal decide by the learned model with the close calls timed on
+    `target` (every candidate timed where no learned model serves it; built and timed the first time,
+    cached after); when that cannot be done (a remote or absent target) they are planned by the
+    estimate and measure_error says why ("" otherwise). `reprice`: plans kept from before (tvm,
+    custom), by strategy, returned re-priced for the new profile and cost."""
     from engine import profiles
     from engine.planner import COSTED, make_plan
     from engine.runner import Cancelled
@@ -70,7 +103,16 @@ def replan_job(graph, profile: str, strategies: list[str], progress, cancel, cos
     progress(f"re-planning for {profile}", 0.0)
     hw = profiles.get(profile)
     measured = [s for s in strategies if cost == "measured" and s in COSTED]
-    plans, errors = plan_strategies(graph, hw, [s for s in strategies if s not in measured], cancel=cancel)
+    plans, errors = plan_strategies(graph, hw, [s for s in strategies if s not in measured], cancel=cancel,
+                                    cost=cost, target=target)
+    for s, p in (reprice or {}).items():
+        try:
+            plans[s] = price(p, graph, hw, cost, target)
+        except Exception:  # noqa: BLE001 - the plan stays as it was priced before (it says by what)
+            import traceback
+
+            traceback.print_exc()
+            plans[s] = p
     measure_error = ""
     for k, s in enumerate(measured):
         if cancel is not None and cancel.is_set():
@@ -91,23 +133,37 @@ def replan_job(graph, profile: str, strategies: list[str], progress, cancel, cos
             msg = str(e).strip().splitlines()
             errors[s] = f"{type(e).__name__}: {msg[0] if msg else ''}"
     if measure_error:
-        more, errs = plan_strategies(graph, hw, [s for s in measured if s not in plans], cancel=cancel)
+        more, errs = plan_strategies(graph, hw, [s for s in measured if s not in plans], cancel=cancel,
+                                     cost="learned", target=target)
         plans.update(more)
         errors.update(errs)
     return hw, (plans, errors), measure_error
 
 
 def recost(plan, graph, hw) -> None:
-    """Re-estimate an imported plan's costs and kernel count for `hw`, in place."""
+    """Re-estimate an imported plan's costs and kernel count for `hw` by the roofline, in place (quick,
+    on the UI thread; Planning.reprice puts the app's estimator's figures in after, off it)."""
     from engine.planner import annotate
 
+    for k in ("group_source", "roofline_us"):
+        (plan.notes or {}).pop(k, None)
     annotate(plan, graph, hw)
+    plan.notes["cost"], plan.notes["cost_note"] = "roofline", f"roofline on profile {hw.name}"
+
+
+def _same_estimate(old, new) -> bool:
+    """Whether two plans of a strategy are the same estimate: groups, cost and figures (a plan kept
+    where measuring failed stays the object the views show)."""
+    a, b = old.notes or {}, new.notes or {}
+    return (a.get("cost") == b.get("cost") != "measured" and a.get("estimate") == b.get("estimate")
+            and old.groups == new.groups and abs(old.estimated_us - new.estimated_us) <= 1e-6 * max(1.0, new.estimated_us))
 
 
 class Planning:
     """The planning controller: starts the jobs above through the window's Activity and merges their
     plans into the open Document (which tells the views). It follows Workspace.profile and
-    Workspace.cost: a change of either re-plans the open model."""
+    Workspace.cost: a change of either re-plans the open model (and re-prices the plans made
+    elsewhere: tvm, custom)."""
 
     def __init__(self, win):
         self.win = win
@@ -116,12 +172,12 @@ class Planning:
 
     def plan_tvm(self):
         w = self.win
-        req, target = w.model.request("plan-tvm"), w.device()
+        req, target, cost = w.model.request("plan-tvm"), w.device(), w.model.cost
         w.activity.run("plan-tvm", "Planning with TVM FuseOps", plan_tvm_job, req.doc, target, background=True,
-                       request=req, on_done=lambda r: self._on_planned(req.doc, r),
+                       cost=cost, request=req, on_done=lambda r: self._on_planned(req.doc, r, cost),
                        on_failed=lambda m: w.show_error(m, "Planning with tvm failed"))
 
-    def _on_planned(self, doc, r):
+    def _on_planned(self, doc, r, cost):
         w = self.win
         plans, errors, cached, target, hw = r
         if hw is not doc.hw:
@@ -129,6 +185,8 @@ class Planning:
         for s, m in errors.items():
             w.show_error(m, f"Planning with {s} failed")
         doc.add_plans(plans, errors)
+        if estimator(cost) != estimator(w.model.cost) or target != w.device():
+            self.reprice(list(plans))  # another cost or device was chosen while TVM planned
         doc.add_results(target, cached, plans, keep=True)
         if w.strategy in plans and w.layouts.full is not None:
             w.set_strategy(w.strategy, force=True)
@@ -144,53 +202,95 @@ class Planning:
             self.replan(f"Re-planning for {ev.value}")
 
     def _on_cost(self, ev):
-        """dp, hybrid and optimal are to decide by "model" (the cost model) or "measured" (kernel times
-        measured on the selected device): re-plan them."""
+        """Another cost is chosen (roofline, learned, measured): re-plan and re-price every strategy."""
         if self.win.doc is not None:
-            self.replan("Re-planning by measured kernel times" if ev.value == "measured"
-                        else "Re-planning by the cost model")
+            self.replan(f"Re-planning by {COST_TEXT.get(ev.value, ev.value)}")
 
     def replan(self, text: str = "Re-planning"):
-        """Re-plan every fast strategy for the selected profile and cost (and device, for measured
-        costs) off the UI thread; TVM's FuseOps again when the profile changed."""
+        """Re-plan every fast strategy for the selected profile, cost and device off the UI thread (the
+        learned estimate and measured times are the device's), re-pricing the plans made elsewhere
+        (tvm, custom); TVM's FuseOps again when the profile changed."""
         w = self.win
         req, doc = w.model.request("plan"), w.doc
         profile, cost, target = w.model.profile, w.model.cost, w.device()
+        new_profile = profile != doc.hw.name
+        sent = {s: doc.plans[s] for s in ("tvm", "custom") if s in doc.plans and not (new_profile and s == "tvm")}
 
         def done(r):
             hw, (plans, errors), measure_error = r
             new_profile = hw.name != doc.hw.name
             old = doc.plans
-            if measure_error and not new_profile:  # keep the model-cost plans there were
+            if measure_error and not new_profile:  # keep the estimated plans there were, where the same
                 for s, p in old.items():
-                    if s in plans and (p.notes or {}).get("cost", "model") == "model" \
-                            and (plans[s].notes or {}).get("cost", "model") == "model":
+                    if s in plans and _same_estimate(p, plans[s]):
                         plans[s] = p
+            late = []
             for s in ("tvm", "custom"):
-                if s in old and not (new_profile and s == "tvm"):
-                    plans[s] = old[s]
-            if new_profile and "custom" in plans:
-                recost(plans["custom"], doc.graph, hw)
+                if s not in old or (new_profile and s == "tvm"):
+                    continue
+                if not (s in sent and old[s] is sent[s]):
+                    plans[s] = old[s]       # arrived (or imported) while re-planning: priced next
+                    late.append(s)
+                elif _same_estimate(old[s], plans[s]):
+                    plans[s] = old[s]       # re-priced to the same figures: the plan the views show stays
             doc.replace_plans(plans, {**{k: v for k, v in doc.plan_errors.items() if k == "tvm" and not new_profile},
                                       **errors}, hw=hw if new_profile else None)
             if new_profile and not doc.spec.startswith("generated:"):
                 self.plan_tvm()  # TVM's FuseOps for the new profile (in the background)
+            if late:
+                self.reprice(late)
             w.set_strategy(w.strategy, force=True)
             if w.state.side_by_side:
                 w.set_right_strategy(w.right_strategy)
             if measure_error:
-                w.show_error(measure_error, "Planning by measured kernel times failed; the cost model decides")
+                w.show_error(measure_error, "Planning by measured kernel times failed; the estimate decides")
                 return
             for s, m in errors.items():
                 w.show_error(m, f"Planning with {s} failed")
             by = [s for s, p in plans.items() if decided_by(p)]
-            w.status(f"Re-planned for {hw.title}: {', '.join(by)} {decided_by(plans[by[0]])} on {target}"
-                     if by else f"Re-planned every strategy for {hw.title} by the cost model", 10000)
+            sample = next((plans[s] for s in FAST_STRATEGIES if s in plans), None)
+            priced = f"priced by the {estimate_label(sample)}" if sample is not None else ""
+            if sample is not None and cost != "roofline" and (sample.notes or {}).get("estimate") == "roofline":
+                priced += f" ({(sample.notes or {}).get('cost_note', 'no learned model for this device')})"
+            w.status(f"Re-planned for {hw.title}: {', '.join(by)} {decided_by(plans[by[0]])} on {target}; {priced}"
+                     if by else f"Re-planned every strategy for {hw.title} on {target}, {priced}", 10000)
 
         w.activity.run("plan", text, replan_job, doc.graph, profile, list(FAST_STRATEGIES), cost=cost, target=target,
-                       background=True, request=req, on_done=done,
+                       reprice=sent, background=True, request=req, on_done=done,
                        on_failed=lambda m: w.show_error(m, "Planning failed"))
 
     def recost(self, plan):
-        """Re-estimate an imported plan for the open Document's profile."""
+        """Re-estimate an imported plan for the open Document's profile: by the roofline now, by the
+        app's estimator when `reprice` has done (off the UI thread)."""
         recost(plan, self.win.doc.graph, self.win.doc.hw)
+
+    def reprice(self, strategies: list[str]):
+        """Price the open Document's plans of `strategies` (made elsewhere: tvm, custom) by the chosen
+        cost's estimator, off the UI thread; a plan replaced meanwhile (a re-plan) is left alone."""
+        w = self.win
+        doc, cost, target = w.doc, w.model.cost, w.device()
+        if doc is None:
+            return
+        plans = {s: doc.plans[s] for s in strategies if s in doc.plans}
+        if not plans:
+            return
+        req = w.model.request(None)
+
+        def job(progress):
+            progress(f"pricing {', '.join(plans)} by {COST_TEXT.get(cost, cost)}", -1)
+            return {s: price(p, doc.graph, doc.hw, cost, target) for s, p in plans.items()}
+
+        def done(priced):
+            if w.model.cost != cost or w.device() != target:
+                return   # another re-plan or re-price follows
+            fresh = {s: p for s, p in priced.items()   # replaced meanwhile, or the same figures: left alone
+                     if doc.plans.get(s) is plans[s] and not _same_estimate(plans[s], p)}
+            if fresh:
+                doc.add_plans(fresh)
+                if w.strategy in fresh:
+                    w.set_strategy(w.strategy, force=True)
+                if w.state.side_by_side and w.right_strategy in fresh:
+                    w.set_right_strategy(w.right_strategy)
+
+        w.activity.run("price", "Pricing plans", job, background=True, request=req, on_done=done,
+                       on_failed=lambda m: w.show_error(m, "Pricing the plan failed"))

@@ -1,5 +1,5 @@
 """What persists between sessions (QSettings): window geometry and state, recent files, last
-directory, device, hardware profile, cost (model estimate or measured), compile-time budget, strategy,
+directory, device, hardware profile, cost (roofline, learned or measured), compile-time budget, strategy,
 input shapes per file, and the last Tune budget."""
 from __future__ import annotations
 
@@ -59,9 +59,12 @@ class Settings:
 
     @property
     def cost(self) -> str:
-        """How dp, hybrid and optimal decide: "model" (the cost model) or "measured" (timed kernels)."""
-        v = str(self._get("cost", "model"))
-        return v if v in ("model", "measured") else "model"
+        """What the strategies are priced and decided by: "roofline", "learned" (the default) or
+        "measured" (see Workspace.cost). A saved "model" (the old default) means "learned"; anything
+        else unknown, the default."""
+        v = str(self._get("cost", "learned"))
+        v = {"model": "learned"}.get(v, v)
+        return v if v in ("roofline", "learned", "measured") else "learned"
 
     @cost.setter
     def cost(self, v: str):

@@ -8,7 +8,7 @@ import time
 from PySide6 import QtCore
 
 from .actions import all_strategies
-from .document import decided_by
+from .document import decided_by, estimate_label
 
 
 class Strategies:
@@ -58,7 +58,7 @@ class Strategies:
         # own layout does clearly better (decided off the UI thread)
         w.layouts.request(full=True, only_if_better=not w.layouts.compact)
         how = decided_by(plan)
-        w.status(f"{s}: {plan.kernels} kernels, {len(plan.groups)} groups, estimated "
+        w.status(f"{s}: {plan.kernels} kernels, {len(plan.groups)} groups, {estimate_label(plan)} "
                  f"{plan.estimated_us / 1000:.3f} ms on {w.doc.hw.title}" + (f"; {how}" if how else "")
                  + f" (toggle {self.last_toggle_ms:.0f} ms)")
 

@@ -77,6 +77,9 @@ class Tuning:
         if "bench" in w.activity.running:
             w.show_error("a benchmark is running: tune when it has finished", "Tune")
             return
+        if "fidelity" in w.activity.running:
+            w.show_error("kernels are being timed (Cost Model): tune when that has finished", "Tune")
+            return
         if trials is None and minutes is None:
             dlg = TuneDialog(doc.name, strategy, target, w.settings.tune_budget, records(target), w)
             self.dialog = dlg

@@ -1,7 +1,7 @@
 """The window's model (no Qt): the open Document, replaced on each open, the requests made for it, the
 devices Benchmark can run on (found off the UI thread when the window opens), the selected one, the
-hardware profile and the cost (model estimate or measured) the strategies are planned by, and the
-compile-time budget the recommendation allows. These choices outlive a Document, so they live here.
+hardware profile and the cost (roofline estimate, learned estimate or measured) the strategies are
+planned by, and the compile-time budget the recommendation allows. These choices outlive a Document, so they live here.
 
 Slow work (loading, planning, benchmarking, layout) runs off the UI thread and answers later, when the
 user may have opened another model or asked again. Every controller takes a `Request` when it starts
@@ -29,18 +29,19 @@ class Workspace:
     events.devices(value=list of device dicts) when the device list is known; events.device(value=name)
     when another device is selected (results, heat and estimates shown are that device's);
     events.profile(value=name) when another hardware profile is chosen for the cost model;
-    events.cost(value="model" | "measured") when dp, hybrid and optimal are to decide otherwise;
+    events.cost(value="roofline" | "learned" | "measured") when the strategies are to be priced and
+    dp, hybrid and optimal to decide otherwise;
     events.budget(value=percent) when the compile-time budget changes. Each emits on a change only.
-    events.plans and events.results relay the open Document's own (same attributes), so a view
-    subscribes once, not again for every model opened."""
+    events.plans, events.results and events.fidelity relay the open Document's own (same attributes),
+    so a view subscribes once, not again for every model opened."""
 
-    COSTS = ("model", "measured")
+    COSTS = ("roofline", "learned", "measured")   # engine/planner/cost_source.py
+    ALIASES = {"model": "learned"}                  # what older settings and callers say
 
-    def __init__(self, budget: float = 0.0, profile: str = "t4", cost: str = "model"):
-        if cost not in self.COSTS:
-            raise ValueError(f"cost must be one of {self.COSTS}, not {cost!r}")
+    def __init__(self, budget: float = 0.0, profile: str = "t4", cost: str = "learned"):
+        cost = self._checked(cost)
         self.events = EmitterGroup(self, "document", "devices", "device", "profile", "cost", "budget", "plans",
-                                   "results")
+                                   "results", "fidelity")
         self._doc = None
         self._devices: list[dict] | None = None
         self._device = "cpu"
@@ -78,15 +79,24 @@ class Workspace:
             self._profile = name
             self.events.profile(value=name)
 
+    @classmethod
+    def _checked(cls, cost: str) -> str:
+        cost = cls.ALIASES.get(cost, cost)
+        if cost not in cls.COSTS:
+            raise ValueError(f"cost must be one of {cls.COSTS}, not {cost!r}")
+        return cost
+
     @property
     def cost(self) -> str:
-        """How dp, hybrid and optimal decide: "model" (the cost model's estimate) or "measured" (kernel
-        times measured on the selected device)."""
+        """What every strategy is priced by and dp, hybrid and optimal decide by: "roofline" (the
+        profile's roofline), "learned" (the learned model's predictions of the selected device's
+        kernel times; the roofline where no learned model serves that device and profile) or
+        "measured" (the learned model with the close calls timed on the selected device). "model",
+        the old name of the default, means "learned"."""
         return self._cost
 
     def set_cost(self, cost: str) -> None:
-        if cost not in self.COSTS:
-            raise ValueError(f"cost must be one of {self.COSTS}, not {cost!r}")
+        cost = self._checked(cost)
         if cost != self._cost:
             self._cost = cost
             self.events.cost(value=cost)
@@ -107,7 +117,7 @@ class Workspace:
 
     def set_document(self, doc) -> None:
         old, self._doc = self._doc, doc
-        for name in ("plans", "results"):
+        for name in ("plans", "results", "fidelity"):
             if old is not None:
                 old.events[name].disconnect(self._relay)
             if doc is not None:

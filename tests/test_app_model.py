@@ -148,16 +148,56 @@ def test_the_device_list_is_announced_once_known():
 def test_the_profile_and_the_cost_are_announced_on_a_change_only():
     ws = Workspace(profile="host")
     profiles, costs = recorder(ws.events.profile), recorder(ws.events.cost)
-    assert ws.profile == "host" and ws.cost == "model"
+    assert ws.profile == "host" and ws.cost == "learned"           # the default
+    assert Workspace.COSTS == ("roofline", "learned", "measured")
     ws.set_profile("host")
     ws.set_profile("t4")
-    ws.set_cost("model")
+    ws.set_cost("learned")
+    ws.set_cost("model")                # the old name of the default: learned, no change
     ws.set_cost("measured")
+    ws.set_cost("roofline")
     assert ws.profile == "t4" and [e.value for e in profiles] == ["t4"]
-    assert ws.cost == "measured" and [e.value for e in costs] == ["measured"]
+    assert ws.cost == "roofline" and [e.value for e in costs] == ["measured", "roofline"]
     with pytest.raises(ValueError):
         ws.set_cost("guess")
-    assert ws.cost == "measured" and len(costs) == 1
+    assert ws.cost == "roofline" and len(costs) == 2
+    assert Workspace(cost="model").cost == "learned"
+    with pytest.raises(ValueError):
+        Workspace(cost="guess")
+
+
+def test_old_saved_costs_read_as_learned(tmp_path):
+    from PySide6 import QtCore
+
+    from gui.settings import Settings
+
+    s = Settings(QtCore.QSettings(str(tmp_path / "s.ini"), QtCore.QSettings.IniFormat))
+    assert s.cost == "learned"                                  # nothing saved: the default
+    for saved, read in (("model", "learned"), ("measured", "measured"), ("roofline", "roofline"),
+                        ("learned", "learned"), ("guess", "learned")):
+        s.cost = saved
+        assert s.cost == read, saved
+
+
+def test_a_fidelity_result_follows_its_plan():
+    d = doc()
+    ws = Workspace()
+    ws.set_document(d)
+    got = recorder(ws.events.fidelity)
+    greedy = d.plans["greedy"]
+    assert d.fidelity_for("cpu", "greedy") is None
+    d.set_fidelity("cpu", "greedy", greedy, "model", {"kernels": 2})
+    assert [(e.target, e.strategy) for e in got] == [("cpu", "greedy")]        # relayed by the workspace
+    f, why = d.fidelity_for("cpu", "greedy", "model")
+    assert f.result == {"kernels": 2} and f.plan is greedy and f.hw_name == "t4" and why == ""
+    assert d.fidelity_for("cuda", "greedy") is None
+    assert "another cost" in d.fidelity_for("cpu", "greedy", "roofline")[1]
+    d.replace_plans({"greedy": plan("ab", "c")}, {})             # the same groups: still its result
+    assert d.fidelity_for("cpu", "greedy", "model")[1] == ""
+    d.replace_plans({"greedy": plan("a", "bc")}, {})             # other groups: stale
+    assert "plan changed" in d.fidelity_for("cpu", "greedy", "model")[1]
+    d.replace_plans({"greedy": plan("ab", "c")}, {}, hw=SimpleNamespace(name="host", title="Host"))
+    assert "profile host" in d.fidelity_for("cpu", "greedy", "model")[1]
 
 
 def test_the_workspace_relays_the_open_documents_changes_only():

@@ -296,7 +296,8 @@ def test_properties_of_a_node_a_group_and_an_edge(win, qtbot):
     assert v["operator"] == n.op and v["pattern kind"] == n.pattern and v["id"] == nid
     assert v["output shape"].startswith(L.shape_text(n.shape)) and "FLOPs" in v and "bytes read" in v
     assert v["group"].startswith(f"{gi}:") and v["measured kernel time"] == "not yet measured"
-    assert v["estimated cost"].startswith(f"{plan.group_us[gi]:.2f}")
+    est = f"{plan.notes['estimate']} estimate"          # the row names the model that estimated it
+    assert v[est].startswith(f"{plan.group_us[gi]:.2f}")
     # a group: click inside its box, beside its nodes
     box = sc.boxes[gi].sceneBoundingRect()
     qtbot.mouseClick(view.viewport(), QtCore.Qt.LeftButton, pos=view.mapFromScene(QtCore.QPointF(box.left() + 4,
@@ -325,7 +326,7 @@ def test_heat_overlay_with_legend_linear_and_log(win, qtbot):
     settle(qtbot, win)
     sc, plan = win.view.scene(), win.doc.plans["dp"]
     win.set_heat(True)
-    assert win.view.legend.isVisible() and "estimated" in win.view.legend.title
+    assert win.view.legend.isVisible() and win.view.legend.title.startswith(f"{plan.notes['estimate']} estimate")
     lo, hi = min(v for v in plan.group_us if v > 0), max(plan.group_us)
     assert (win.view.legend.lo, win.view.legend.hi) == (lo, hi)
     hottest = max(range(len(plan.groups)), key=lambda i: plan.group_us[i])
@@ -554,7 +555,9 @@ def test_benchmark_a_small_model_through_the_runner(new_window, qtbot, tiny_mode
     rows = {r["strategy"]: r for r in w.latency.rows}
     assert rows["greedy"]["median"] == res["greedy"].latency_ms["median"]
     assert rows["none"]["median"] is None
-    table = {w.latency.table.item(i, 0).text(): w.latency.table.item(i, 9).text()
+    from gui.panels.latency import COLUMNS
+
+    table = {w.latency.table.item(i, 0).text(): w.latency.table.item(i, COLUMNS.index("source")).text()
              for i in range(w.latency.table.rowCount())}
     assert table["none"] == "not yet measured" and table["greedy"] in ("measured", "cached")
     assert [s for s, _ in w.latency.series["measured"]] == ["greedy", "dp"]

@@ -30,13 +30,14 @@ def plans():
 
 
 def latency_rows(qtbot, plans, name, shapes):
-    from gui.panels.latency import LatencyPanel
+    from gui.panels.latency import COLUMNS, LatencyPanel
 
     panel = LatencyPanel()
     qtbot.addWidget(panel)
     results = {s: res(s) for s in plans}
     panel.update_data(name, list(plans), plans, results, "cpu", "T4", input_shapes=shapes)
-    table = {panel.table.item(i, 0).text(): panel.table.item(i, 5).text() for i in range(panel.table.rowCount())}
+    col = COLUMNS.index("published T4 ms")
+    table = {panel.table.item(i, 0).text(): panel.table.item(i, col).text() for i in range(panel.table.rowCount())}
     return panel, {r["strategy"]: r["published"] for r in panel.rows}, table
 
 

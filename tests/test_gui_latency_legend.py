@@ -123,11 +123,12 @@ def test_legend_keeps_its_entries_in_order_and_redraws(qtbot):
     panel.update_data("mobilenetv2", strategies, plans, results, "cpu", "T4", rules=rules,
                       input_shapes={"input": [1, 3, 224, 224]})
     settle()
-    assert [lab.text for _, lab in panel.legend.items] == ["measured (cpu)", "measured, rules only", "estimate (T4)",
+    assert [lab.text for _, lab in panel.legend.items] == ["measured (cpu)", "measured, rules only",
+                                                          "roofline estimate (T4)",
                                                           "published T4"]
     check(panel, 4, True, (900, 500))
     strategies, plans, results, rules = data(4, False)
     panel.update_data("m", strategies, plans, results, "cpu", "T4", rules=rules, input_shapes={"input": [1]})
     settle()
-    assert [lab.text for _, lab in panel.legend.items] == ["measured (cpu)", "estimate (T4)"]
+    assert [lab.text for _, lab in panel.legend.items] == ["measured (cpu)", "roofline estimate (T4)"]
     check(panel, 4, False, (900, 500))

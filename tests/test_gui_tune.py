@@ -359,7 +359,8 @@ def test_latency_panel_shows_tuned_and_rules_figures_apart(qtbot, gwin, monkeypa
     assert win.latency.series["rules"] == [("dp", 1.5)]
     labels = dict(ticks[-1][0])
     dp_i = win.doc.strategies().index("dp")
-    assert labels[dp_i] == f"dp\nmixed 3/{dp_kernels}" and labels[dp_i - 1] == "greedy\nrules"
+    decided = win.doc.plans["dp"].notes["cost"]           # under dp: what it decided by, then the schedules
+    assert labels[dp_i] == f"dp\n({decided})\nmixed 3/{dp_kernels}" and labels[dp_i - 1] == "greedy\nrules"
     legend = [lab.text for _, lab in win.latency.legend.items]
     assert legend[:2] == ["measured (cpu)", "measured, rules only"], legend
     assert "Hatched" in win.latency.note.text() and "Benchmark (Ctrl+B) measures" not in win.latency.note.text()

@@ -82,6 +82,8 @@ def annotate(p: Plan, graph, hw, cm=None, estimates=None):
     p.kernel_count = count_kernels(graph, p.groups)
     p.estimated_us, p.group_us = cm.plan_cost(p.groups)
     p.notes["estimate"] = "roofline"
+    for k in ("roofline_us", "group_source"):     # a plan re-costed by the roofline keeps no learned labels
+        p.notes.pop(k, None)
     if estimates is not None:
         p.notes["roofline_us"] = p.estimated_us
         p.estimated_us, p.group_us = estimates.plan_us(p.groups)

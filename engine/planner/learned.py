@@ -43,7 +43,7 @@ from . import features
 
 FORMAT = 1
 ENSEMBLE = 5
-ROUNDS = 300
+ROUNDS = 200
 PARAMS = {"max_depth": 6, "eta": 0.06, "subsample": 0.8, "colsample_bytree": 0.8, "min_child_weight": 2.0,
           "lambda": 1.0, "objective": "reg:squarederror", "nthread": 1, "verbosity": 0}
 LOCAL_WEIGHT = 3.0          # a kernel measured on this machine counts three times a shipped one
@@ -130,7 +130,9 @@ class Samples:
         return s
 
     def to_json(self) -> list:
-        return [{"key": k, "x": x, "y": y, "model": m} for k, x, y, m in zip(self.keys, self.X, self.y, self.models)]
+        r = (lambda v: float(f"{v:.6g}"))      # six significant digits: far below the timing noise
+        return [{"key": k, "x": [r(v) for v in x], "y": r(y), "model": m}
+                for k, x, y, m in zip(self.keys, self.X, self.y, self.models)]
 
     @classmethod
     def from_json(cls, rows, weight: float = 1.0) -> "Samples":
@@ -331,11 +333,28 @@ def _read(path: Path, is_cache: bool) -> dict:
     return d if isinstance(d, dict) else {}
 
 
+_SHIPPED: dict = {}
+
+
 def shipped(kind: str | None) -> tuple[LearnedModel | None, Samples]:
-    """The shipped model for a CPU kind and the samples it was trained on (None, empty: none)."""
+    """The shipped model for a CPU kind and the samples it was trained on (None, empty: none);
+    read once per process (and again when the file changes)."""
     if not kind:
         return None, Samples()
-    d = _read(shipped_file(kind), is_cache=False)
+    path = shipped_file(kind)
+    try:
+        st = path.stat()
+        stamp = (str(path), st.st_mtime_ns, st.st_size)
+    except OSError:
+        stamp = (str(path), None, None)
+    if stamp not in _SHIPPED:
+        _SHIPPED.clear()
+        _SHIPPED[stamp] = _read_shipped(path, kind)
+    return _SHIPPED[stamp]
+
+
+def _read_shipped(path: Path, kind: str) -> tuple[LearnedModel | None, Samples]:
+    d = _read(path, is_cache=False)
     if d.get("feature_version") != features.FEATURE_VERSION:
         return None, Samples()
     model = LearnedModel.from_json(d.get("model") or {}) if isinstance(d.get("model"), dict) else None
@@ -446,6 +465,7 @@ def for_target(target: str = "cpu", hw=None, cache=None, exclude_models=(), excl
 
 def clear_memo() -> None:
     _MEMO.clear()
+    _SHIPPED.clear()
 
 
 # ---- learning from what was measured -----------------------------------------------------------

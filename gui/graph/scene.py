@@ -356,7 +356,8 @@ class GraphScene(QtWidgets.QGraphicsScene):
         return {k: n for k, n in out.items() if n}
 
     def set_heat(self, heat: dict | None):
-        """heat = {"values": [per group, None allowed], "log": bool, "source": "measured"|"estimated"} or None."""
+        """heat = {"values": [per group, None allowed], "log": bool, "source": "measured" (benchmarked) |
+        "roofline" | "learned" | "measured" (the plan's estimate: document.estimate_source)} or None."""
         if heat is None and self.heat is None:
             return
         self.heat = heat

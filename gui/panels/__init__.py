@@ -1,5 +1,5 @@
-"""Dock panels: properties, latency (pyqtgraph), recommendation tree, differences. Each follows the
-app's models (`panel.follow(...)`) and redraws itself; nothing else redraws it."""
+"""Dock panels: properties, latency (pyqtgraph), recommendation tree, differences, cost model (pyqtgraph).
+Each follows the app's models (`panel.follow(...)`) and redraws itself; nothing else redraws it."""
 from __future__ import annotations
 
 from PySide6 import QtCore

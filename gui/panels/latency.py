@@ -1,5 +1,6 @@
-"""Latency panel (pyqtgraph): per strategy, measured median latency with min-max whiskers, the cost
-model's estimate, and the published T4 figures as a reference series; beside it, compile time
+"""Latency panel (pyqtgraph): per strategy, measured median latency with min-max whiskers, the plan's
+estimate (named by the model that made it: "roofline estimate", "learned estimate"; a cost-deciding
+strategy's name says what it decided by, "dp (learned)"), and the published T4 figures as a reference series; beside it, compile time
 (planning + build) with the kernel count, and a table of the numbers.
 
 Every measured figure says whose schedules its kernels ran with (under the strategy's name and in the
@@ -15,12 +16,31 @@ from PySide6 import QtCore, QtGui, QtWidgets
 from engine import machine_load
 
 from .. import style
-from ..document import schedule_label, schedule_of
+from ..document import ESTIMATE_TITLES, cost_tag, estimate_source, schedule_label, schedule_of
 from . import follow_results
 
 PUBLISHED_KEY = {"none": "baseline", "greedy": "greedy", "dp": "dp"}
-COLUMNS = ["strategy", "median ms", "min ms", "max ms", "estimated ms", "published T4 ms", "compile s", "kernels",
-           "correct", "source", "schedule", "rules-only ms"]
+COLUMNS = ["strategy", "median ms", "min ms", "max ms", "estimated ms", "estimate", "published T4 ms", "compile s",
+           "kernels", "correct", "source", "schedule", "rules-only ms"]
+
+
+SERIES_TITLES = {**ESTIMATE_TITLES, "measured": "measured kernel times (while planning)"}
+
+
+def estimates_title(plans) -> str:
+    """The name of the estimate series for these plans: "learned estimate", "roofline estimate",
+    "measured kernel times (while planning)", or "estimate: learned, roofline" when the plans were
+    priced by different models."""
+    kinds = list(dict.fromkeys(estimate_source(p) for p in plans if p is not None))
+    if len(kinds) == 1:
+        return SERIES_TITLES[kinds[0]]
+    return "estimate: " + ", ".join(kinds) if kinds else "estimate"
+
+
+def strategy_title(s: str, plan) -> str:
+    """"dp (learned)": a cost-deciding strategy with what it decided by; others by their name."""
+    tag = cost_tag(plan) if plan is not None else ""
+    return f"{s} ({tag})" if tag else s
 
 
 def published_for(model_name: str, input_shapes: dict | None = None) -> dict | None:
@@ -219,6 +239,9 @@ class LatencyPanel(QtWidgets.QWidget):
                 "min": r.latency_ms.get("min") if ok else None,
                 "max": r.latency_ms.get("max") if ok else None,
                 "estimated": p.estimated_us / 1000 if p is not None else None,
+                "estimate": ESTIMATE_TITLES[estimate_source(p)] if p is not None else None,
+                "title": strategy_title(s, p),
+                "cost": cost_tag(p) if p is not None else "",
                 "published": pub.get(PUBLISHED_KEY[s]) if pub and s in PUBLISHED_KEY else None,
                 "compile_s": ((r.build_s or 0) + (r.planning_ms or 0) / 1000) if ok else
                 (p.planning_ms / 1000 if p is not None else None),
@@ -272,7 +295,8 @@ class LatencyPanel(QtWidgets.QWidget):
             self.plot.addItem(pg.BarGraphItem(x=[i + x_est for i, _ in est], height=[r["estimated"] for _, r in est],
                                               width=w, brush=pg.mkBrush(150, 150, 150, 60),
                                               pen=pg.mkPen("#777", width=1, style=QtCore.Qt.DashLine),
-                                              name=f"estimate ({profile_title})"))
+                                              name=f"{estimates_title(plans.get(s) for s in strategies)} "
+                                                   f"({profile_title})"))
         if pubr:
             self.plot.addItem(pg.BarGraphItem(x=[i + x_pub for i, _ in pubr], height=[r["published"] for _, r in pubr],
                                               width=w, brush=pg.mkBrush(style.STRATEGY_COLOURS["published"]),
@@ -284,14 +308,19 @@ class LatencyPanel(QtWidgets.QWidget):
             if row["median"] is None:
                 label = "benchmark failed" if row["error"] else "not yet measured"
                 t = pg.TextItem(label, color="#d62728" if row["error"] else "#999", anchor=(0, 0.5), angle=90)
+                font = t.textItem.font()
+                font.setPointSizeF(max(6.0, font.pointSizeF() - 1.5))   # fits a low plot (two-line names)
+                t.setFont(font)
                 t.setPos(i + x_meas, ymax * 0.02)
                 self.plot.addItem(t)
         ax = self.plot.getAxis("bottom")
         # under each measured strategy: whose schedules its kernels ran with
-        two_lines = any(r["schedule"] for r in rows)
-        ax.setTicks([[(i, s + (f"\n{rows[i]['schedule']}" if rows[i]["schedule"] else ""))
-                      for i, s in enumerate(strategies)]])
-        ax.setHeight(2 * QtGui.QFontMetrics(ax.font()).lineSpacing() + 12 if two_lines else None)
+        # and, under a cost-deciding strategy, what it decided by: "dp / (learned) / rules"
+        labels = [[s] + ([f"({r['cost']})"] if r["cost"] else []) + ([r["schedule"]] if r["schedule"] else [])
+                  for s, r in zip(strategies, rows)]
+        lines = max((len(lab) for lab in labels), default=1)
+        ax.setTicks([[(i, "\n".join(lab)) for i, lab in enumerate(labels)]])
+        ax.setHeight(lines * QtGui.QFontMetrics(ax.font()).lineSpacing() + 12 if lines > 1 else None)
         self.plot.setXRange(-0.7, len(strategies) - 0.3, padding=0)
         self.plot.setYRange(0, ymax * 1.08, padding=0)   # the legend is above the view box: no room needed for it
         self._fit_legend()
@@ -323,7 +352,9 @@ class LatencyPanel(QtWidgets.QWidget):
             + (f"{self.busy_note} " if self.busy_note else "")
             + ("Hatched: kernels with tuned schedules (under the name: tuned/built kernels); light bars: the "
                "same plan measured with the rules only. " if tuned_n else "")
-            + "Grey dashed bars: the cost model's estimate."
+            + f"Grey dashed bars: each plan's {estimates_title(plans.get(s) for s in strategies)}"
+            + (" (in brackets under dp, hybrid and optimal: what they decided by)." if any(
+                cost_tag(plans.get(s)) for s in strategies if plans.get(s) is not None) else ".")
             + (f" Brown: published T4 figures ({pub_res} px input)." if pub else
                f" No published T4 figures: they are for {pub_res} px input at batch 1." if pub_res else "")
             + (f"\n{hint}" if hint else ""))
@@ -361,7 +392,7 @@ class LatencyPanel(QtWidgets.QWidget):
                                                                   "measured" if row["median"] is not None
                                                                   else "not yet measured")
             vals = [row["strategy"], f(row["median"]), f(row["min"]), f(row["max"]), f(row["estimated"]),
-                    f(row["published"], "{:.1f}"), f(row["compile_s"], "{:.2f}"), f(row["kernels"], "{}"),
+                    row["estimate"] or "", f(row["published"], "{:.1f}"), f(row["compile_s"], "{:.2f}"), f(row["kernels"], "{}"),
                     "" if row["correct"] is None else ("yes" if row["correct"] else "NO"), src,
                     row["schedule"] or "", f(row["rules_median"])]
             for c, v in enumerate(vals):

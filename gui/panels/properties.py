@@ -7,6 +7,7 @@ from engine import layout as L
 from engine.report import human
 
 from .. import style
+from ..document import group_estimate
 
 
 def breakable(text: str) -> str:
@@ -192,14 +193,26 @@ class PropertiesPanel(QtWidgets.QTreeWidget):
         self.expandAll()
 
     def _add_cost(self, plan, gi, result):
-        if plan.group_us and gi < len(plan.group_us):
-            self._row("estimated cost", f"{plan.group_us[gi]:.2f} us ({plan.hardware or 'profile'})")
-        measured = (plan.notes or {}).get("measured_group_us") or []
-        if gi < len(measured) and measured[gi] is not None:
-            self._row("measured (cold, alone)", f"{measured[gi]:.2f} us",
+        """The group's figure under the name of the model that made it ("roofline estimate", "learned
+        estimate"; "measured (cold, alone)" where its kernel was timed while planning), and its measured
+        kernel time from the benchmark."""
+        notes = plan.notes or {}
+        measured = notes.get("measured_group_us") or []
+        timed = measured[gi] if gi < len(measured) else None
+        est = group_estimate(plan, gi)
+        if est is not None:
+            label, us = est
+            if label == "measured":
+                timed = us if timed is None else timed
+            else:
+                self._row(label, f"{us:.2f} us ({plan.hardware or 'profile'})",
+                          tip=notes.get("cost_note") or None)
+        if timed is not None:
+            self._row("measured (cold, alone)", f"{timed:.2f} us",
                       tip="This group's kernel built and timed by itself on "
-                          f"{(plan.notes.get('measure') or {}).get('target', 'the device')} while planning; "
-                          "the planner decided by these times")
+                          f"{(notes.get('measure') or {}).get('target', 'the device')} while planning; "
+                          + ("the planner decided by these times" if notes.get("cost") == "measured" else
+                             "the estimate uses this time"))
         self._row("measured kernel time", _measured(result, gi))
 
     def show_group(self, graph, plan, gi: int, result=None, collapsed: bool = False):

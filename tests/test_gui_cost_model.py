@@ -1,0 +1,245 @@
+"""The Cost Model panel, offscreen on small generated graphs: before anything is timed it says what the
+plan's figures are and that nothing is measured; "Time kernels" runs engine.planner.fidelity.of_plan for
+the shown plan off the UI thread (progress and Cancel in the status bar), and the panel then plots each
+kernel's estimate against its time, log-log, by kind, with y = x and the fidelity figures; it follows the
+models (another strategy, another cost: stale or cleared) and a point clicked selects its group.
+
+of_plan times kernels in a worker process (seconds to minutes), so most tests stand a function in for it
+that checks its arguments against the real signature and answers at once with figures made from the
+plan (`fake_result`); one test runs the real function on a generated graph, which has no model file to
+build kernels from: it answers (quickly, timing nothing) with an error, which the panel shows.
+"""
+from __future__ import annotations
+
+import inspect
+import threading
+
+import pytest
+
+pytest.importorskip("pytestqt")
+from PySide6 import QtCore  # noqa: E402
+
+from tests import synthetic  # noqa: E402
+from tests.gui_helpers import SHOTS, open_graph, settle  # noqa: E402
+from tests.test_gui_cost import choose, learned_model, replanned  # noqa: E402, F401 - fixture
+
+RATIOS = (0.6, 0.9, 1.1, 1.4, 2.2, 0.8, 1.25)   # measured / estimated, kernel by kernel
+
+
+def fake_result(graph, plan, target="cpu", cost="model", ratios=RATIOS) -> dict:
+    """What of_plan answers for `plan`: every kernel (group with a positive estimate) "timed" at its
+    estimate times a ratio; the figures by engine.planner.calibrate.fidelity, as of_plan computes them."""
+    from engine.planner import calibrate
+
+    rows = []
+    for gi, (g, us) in enumerate(zip(plan.groups, plan.group_us)):
+        if us > 0:
+            r = ratios[len(rows) % len(ratios)]
+            rows.append({"group": len(rows), "nodes": list(g), "estimated_us": us, "measured_us": us * r,
+                         "uncertainty": 0.2, "kind": plan.group_kinds[gi]["kind"]})
+    fid = calibrate.fidelity([r["estimated_us"] for r in rows], [r["measured_us"] for r in rows])
+    used = "roofline" if cost == "roofline" else "learned"
+    return {"model": graph.name, "strategy": plan.strategy, "target": target, "cost_model": used,
+            "cost_model_title": "learned (test: 42 kernels; test-cpu)" if used == "learned" else "roofline on profile host",
+            "excluded_from_training": [graph.name] if used == "learned" else [], "kernels": len(rows),
+            "kernels_in_plan": len(rows), "not_timed": 0, "busy_left_out": 0, "spearman": fid["spearman"],
+            "ratio_p10": fid["p10"], "ratio_p50": fid["p50"], "ratio_p90": fid["p90"], "rms_log": fid["rms_log"],
+            "error": None, "rows": rows, "feature_version": 1}
+
+
+class FakeOfPlan:
+    """Stands in for fidelity.of_plan: binds each call to the real signature (a wrong call fails the
+    test), records it, reports progress, optionally waits for `release` (or cancel), then answers."""
+
+    def __init__(self, monkeypatch, wait: bool = False):
+        from engine.planner import fidelity
+
+        self.real = inspect.signature(fidelity.of_plan)
+        self.calls: list[inspect.BoundArguments] = []
+        self.errors: list[str] = []
+        self.release = threading.Event()
+        self.started = threading.Event()
+        self.wait = wait
+        monkeypatch.setattr(fidelity, "of_plan", self)
+
+    def __call__(self, *args, **kwargs):
+        from engine.runner import Cancelled
+
+        try:
+            b = self.real.bind(*args, **kwargs)
+        except TypeError as e:     # surfaces as a failed assertion in the test, not only in the panel
+            self.errors.append(str(e))
+            raise
+        b.apply_defaults()
+        self.calls.append(b)
+        a = b.arguments
+        a["progress"]("timing 3 of 12 kernels", 0.25)
+        self.started.set()
+        if self.wait:
+            while not self.release.wait(0.05):
+                if a["cancel"].is_set():
+                    raise Cancelled("cancelled")
+        return fake_result(a["graph"], a["plan"], a["target"], a["cost"])
+
+
+@pytest.fixture
+def win(new_window, qtbot, learned_model):
+    """A fresh window (host profile, the learned estimate) on a generated graph, showing dp."""
+    w = new_window(strategy="dp")
+    open_graph(qtbot, w, synthetic.residual(40))
+    w.dock_cost.show()
+    w.dock_cost.raise_()
+    settle(qtbot, w)
+    return w
+
+
+def time_kernels(qtbot, win, timeout=60_000):
+    """Press Time kernels and wait until the run has ended and the window is idle."""
+    qtbot.mouseClick(win.costpanel.button, QtCore.Qt.LeftButton)
+    qtbot.waitUntil(lambda: win.fidelity.running is None and "fidelity" not in win.activity.running, timeout=timeout)
+    settle(qtbot, win)
+
+
+def test_the_panel_shows_the_cost_model_against_timed_kernels(win, qtbot, monkeypatch):
+    import math
+
+    import pyqtgraph as pg
+
+    fake = FakeOfPlan(monkeypatch)
+    panel, plan = win.costpanel, win.doc.plans["dp"]
+    assert win.dock_cost.windowTitle() == "Cost Model" and panel.isVisible()
+    # nothing timed yet: no point, and the text says the plan's figures are estimates
+    assert panel.points == [] and panel.shown is None
+    text = panel.figures.text()
+    assert "nothing measured yet" in text and "learned estimate" in text and "Spearman" not in text, text
+    time_kernels(qtbot, win)
+    assert fake.errors == [] and len(fake.calls) == 1, fake.errors
+    a = fake.calls[0].arguments
+    assert a["graph"] is win.doc.graph and a["plan"] is plan and a["hw"] is win.doc.hw
+    assert a["target"] == "cpu" and a["cost"] == "model"          # the learned model (where one serves)
+    assert callable(a["progress"]) and isinstance(a["cancel"], threading.Event)
+    f = fake_result(win.doc.graph, plan)
+    got = win.doc.fidelity_for("cpu", "dp", "model")
+    assert got is not None and got[1] == "" and got[0].result["rows"] == f["rows"]
+    # the points: one per kernel, at (estimated, measured), each on its group
+    assert len(panel.points) == len(f["rows"]) > 3
+    assert sorted((p["x"], p["y"]) for p in panel.points) == sorted((r["estimated_us"], r["measured_us"])
+                                                                   for r in f["rows"])
+    gof = plan.group_of()
+    assert all(p["group"] == gof[p["nodes"][0]] for p in panel.points)
+    pi = panel.plot.getPlotItem()
+    assert pi.ctrl.logXCheck.isChecked() and pi.ctrl.logYCheck.isChecked()          # log-log
+    items = [it for it in pi.items if isinstance(it, pg.PlotDataItem)]
+    line = next(it for it in items if it.name() == "y = x (exact)")
+    xs, ys = line.getOriginalDataset()
+    assert list(xs) == list(ys)
+    kinds = {r["kind"] for r in f["rows"]}
+    from engine.planner.kinds import TITLES
+
+    names = [it.name() for it in items if it is not line]
+    assert sorted(names) == sorted(f"{TITLES[k]} ({sum(r['kind'] == k for r in f['rows'])})" for k in kinds)
+    brushes = {it.name(): it.opts["symbolBrush"].color().name() for it in items if it is not line}
+    if len(kinds) > 1:
+        assert len(set(brushes.values())) == len(kinds)            # coloured by kind
+    assert panel.legend_entries == [n for k in ("single", "epilogue", "prologue", "anchor_chain", "horizontal",
+                                                  "reduction_stitch") for n in names if n.startswith(TITLES[k] + " (")] \
+        + ["y = x (exact)"]
+    assert panel.legend.isVisible() and all(n in panel.legend.text() for n in names)
+    # the figures line
+    text = panel.figures.text()
+    assert f"Spearman {f['spearman']:.2f}" in text and f"p50 <b>{f['ratio_p50']:.2f}</b>" in text, text
+    assert f"p10 {f['ratio_p10']:.2f}" in text and f"p90 {f['ratio_p90']:.2f}" in text
+    assert f"{f['kernels']} of {f['kernels_in_plan']} kernels timed on cpu" in text
+    assert "learned (test: 42 kernels; test-cpu)" in text and "trained without" in text
+    assert "Stale" not in text
+    assert panel.plot.getAxis("bottom").labelText == "estimated by the learned model (us)"
+    assert panel.plot.getAxis("left").labelText == "measured on cpu (us)"
+    assert math.isclose(f["ratio_p50"], sorted(RATIOS)[len(RATIOS) // 2], rel_tol=0.5)
+    msg = win.statusBar().currentMessage()
+    assert msg.startswith(f"Timed {f['kernels']} of {f['kernels_in_plan']} kernels of dp on cpu: Spearman"), msg
+    # a point clicked selects its group in the graph
+    p = max(panel.points, key=lambda q: q["x"])
+    vb = pi.vb
+    scene_pos = vb.mapViewToScene(QtCore.QPointF(math.log10(p["x"]), math.log10(p["y"])))
+    view_pos = panel.plot.mapFromScene(scene_pos)
+    qtbot.mouseClick(panel.plot.viewport(), QtCore.Qt.LeftButton, pos=view_pos)
+    qtbot.waitUntil(lambda: win.state.selection.left == ("group", p["group"]), timeout=5000)
+    assert panel._ring is not None
+
+
+def test_progress_cancel_and_the_panel_follows_the_models(win, qtbot, monkeypatch):
+    fake = FakeOfPlan(monkeypatch, wait=True)
+    panel = win.costpanel
+    qtbot.mouseClick(panel.button, QtCore.Qt.LeftButton)
+    assert fake.started.wait(30)
+    # off the UI thread, with progress and Cancel in the status bar; the button waits
+    qtbot.waitUntil(lambda: "timing 3 of 12 kernels" in win.statusBar().currentMessage(), timeout=10_000)
+    assert "fidelity" in win.activity.running and win.activity.progress.isVisible()
+    assert win.activity.cancel_button.isVisible() and win.busy
+    assert not panel.button.isEnabled() and "Timing its kernels on cpu" in panel.figures.text()
+    # Benchmark and Tune wait for it (times taken beside it are not comparable)
+    win.benchmark()
+    assert "kernels are being timed" in win.last_error
+    win.cancel()
+    qtbot.waitUntil(lambda: win.fidelity.running is None, timeout=30_000)
+    settle(qtbot, win)
+    assert panel.button.isEnabled() and win.doc.fidelity == {} and panel.points == []
+    # now to the end
+    fake.release.set()
+    time_kernels(qtbot, win)
+    n = len(panel.points)
+    assert n > 3 and "Stale" not in panel.figures.text()
+    # another strategy shown: its own (nothing timed), and back: the result again
+    win.set_strategy("greedy")
+    settle(qtbot, win)
+    assert panel.points == [] and "nothing measured yet" in panel.figures.text()
+    win.set_strategy("dp")
+    settle(qtbot, win)
+    assert len(panel.points) == n and "Stale" not in panel.figures.text()
+    # another cost: the result of the learned model is stale for the roofline (drawn faded, said so)
+    replanned(qtbot, win, lambda: choose(win.cost_box, "roofline"))
+    assert len(panel.points) == n and panel.stale
+    assert "Stale" in panel.figures.text() and "Time kernels again" in panel.figures.text()
+    # timed again: the roofline evaluated, not stale
+    time_kernels(qtbot, win)
+    assert fake.calls[-1].arguments["cost"] == "roofline" and not panel.stale
+    assert "roofline on profile host" in panel.figures.text()
+    assert panel.plot.getAxis("bottom").labelText == "estimated by the roofline (us)"
+    # another model opened: cleared
+    open_graph(qtbot, win, synthetic.chain(10))
+    qtbot.waitUntil(lambda: panel.points == [], timeout=5000)
+    assert "nothing measured yet" in panel.figures.text()
+
+
+def test_the_real_of_plan_is_called_and_its_error_shown(win, qtbot):
+    """The job calls engine.planner.fidelity.of_plan itself. A generated graph has no model file, so the
+    timing worker cannot build its kernels: an answer with an error and no kernel timed (quick), shown as
+    such, never as figures."""
+    with qtbot.waitSignal(win.error_shown, timeout=120_000) as sig:
+        qtbot.mouseClick(win.costpanel.button, QtCore.Qt.LeftButton)
+    qtbot.waitUntil(lambda: win.fidelity.running is None, timeout=120_000)
+    settle(qtbot, win)
+    assert sig.args[0].startswith("Timing dp's kernels"), sig.args[0]
+    fid, why = win.doc.fidelity_for("cpu", "dp", "model")
+    f = fid.result
+    assert f["kernels"] == 0 and f["error"] and f["kernels_in_plan"] > 0
+    assert set(f) >= {"spearman", "ratio_p10", "ratio_p50", "ratio_p90", "kernels", "cost_model", "rows"}
+    panel = win.costpanel
+    assert panel.points == [] and "timing error" in panel.figures.text()
+    assert "Spearman n/a" in panel.figures.text()
+
+
+def test_screenshot_of_the_cost_model_panel(new_window, qtbot, monkeypatch, learned_model):
+    """The window at its default size with the panel showing a result (into SHOTS): a graph whose dp plan
+    has kernels of several kinds and sizes (tests/synthetic.se_net)."""
+    FakeOfPlan(monkeypatch)
+    win = new_window(strategy="dp")
+    open_graph(qtbot, win, synthetic.se_net())
+    time_kernels(qtbot, win)
+    assert win.dock_cost.isVisible() and len(win.costpanel.points) > 3
+    SHOTS.mkdir(parents=True, exist_ok=True)
+    from PySide6 import QtWidgets
+
+    for _ in range(5):
+        QtWidgets.QApplication.processEvents()
+    assert win.grab().save(str(SHOTS / "cost-model-panel.png"))
