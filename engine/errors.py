@@ -28,5 +28,14 @@ class TargetError(FuseLensError):
     """A device or target that is not there or not usable."""
 
 
+class CacheError(FuseLensError, OSError):
+    """The cache folder cannot be used: it, or one of its kinds' folders, is a file; it is read-only;
+    the disk is full. An OSError too, so code that already treats a failed cache write as a miss
+    (`except OSError`) still does."""
+
+    def __str__(self):
+        return Exception.__str__(self)
+
+
 class UsageError(FuseLensError):
     """A command-line argument that cannot work (an output path, a count, a name), found before any work."""

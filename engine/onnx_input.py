@@ -1,9 +1,11 @@
 """Read an ONNX file, check it, resolve its dynamic input dims and fold shape arithmetic.
 
 Every failure becomes a `ModelError` naming the file and the problem: a file that cannot be read
-(missing, a folder, permission denied), is not ONNX, stamps an opset outside SUPPORTED_OPSETS,
-names a value no earlier node produces (a dangling input or a cycle), or has a tensor too large
-for memory (`max_tensor_bytes`: available RAM, or $FUSELENS_MAX_TENSOR_BYTES).
+(missing, a folder, a device or pipe, over 2 GB, permission denied), is not ONNX, stamps an opset
+outside SUPPORTED_OPSETS, has a node with more than MAX_NODE_INPUTS inputs or a tensor of rank
+above MAX_RANK (TVM would crash on either), names a value no earlier node produces (a dangling
+input or a cycle), or has a tensor too large for memory (`max_tensor_bytes`: available RAM, or
+$FUSELENS_MAX_TENSOR_BYTES).
 """
 from __future__ import annotations
 
@@ -33,25 +35,36 @@ def supported_opsets() -> str:
     return f"{MIN_OPSET} to {max_opset()}"
 
 
+# The largest ONNX file read: protobuf cannot parse a message over 2 GB (larger models keep their
+# weights in external data files).
+MAX_ONNX_BYTES = 2 << 30
+# What TVM can take without crashing the process: one node with 4,096 inputs (a Sum or a Concat)
+# overflows its native stack (a segfault, no message); a tensor's rank becomes as deep a nest of
+# loops in every kernel that touches it. No real model comes near either.
+MAX_NODE_INPUTS = 1024
+MAX_RANK = 64
+
+
 def read(path: str | os.PathLike) -> onnx.ModelProto:
     """Load and check an ONNX model, external data included."""
+    from .cache_dir import FileTooLargeError, NotRegularFileError, read_file
+
     p = Path(path)
     src = str(path)
     try:
-        if not p.exists():
-            raise ModelError(src, "file not found")
-        if p.is_dir():
-            raise ModelError(src, "is a directory, not an ONNX file")
-        if not p.is_file():  # a pipe would block the read forever, /dev/zero fill the memory
-            raise ModelError(src, "is not a regular file (a device, pipe or socket), not an ONNX file")
-    except OSError as e:  # a name too long, ...
-        raise ModelError(src, f"cannot read the file ({e.strerror or _short(e)})") from None
-    try:
-        with open(p, "rb") as f:
-            data = f.read()
+        data = read_file(p, MAX_ONNX_BYTES)
+    except FileNotFoundError:
+        raise ModelError(src, "file not found") from None
+    except IsADirectoryError:
+        raise ModelError(src, "is a directory, not an ONNX file") from None
+    except NotRegularFileError:  # a pipe would block the read forever, /dev/zero fill the memory
+        raise ModelError(src, "is not a regular file (a device, pipe or socket), not an ONNX file") from None
+    except FileTooLargeError as e:
+        raise ModelError(src, f"the file is {e.strerror.split(',')[0]}, more than the 2 GB one ONNX file can hold; "
+                         "keep large weights in external data files") from None
     except PermissionError:
         raise ModelError(src, "permission denied (cannot read the file)") from None
-    except OSError as e:
+    except OSError as e:  # a name too long, ...
         raise ModelError(src, f"cannot read the file ({e.strerror or _short(e)})") from None
     try:
         model = onnx.load_model_from_string(data)
@@ -63,6 +76,7 @@ def read(path: str | os.PathLike) -> onnx.ModelProto:
         raise ModelError(src, "not a valid ONNX file (no graph nodes); the file may be truncated or not ONNX")
     check_text(model, src)
     check_opset(model, src)
+    check_limits(model, src)
     check_topology(model, src)
     _load_external(model, p, src)
     try:
@@ -91,6 +105,31 @@ def check_text(model: onnx.ModelProto, src: str) -> None:
     for what, v in fields:
         if not isinstance(v, str):
             raise ModelError(src, f"not a valid ONNX file ({what} is not UTF-8 text: {v[:40]!r}); the file may be damaged")
+
+
+def check_limits(model: onnx.ModelProto, src: str) -> None:
+    """Refuse, before TVM sees it, a model it would crash on: a node with more than MAX_NODE_INPUTS
+    inputs or outputs, a tensor of rank above MAX_RANK (graph inputs, outputs, value infos,
+    initializers, Constant nodes' values)."""
+    g = model.graph
+    for k, n in enumerate(g.node):
+        for what, seq in (("inputs", n.input), ("outputs", n.output)):
+            if len(seq) > MAX_NODE_INPUTS:
+                raise ModelError(src, f"{_node_desc(n, k)} has {len(seq)} {what}, more than the {MAX_NODE_INPUTS} "
+                                 "FuseLens takes (TVM's importer would crash on it); split it into smaller ones")
+    ranked = [(f"{what} {vi.name[:80]!r}", len(vi.type.tensor_type.shape.dim))
+              for what, seq in (("graph input", g.input), ("graph output", g.output), ("value", g.value_info))
+              for vi in seq]
+    ranked += [(f"initializer {t.name[:80]!r}", len(t.dims)) for t in g.initializer]
+    ranked += [(f"the value of {_node_desc(n, k)}", len(a.t.dims)) for k, n in enumerate(g.node)
+               if n.op_type == "Constant" for a in n.attribute if a.type == onnx.AttributeProto.TENSOR]
+    for what, rank in ranked:
+        if rank > MAX_RANK:
+            raise ModelError(src, rank_problem(what, rank))
+
+
+def rank_problem(what: str, rank: int) -> str:
+    return f"{what} has rank {rank}, more than the {MAX_RANK} FuseLens takes"
 
 
 def check_opset(model: onnx.ModelProto, src: str) -> None:
@@ -138,7 +177,13 @@ def _load_external(model: onnx.ModelProto, p: Path, src: str) -> None:
     for t in model.graph.initializer:
         if uses_external_data(t):
             loc = next((e.value for e in t.external_data if e.key == "location"), "?")
-            if not (p.parent / loc).exists():
+            f = p.parent / loc
+            try:
+                if f.exists() and not f.is_file():   # a pipe would block the read, /dev/zero fill the memory
+                    raise ModelError(src, f"external data {loc!r} is not a regular file (a folder, device or pipe)")
+            except OSError:
+                pass
+            if not f.exists():
                 missing.append(loc)
     if missing:
         raise ModelError(src, f"external data file(s) missing: {', '.join(sorted(set(missing)))} "
@@ -240,9 +285,13 @@ def max_tensor_bytes() -> tuple[int, str]:
     env = os.environ.get("FUSELENS_MAX_TENSOR_BYTES", "").strip()
     if env:
         try:
-            return int(float(env)), "FUSELENS_MAX_TENSOR_BYTES"
+            v = float(env)
         except ValueError:
-            raise ModelError("FUSELENS_MAX_TENSOR_BYTES", f"{env!r} is not a number of bytes") from None
+            raise ModelError("FUSELENS_MAX_TENSOR_BYTES", f"{env[:40]!r} is not a number of bytes") from None
+        if not (0 < v < 1e30):  # inf, nan, 0, negative: no limit could be set by it
+            raise ModelError("FUSELENS_MAX_TENSOR_BYTES", f"{env[:40]!r} is not a positive, finite number of bytes "
+                             "(e.g. 4e9); unset it for the available memory")
+        return int(v), "FUSELENS_MAX_TENSOR_BYTES"
     try:
         import psutil
 

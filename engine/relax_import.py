@@ -92,8 +92,9 @@ def to_relax(model: onnx.ModelProto, src: str):
 
 def check_sizes(mod, provenance: dict, src: str) -> None:
     """ModelError when an intermediate tensor of the prepared module cannot fit in memory
-    (onnx_input.max_tensor_bytes), naming the largest: caught here, before any planning or build."""
-    from .onnx_input import check_tensor_size, max_tensor_bytes, tensor_bytes
+    (onnx_input.max_tensor_bytes), naming the largest, or has a rank above onnx_input.MAX_RANK
+    (a Reshape to a shape of 4,000 dims): caught here, before any planning or build."""
+    from .onnx_input import MAX_RANK, check_tensor_size, max_tensor_bytes, rank_problem, tensor_bytes
 
     biggest = None
 
@@ -113,6 +114,10 @@ def check_sizes(mod, provenance: dict, src: str) -> None:
     for block in getattr(mod["main"].body, "blocks", []):
         for b in block.bindings:
             for dims, dtype in tensors(b.var.ty):
+                if len(dims) > MAX_RANK:
+                    node = provenance.get(b.var.name)
+                    raise ModelError(src, rank_problem(f"the output of ONNX node {node!r}" if node else
+                                                       f"the tensor {b.var.name}", len(dims)))
                 n = tensor_bytes(dims, dtype)
                 if biggest is None or n > biggest[0]:
                     biggest = (n, dims, dtype, b.var.name)

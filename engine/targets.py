@@ -7,6 +7,8 @@ from __future__ import annotations
 import json
 import os
 import re
+import socket
+import struct
 from dataclasses import dataclass
 
 from .cache_dir import cache_dir
@@ -114,40 +116,167 @@ def check(t: Target) -> None:
         session(t)
 
 
-def session(t: Target, timeout: int = 10):
-    from tvm import rpc
-
+def session(t: Target, timeout_s: float | None = None):
+    """An RPC session on the device: from the tracker (a free device of the key) or the server.
+    Every step has a deadline (network_timeout_s: $FUSELENS_NETWORK_TIMEOUT_S, default 10 s); a
+    peer that accepts the connection and then says nothing is one TargetError line naming it."""
+    timeout_s = network_timeout_s() if timeout_s is None else timeout_s
     what = f"tracker {t.host}:{t.port} key {t.key!r}" if t.key else f"RPC server {t.host}:{t.port}"
     try:
         if t.key:
-            return connect_tracker(t.host, t.port).request(t.key, priority=1, session_timeout=0)
-        return rpc.connect(t.host, t.port, session_timeout=0)
+            return _request(connect_tracker(t.host, t.port, timeout_s), t, timeout_s)
+        return _connect_server(t.host, t.port, "", timeout_s)
     except TargetError as e:
         raise TargetError(f"{t.spec}: cannot reach {what} ({e})") from None
     except Exception as e:  # noqa: BLE001 - TVM raises TVMError/RuntimeError variants
         raise TargetError(f"{t.spec}: cannot reach {what} ({str(e).strip().splitlines()[-1][:160]})") from None
 
 
+DEFAULT_NETWORK_TIMEOUT_S = 10.0
+QUEUE_WAIT = 6   # a tracker's queue (a free device of a key) is waited on this many deadlines
+
+
+def network_timeout_s() -> float:
+    """The deadline of every network step (connecting, a tracker's answer, an RPC server's handshake):
+    $FUSELENS_NETWORK_TIMEOUT_S seconds, else 10; TargetError for a value that is not a positive number."""
+    env = os.environ.get("FUSELENS_NETWORK_TIMEOUT_S", "").strip()
+    if not env:
+        return DEFAULT_NETWORK_TIMEOUT_S
+    try:
+        v = float(env)
+    except ValueError:
+        v = float("nan")
+    if not 0 < v < 1e6:
+        raise TargetError(f"FUSELENS_NETWORK_TIMEOUT_S {env[:40]!r}: give a positive number of seconds (default "
+                          f"{DEFAULT_NETWORK_TIMEOUT_S:g})")
+    return v
+
+
+class _Silent(TargetError):
+    """A peer that took the connection and then did not answer in time."""
+
+
+def _silent(what: str, timeout_s: float) -> TargetError:
+    return _Silent(f"{what} did not answer within {timeout_s:g} s; FUSELENS_NETWORK_TIMEOUT_S sets the deadline")
+
+
+def _request(tracker, t: Target, timeout_s: float):
+    """A session on a free device of `t.key`, asked of `tracker` (a BoundedTrackerSession): a device
+    within QUEUE_WAIT x `timeout_s` (one may be finishing another session, and a board re-registers
+    slowly), then its handshake within `timeout_s`."""
+    from tvm.rpc import base
+
+    wait = QUEUE_WAIT * timeout_s
+    try:
+        tracker._sock.settimeout(wait)
+        base.sendjson(tracker._sock, [base.TrackerCode.REQUEST, t.key, "", 1])
+        value = base.recvjson(tracker._sock)
+    except TimeoutError:
+        raise _Silent(f"no device of key {t.key!r} was free within {wait:g} s: the tracker did not answer, "
+                      "or every device is busy or none is registered; FUSELENS_NETWORK_TIMEOUT_S sets the "
+                      "deadline") from None
+    except (OSError, ValueError, struct.error) as e:
+        raise TargetError(f"the tracker broke off ({e})") from None
+    finally:
+        tracker.close()
+    if not (isinstance(value, list) and len(value) > 1 and value[0] == base.TrackerCode.SUCCESS
+            and isinstance(value[1], list) and len(value[1]) == 3):
+        raise TargetError(f"the tracker sent an answer it should not have: {str(value)[:80]}")
+    host, port, matchkey = value[1]
+    return _connect_server(str(host), int(port), str(matchkey), timeout_s, f"the device the tracker gave, at {host}:{port},")
+
+
+def _connect_server(host: str, port: int, key: str, timeout_s: float, who: str = "the server"):
+    """tvm.rpc.connect with a deadline: TVM's native client waits forever on a server that accepts and
+    never answers, so it runs in a daemon thread given `timeout_s` (the thread, blocked in the socket,
+    is left behind; it ends with the process, or when the peer closes). No probe connection comes
+    first: TVM's server, taking a connection that closes unannounced for a dropped tracker, would
+    register again under a new match key and refuse the one the tracker just gave."""
+    import threading
+
+    from tvm import rpc
+
+    out: dict = {}
+
+    def run():
+        try:
+            out["session"] = rpc.connect(host, port, key, session_timeout=0)
+        except BaseException as e:  # noqa: BLE001 - handed to the caller
+            out["error"] = e
+
+    th = threading.Thread(target=run, name=f"rpc-connect {host}:{port}", daemon=True)
+    th.start()
+    th.join(timeout_s)
+    if th.is_alive():
+        raise _silent(who, timeout_s)
+    if "error" in out:
+        raise out["error"]
+    return out["session"]
+
+
 TRACKER_CONNECT_S = 3.0  # how long to wait for a tracker to accept the connection
 
 
-def connect_tracker(host: str, port: int, timeout_s: float = TRACKER_CONNECT_S):
+def connect_tracker(host: str, port: int, timeout_s: float | None = None):
     """tvm.rpc.connect_tracker, bounded: TVM's retries a refused connection for 60 s with a warning
-    every 5 s. A plain socket probe first gives up after `timeout_s` with one TargetError line; the
-    RPC logger's retry warnings are silenced while TVM connects."""
-    import socket
+    every 5 s, and then waits forever for a peer that accepts and never answers. Here connecting
+    gives up after TRACKER_CONNECT_S (or `timeout_s` if shorter), and each answer of the tracker
+    (its handshake, a summary, a request) after `timeout_s` (network_timeout_s()), each with one
+    TargetError line."""
+    timeout_s = network_timeout_s() if timeout_s is None else timeout_s
+    return _tracker_session_class()((host, port), timeout_s)
 
-    try:
-        with socket.create_connection((host, port), timeout=timeout_s):
-            pass
-    except socket.timeout:
-        raise TargetError(f"no answer within {timeout_s:g} s") from None
-    except OSError as e:
-        raise TargetError(e.strerror or str(e) or type(e).__name__) from None
-    from tvm import rpc
 
-    with _quiet_rpc_log():
-        return rpc.connect_tracker(host, port)
+_TRACKER_SESSION = None
+
+
+def _tracker_session_class():
+    """tvm.rpc.client.TrackerSession on a socket with a deadline (made on first use: TVM loads then)."""
+    global _TRACKER_SESSION
+    if _TRACKER_SESSION is not None:
+        return _TRACKER_SESSION
+    from tvm.rpc import base
+    from tvm.rpc.client import TrackerSession
+
+    class BoundedTrackerSession(TrackerSession):
+        def __init__(self, addr, timeout_s: float):
+            self._timeout_s = timeout_s
+            super().__init__(addr)      # connects (_connect below)
+
+        def _connect(self):
+            host, port = self._addr
+            wait = min(TRACKER_CONNECT_S, self._timeout_s)
+            try:
+                self._sock = socket.create_connection((host, port), timeout=wait)
+            except TimeoutError:
+                raise TargetError(f"no answer within {wait:g} s") from None
+            except OSError as e:
+                raise TargetError(e.strerror or str(e) or type(e).__name__) from None
+            self._sock.settimeout(self._timeout_s)   # every later answer too
+            try:
+                self._sock.sendall(struct.pack("<i", base.RPC_TRACKER_MAGIC))
+                magic = struct.unpack("<i", base.recvall(self._sock, 4))[0]
+            except TimeoutError:
+                self.close()
+                raise _silent(f"the tracker at {host}:{port}", self._timeout_s) from None
+            except OSError as e:
+                self.close()
+                raise TargetError(f"{host}:{port} is not an RPC tracker (it broke off: {e.strerror or e})") from None
+            if magic != base.RPC_TRACKER_MAGIC:
+                self.close()
+                raise TargetError(f"{host}:{port} is not an RPC tracker")
+
+        def summary(self):
+            host, port = self._addr
+            try:
+                return super().summary()
+            except TimeoutError:
+                raise _silent(f"the tracker at {host}:{port}", self._timeout_s) from None
+            except (OSError, ValueError, struct.error) as e:
+                raise TargetError(f"tracker {host}:{port} broke off ({e})") from None
+
+    _TRACKER_SESSION = BoundedTrackerSession
+    return _TRACKER_SESSION
 
 
 class _quiet_rpc_log:
@@ -176,12 +305,20 @@ def free_devices(t: Target) -> int:
         return 1
 
 
+MAX_DEVICES_JSON_BYTES = 1 << 20
+
+
 def configured_rpc() -> list[str]:
     """RPC devices the user configured: $FUSELENS_RPC (comma separated) and devices.json in the cache folder."""
+    from .cache_dir import FileTooLargeError, NotRegularFileError, read_file
+
     out = [s for s in os.environ.get("FUSELENS_RPC", "").split(",") if s.strip()]
     f = cache_dir() / "devices.json"
     try:
-        rpc = json.loads(f.read_text()).get("rpc", [])
+        rpc = json.loads(read_file(f, MAX_DEVICES_JSON_BYTES).decode("utf-8")).get("rpc", [])
+    except (NotRegularFileError, FileTooLargeError) as e:   # a FIFO would block, /dev/zero fill the memory
+        raise TargetError(f"{f}: {e.strerror}; devices.json must be a JSON file like "
+                          '{"rpc": ["rpc://HOST:9190/KEY"]}') from None
     except (OSError, ValueError, AttributeError, RecursionError):
         rpc = []
     # a hand-edited file may hold anything: only a list of strings names devices
@@ -248,8 +385,12 @@ def boards_summary() -> list[dict]:
 
 
 def _is_tracker(t: Target) -> bool:
+    """Whether rpc://HOST:PORT is a tracker (else it may be a server); a peer that does not answer
+    at all raises (TargetError), so that it is not waited for twice."""
     try:
         connect_tracker(t.host, t.port).summary()
         return True
+    except _Silent:
+        raise
     except Exception:  # noqa: BLE001
         return False

@@ -17,14 +17,15 @@ from .registry import COSTED, STRATEGIES
 COSTS = ("model", "roofline", "learned", "measured")
 
 
-def make_plan(graph, strategy: str, hw, cost: str = "model", target: str = "cpu", progress=None,
+def make_plan(graph, strategy: str, hw, cost: str = "roofline", target: str = "cpu", progress=None,
               cancel=None, **options) -> Plan:
     """Plan `graph` for hardware profile `hw`, with cost estimates, explanations and planning time.
 
     cost (cost_source.py): "roofline" (the profile's roofline), "learned" (the learned model's
     predictions of the target's kernel times), "measured" (the learned model with the close calls
     timed on `target`; every candidate timed where no model serves it), "model" (learned where a
-    model serves the target and profile, else roofline). The plan's notes say which: notes["cost"]
+    model serves the target and profile, else roofline; the default of the CLI and the app; this
+    call's own default is the roofline, which depends on nothing measured). The plan's notes say which: notes["cost"]
     (what decided), notes["estimate"] (what the plan's estimated_us and group_us are: "roofline"
     or "learned", measured kernels included where timed) and notes["cost_note"].
     `options` go to the strategy's plan() (registry.py lists which each takes)."""

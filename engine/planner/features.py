@@ -14,17 +14,18 @@ import math
 
 from . import kinds
 
-FEATURE_VERSION = 1
+FEATURE_VERSION = 2
 
 NAMES = (
-    # the roofline itself (the profile's estimate, its compute and memory terms), log us
+    # the roofline itself (max of its compute and memory terms, plus CALL_US instead of the
+    # profile's launch overhead: a kernel timed alone has none), then each term, log us
     "log_roofline_us", "log_compute_us", "log_memory_us",
     # work and data movement, log1p
     "log_flops", "log_halo_flops", "log_bytes_in", "log_bytes_out", "log_staged", "log_weights",
     "log_intensity",
     # op mix
     "ops", "mac_ops", "dense_convs", "depthwise_convs", "matmuls", "pools_reductions", "elementwise",
-    "injective",
+    "injective", "log_special_elems", "log_elementwise_elems",
     # fusion kinds beyond FuseOps
     "prologue", "anchor_chain", "horizontal", "reduction_stitch",
     # the main anchor (the member with the most FLOPs)
@@ -35,6 +36,13 @@ NAMES = (
     # the machine (so one model can serve several)
     "lanes", "cores",
 )
+
+
+CALL_US = 0.25      # what even an empty kernel takes to call and return, timed alone (about 0.1-0.3 us)
+
+# elementwise functions that cost many instructions per element (the roofline counts one FLOP)
+SPECIAL = ("sigmoid", "exp", "tanh", "erf", "log", "sqrt", "rsqrt", "pow", "softmax", "gelu", "silu", "swish",
+           "sin", "cos", "divide", "power")
 
 
 def cache_sizes(hw) -> tuple[int, int, int]:
@@ -107,6 +115,8 @@ class Featurizer:
             else:
                 k = "injective"
             self.kind.append(k)
+        self.special = [any(w in (n.op or "").lower() or w in (n.func or "").lower() for w in SPECIAL)
+                        and not cm.glue[i] for i, n in enumerate(nodes)]
 
     def row(self, seg) -> list[float]:
         cm = self.cm
@@ -131,14 +141,16 @@ class Featurizer:
         moved = e.bytes_in + e.bytes_out
         ws = moved + e.staged_bytes
         f = set(e.features)
-        us = max(e.us, 1e-3)
+        us = max(e.compute_us, e.memory_us) + CALL_US
+        special = sum(cm.vbytes[i] / 4 for i in idx if self.special[i])
+        ew = sum(cm.vbytes[i] / 4 for i in idx if self.kind[i] == "ewise")
         return [
             math.log(us), math.log(max(e.compute_us, 1e-4)), math.log(max(e.memory_us, 1e-4)),
             _l1p(e.flops), _l1p(e.flops - base_flops), _l1p(e.bytes_in), _l1p(e.bytes_out), _l1p(e.staged_bytes),
             _l1p(weights), math.log((e.flops + 1.0) / (moved + 1.0)),
             float(len(idx) - counts["glue"]), float(counts["matmul"] + counts["conv"] + counts["depthwise"]),
             float(counts["conv"]), float(counts["depthwise"]), float(counts["matmul"]), float(counts["reduce"]),
-            float(counts["ewise"]), float(counts["injective"]),
+            float(counts["ewise"]), float(counts["injective"]), _l1p(special), _l1p(ew),
             float("prologue" in f), float("anchor_chain" in f), float("horizontal" in f),
             float("reduction_stitch" in f),
             float(self.kind[main] in ("matmul", "conv", "depthwise")), _l1p(self.per_out[main]),
@@ -151,7 +163,8 @@ class Featurizer:
         ]
 
     def roofline_us(self, seg) -> float:
-        return max(self.cm.group(seg).us, 1e-3)
+        e = self.cm.group(seg)
+        return max(e.compute_us, e.memory_us) + CALL_US
 
 
 def rows(cm, segments) -> list[list[float]]:

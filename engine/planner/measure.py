@@ -100,6 +100,14 @@ FLUSH = "all"               # cache state kernels are timed in (see the module d
 THREADS = 1                 # TVM threads kernels are timed on (None: all cores; see the module docstring)
 
 
+def ignore_load() -> bool:
+    """FUSELENS_IGNORE_LOAD=1: trust timings taken while other processes oversubscribed the cores
+    (tests that count kernels on a shared machine); by default they are marked busy and not used."""
+    import os
+
+    return os.environ.get("FUSELENS_IGNORE_LOAD") == "1"
+
+
 # ---- keys and files ------------------------------------------------------------------------
 
 
@@ -560,7 +568,7 @@ def _profile_job(job, say) -> dict:
             for chunk, res in zip(wave, built):
                 say(f"timing kernels {done}/{len(todo)}", 0.1 + 0.85 * done / max(1, len(todo)))
                 new = _build_and_time([(h, funcs[h], names[h]) for h in chunk], t, flush, stats, handles,
-                                      busy_check=t.kind == "cpu", compiled=res)
+                                      busy_check=t.kind == "cpu" and not ignore_load(), compiled=res)
                 stats["busy"] += sum(1 for r in new.values() if r.get("busy"))
                 cache.add_times(new)
                 records.update(new)

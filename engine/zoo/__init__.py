@@ -7,7 +7,8 @@ graphs, shapes and parameter counts match the published models, numbers do not.
     path(name, resolution=None)  -> pathlib.Path      # built once, cached as .onnx on disk
 
 Cache folder: $FUSELENS_CACHE_DIR, else $XDG_CACHE_HOME/fuselens, else ~/.cache/fuselens;
-files are zoo/NAME-RES-vZOO_VERSION.onnx.  Bump ZOO_VERSION whenever an architecture or the
+files are zoo/NAME-RES-vZOO_VERSION.onnx (with NAME-RES-vZOO_VERSION.onnx.check.json, its size and
+hash: a damaged file is rebuilt).  Bump ZOO_VERSION whenever an architecture or the
 weight generation changes, so stale files are not reused.
 
 An unknown model name raises UnknownModelError, which is both a KeyError and the engine's
@@ -18,8 +19,6 @@ This package imports neither Qt nor TVM.
 """
 from __future__ import annotations
 
-import os
-import tempfile
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Callable
@@ -27,7 +26,7 @@ from typing import Callable
 import numpy as np
 import onnx
 
-from ..cache_dir import cache_dir
+from ..cache_dir import cache_dir, verified_file, write_verified
 from ..errors import ModelError
 from . import efficientnet_b0, mobilenetv2, resnet50, vgg16, yolov4_tiny
 
@@ -117,20 +116,14 @@ def build(name: str, resolution: int | None = None) -> onnx.ModelProto:
 
 
 def path(name: str, resolution: int | None = None) -> Path:
-    """The model as a cached .onnx file, building and writing it (atomically) on first use."""
+    """The model as a cached .onnx file, building and writing it (atomically) on first use. The
+    cached file is checked on every use (cache_dir.verified_file: its size, and its hash when it
+    was touched): one that was truncated or changed is a miss, deleted and built again."""
     e = entry(name)
     res = check_resolution(name, resolution)
     p = cache_dir("zoo") / f"{name}-{res}-v{ZOO_VERSION}.onnx"
-    if not p.exists():
-        data = e.builder(res).SerializeToString()
-        fd, tmp = tempfile.mkstemp(prefix=f".{p.name}.", suffix=".tmp", dir=p.parent)
-        try:
-            with os.fdopen(fd, "wb") as f:
-                f.write(data)
-            os.replace(tmp, p)
-        except BaseException:
-            os.unlink(tmp)
-            raise
+    if verified_file(p) is None:
+        write_verified(p, e.builder(res).SerializeToString())
     return p
 
 
