@@ -121,7 +121,8 @@ def frozen_path(graph) -> Path:
     _store(graph.sha256, opgraph.to_json(graph), frozen, graph._mod)
     f = _verified_frozen(d)
     if f is None:
-        raise ModelError(graph.source or graph.name, f"cannot write its cache entry under {d.parent}")
+        raise ModelError(graph.source or graph.name, f"cannot write its cache entry under {d.parent} (a read-only "
+                                                     "or full cache folder? FUSELENS_CACHE_DIR sets another)")
     return f
 
 
@@ -339,7 +340,10 @@ def _store(digest: str, graph_json: dict, frozen: onnx.ModelProto, mod=None) -> 
 
     d = _entry(digest)
     data = frozen.SerializeToString()
-    tmp = Path(tempfile.mkdtemp(prefix=f".{d.name}.", suffix=".tmp", dir=d.parent))
+    try:
+        tmp = Path(tempfile.mkdtemp(prefix=f".{d.name}.", suffix=".tmp", dir=d.parent))
+    except OSError:  # a read-only cache: nothing is stored; the graph stays usable (frozen_path says why not)
+        return
     try:
         write_atomic(tmp / "frozen.onnx", data)
         write_atomic(tmp / "graph.json", json.dumps({**graph_json, "frozen_sha256": hashlib.sha256(data).hexdigest()}))

@@ -78,7 +78,7 @@ def main() -> int:
     for fam, names in held:
         test = learned.Samples()
         for n in names:
-            test = test.merged(per.get(n) or extra[n])
+            test = test.merged(per[n] if n in per else extra[n])
         keys = set(test.keys)
         train = all_s.subset(lambda k: family(all_s.models[k]) != fam and all_s.keys[k] not in keys)
         if len(test) < 3 or len(train) < 10:

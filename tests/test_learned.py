@@ -74,7 +74,11 @@ def test_features_are_one_finite_row_per_segment(hw):
     assert len(set(features.NAMES)) == len(features.NAMES)
     # the roofline (without its launch overhead) is the first feature, exactly
     e = cm.group([0, 1])
-    assert rows[1][0] == pytest.approx(math.log(max(e.compute_us, e.memory_us) + features.CALL_US))
+    assert rows[1][0] == pytest.approx(math.log(max(e.compute_us * hw.units, e.memory_us) + features.CALL_US))
+    # per timing thread: the same kernel on a profile of fewer cores gives the same row
+    from dataclasses import replace
+    one = replace(hw, units=1, peak_flops=hw.peak_flops / hw.units)
+    assert features.rows(CostModel(g, one), [[0, 1]])[0] == pytest.approx(rows[1])
     # transcendental work is a feature of its own (the roofline counts one FLOP per element)
     names = features.NAMES
     sig = [i for i, n in enumerate(g.nodes) if "sigmoid" in n.op]
@@ -365,3 +369,32 @@ def test_optimal_bounds_the_dp_on_the_learned_figures(hw, isolated, monkeypatch)
         check_convex_acyclic(g, groups)
     total = lambda groups: sum(est(sorted(est.cm.index[m] for m in grp)) or 0.0 for grp in groups)  # noqa: E731
     assert total(o) <= total(d) * (1 + 1e-9)
+
+
+def test_fidelity_command_times_the_plans_kernels(tiny_model, private_cache, tmp_path):
+    """`main.py fidelity` times every kernel of the plan, prints the figures and writes them, with
+    every kernel's estimate and time, to --json; the roofline when no learned model serves."""
+    import os
+    import subprocess
+    import sys
+
+    from tests.conftest import ROOT
+
+    out = tmp_path / "fid.json"
+    r = subprocess.run([sys.executable, str(ROOT / "main.py"), "fidelity", str(tiny_model), "--input-shape",
+                        "x=1,3,8,8", "--strategy", "none", "--cost", "roofline", "--json", str(out)],
+                       capture_output=True, text=True, timeout=600,
+                       env={**os.environ, "FUSELENS_IGNORE_LOAD": "1"})
+    assert r.returncode == 0, r.stderr[-2000:]
+    assert "spearman" in r.stdout and "p50" in r.stdout
+    d = json.loads(out.read_text())
+    assert d["cost_model"] == "roofline" and d["kernels"] == d["kernels_in_plan"] > 0
+    for k in ("spearman", "ratio_p10", "ratio_p50", "ratio_p90", "kernels"):
+        assert k in d
+    assert all(row["measured_us"] > 0 and row["estimated_us"] > 0 for row in d["rows"])
+    assert d["ratio_p10"] <= d["ratio_p50"] <= d["ratio_p90"]
+    # --cost learned with no model for this target: one line, exit 2
+    r = subprocess.run([sys.executable, str(ROOT / "main.py"), "fidelity", str(tiny_model), "--input-shape",
+                        "x=1,3,8,8", "--cost", "learned", "--hardware", "t4"], capture_output=True, text=True,
+                       timeout=600)
+    assert r.returncode == 2 and len(r.stderr.strip().splitlines()) == 1, r.stderr

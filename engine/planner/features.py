@@ -96,7 +96,13 @@ class Featurizer:
         hw = cm.hw
         self.l1, self.l2, self.l3 = cache_sizes(hw)
         self.lanes = vector_lanes(hw)
-        self.cores = max(1, int(hw.units))
+        # the kernels the model learns from are timed on measure.THREADS threads: the roofline's
+        # compute term and the parallel extents are taken per timing thread, so a profile of more
+        # or fewer cores (another machine, or `taskset`) gives the same row for the same kernel
+        from .measure import THREADS
+
+        self.units = max(1, int(hw.units))
+        self.cores = max(1, min(self.units, THREADS or self.units))
         nodes = cm.graph.nodes
         self.kind = []
         self.per_out = []
@@ -141,11 +147,12 @@ class Featurizer:
         moved = e.bytes_in + e.bytes_out
         ws = moved + e.staged_bytes
         f = set(e.features)
-        us = max(e.compute_us, e.memory_us) + CALL_US
+        compute_us = e.compute_us * self.units / self.cores
+        us = max(compute_us, e.memory_us) + CALL_US
         special = sum(cm.vbytes[i] / 4 for i in idx if self.special[i])
         ew = sum(cm.vbytes[i] / 4 for i in idx if self.kind[i] == "ewise")
         return [
-            math.log(us), math.log(max(e.compute_us, 1e-4)), math.log(max(e.memory_us, 1e-4)),
+            math.log(us), math.log(max(compute_us, 1e-4)), math.log(max(e.memory_us, 1e-4)),
             _l1p(e.flops), _l1p(e.flops - base_flops), _l1p(e.bytes_in), _l1p(e.bytes_out), _l1p(e.staged_bytes),
             _l1p(weights), math.log((e.flops + 1.0) / (moved + 1.0)),
             float(len(idx) - counts["glue"]), float(counts["matmul"] + counts["conv"] + counts["depthwise"]),
@@ -163,8 +170,8 @@ class Featurizer:
         ]
 
     def roofline_us(self, seg) -> float:
-        e = self.cm.group(seg)
-        return max(e.compute_us, e.memory_us) + CALL_US
+        """The first feature, in us: the roofline per timing thread, plus CALL_US."""
+        return math.exp(self.row(seg)[0])
 
 
 def rows(cm, segments) -> list[list[float]]:

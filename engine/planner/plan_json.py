@@ -4,9 +4,12 @@
      "nodes": [{"id", "name", "pattern"}], "groups": [{"id", "nodes", "estimated_us"}],
      "estimated_us", "planning_ms", "explanations": [...], "notes": {...}, "measured": {...}?}
 
-Loading checks the schema (`check_schema`: every field's type, before anything reads it), that the
-plan belongs to the loaded model (hash and node ids), and that the groups are a legal partition; any
-failure is one PlanError message. A plan is data: it is parsed as JSON, never evaluated.
+Loading reads a regular file of at most MAX_PLAN_BYTES (a FIFO or /dev/zero is refused, not read),
+checks the schema (`check_schema`: every field's type and every string's length, before anything
+reads or draws it: node ids and names at most MAX_ID_CHARS, any other text MAX_TEXT_CHARS; the
+`notes` and `explanations` fields the app shows, by type), that the plan belongs to the loaded model
+(hash and node ids), and that the groups are a legal partition; any failure is one PlanError
+message. A plan is data: it is parsed as JSON, never evaluated.
 Saving writes atomically (a temp file in the same folder, then os.replace).
 """
 from __future__ import annotations
@@ -57,13 +60,19 @@ def _jsonable(o):
 
 def load(path, graph) -> Plan:
     """Read a plan file for `graph`; refuse one for another model or an illegal partition."""
+    from ..cache_dir import FileTooLargeError, NotRegularFileError, read_file
+
     src = str(path)
     try:
-        d = json.loads(Path(path).read_text())
+        d = json.loads(read_file(Path(path), MAX_PLAN_BYTES).decode("utf-8"))
     except FileNotFoundError:
         raise PlanError(f"{src}: file not found") from None
     except IsADirectoryError:
         raise PlanError(f"{src}: is a folder, not a plan file") from None
+    except NotRegularFileError:   # a FIFO would block the read forever, /dev/zero fill the memory
+        raise PlanError(f"{src}: not a regular file (a device, pipe or socket), not a plan file") from None
+    except FileTooLargeError as e:
+        raise PlanError(f"{src}: not a plan file ({e.strerror})") from None
     except PermissionError:
         raise PlanError(f"{src}: permission denied (cannot read the file)") from None
     except OSError as e:
@@ -78,6 +87,9 @@ def load(path, graph) -> Plan:
 
 
 _NUMBER = (int, float)
+MAX_PLAN_BYTES = 64 << 20   # a plan of a 10,000-op model is a few MB
+MAX_ID_CHARS = 256          # node ids, group members, names of the model, strategy and profile
+MAX_TEXT_CHARS = 10_000     # any other string (notes, explanations): one line of a panel, not a page
 
 
 def _type_name(v) -> str:
@@ -101,7 +113,8 @@ def check_schema(d, src: str = "plan") -> None:
     if not isinstance(d, dict):
         raise PlanError(f"{src}: not a FuseLens plan (the file holds {_type_name(d)}, not an object)")
     if d.get("schema") != SCHEMA:
-        raise PlanError(f"{src}: not a FuseLens plan (schema {d.get('schema')!r}, expected {SCHEMA!r})")
+        raise PlanError(f"{src}: not a FuseLens plan (schema {str(d.get('schema'))[:40]!r}, expected {SCHEMA!r})")
+    _check_strings(d, src)
     for key in ("model", "groups"):
         if key not in d:
             raise PlanError(f"{src}: the plan has no {key!r} field")
@@ -143,8 +156,76 @@ def check_schema(d, src: str = "plan") -> None:
     if d.get("explanations") is not None:
         if not isinstance(d["explanations"], list) or not all(isinstance(e, dict) for e in d["explanations"]):
             raise bad("'explanations'", "a list of objects", d["explanations"])
-    if d.get("notes") is not None and not isinstance(d["notes"], dict):
-        raise bad("'notes'", "an object", d["notes"])
+    for k, e in enumerate(d.get("explanations") or []):
+        for key in ("src", "dst"):
+            if key in e and not isinstance(e[key], str):
+                raise bad(f"'explanations[{k}].{key}'", "a node id string", e[key])
+        for key in ("fused_us", "split_us"):
+            if key in e:
+                number(f"'explanations[{k}].{key}'", e[key], optional=False)
+    notes = d.get("notes")
+    if notes is not None and not isinstance(notes, dict):
+        raise bad("'notes'", "an object", notes)
+    for key, want in _NOTE_TYPES.items():   # what the app reads of an imported plan's notes
+        if (notes or {}).get(key) is None:
+            continue
+        v = notes[key]
+        if want == "text" and not isinstance(v, str):
+            raise bad(f"'notes.{key}'", "a string", v)
+        if want == "number":
+            number(f"'notes.{key}'", v)
+        if want == "texts" and not (isinstance(v, list) and all(isinstance(x, str) for x in v)):
+            raise bad(f"'notes.{key}'", "a list of strings", v)
+        if want == "numbers":
+            if not isinstance(v, list):
+                raise bad(f"'notes.{key}'", "a list of numbers (or nulls)", v)
+            for i, x in enumerate(v):
+                number(f"'notes.{key}[{i}]'", x)
+        if want == "object":
+            if not isinstance(v, dict):
+                raise bad(f"'notes.{key}'", "an object", v)
+            if v.get("target") is not None and not isinstance(v["target"], str):
+                raise bad(f"'notes.{key}.target'", "a string", v["target"])
+
+
+# notes the app reads (gui/document.py, gui/panels/properties.py, gui/tune_controller.py) -> their type
+_NOTE_TYPES = {"estimate": "text", "cost": "text", "cost_note": "text", "imported_strategy": "text",
+               "imported_from": "text", "group_source": "texts", "measured_group_us": "numbers",
+               "roofline_us": "number", "measure": "object"}
+
+
+def _check_strings(d: dict, src: str) -> None:
+    """PlanError for a string longer than the plan may hold (node ids and names MAX_ID_CHARS, any
+    other MAX_TEXT_CHARS, object keys MAX_ID_CHARS), walked without recursion, so that no oversized
+    text reaches a message, a panel or the graph."""
+    short = {("model", "name"), ("model", "sha256"), ("strategy",), ("hardware", "name")}
+    stack = [((), d)]
+    while stack:
+        path, v = stack.pop()
+        if isinstance(v, dict):
+            for k, x in v.items():
+                if len(k) > MAX_ID_CHARS:
+                    raise PlanError(f"{src}: {_where(path)} has a key of {len(k):,} characters; "
+                                    f"a plan's keys are at most {MAX_ID_CHARS}")
+                stack.append(((*path, k), x))
+        elif isinstance(v, list):
+            stack.extend(((*path, i), x) for i, x in enumerate(v))
+        elif isinstance(v, str):
+            is_id = (path in short or (len(path) == 4 and path[0] == "groups" and path[2] == "nodes")
+                     or (len(path) == 3 and path[0] == "nodes"))
+            cap = MAX_ID_CHARS if is_id else MAX_TEXT_CHARS
+            if len(v) > cap:
+                what = "node id" if is_id and path[0] in ("groups", "nodes") else "string"
+                raise PlanError(f"{src}: {_where(path)} is a {what} of {len(v):,} characters; a plan's "
+                                f"{what}s are at most {cap:,}")
+
+
+def _where(path) -> str:
+    out = ""
+    for p in path:
+        out += f"[{p}]" if isinstance(p, int) else (f".{p}" if out else p)
+    out = out if len(out) <= 120 else out[:117] + "..."
+    return f"'{out}'" if out else "the plan"
 
 
 def from_dict(d: dict, graph, src: str = "plan") -> Plan:
@@ -152,7 +233,7 @@ def from_dict(d: dict, graph, src: str = "plan") -> Plan:
     model = d["model"]
     if model.get("sha256") != graph.sha256:
         raise PlanError(f"{src}: this plan is for model {model.get('name')!r} "
-                        f"(sha256 {str(model.get('sha256'))[:12]}..., shapes {model.get('input_shapes')}), not for the "
+                        f"(sha256 {str(model.get('sha256'))[:12]}..., shapes {str(model.get('input_shapes'))[:80]}), not for the "
                         f"loaded {graph.name!r} (sha256 {graph.sha256[:12]}..., shapes {graph.input_shapes})")
     groups = [list(g["nodes"]) for g in d["groups"]]
     ids = {n["id"] for n in d.get("nodes", [])}
