@@ -85,6 +85,9 @@ def _duration(ms: float) -> str:
     return f"{ms / 1000:.1f} s" if ms >= 1000 else f"{ms:.1f} ms"
 
 
+_plan_time = _duration
+
+
 def machine() -> str:
     """This host: CPU model, cores, OS, Python."""
     import platform
@@ -144,24 +147,31 @@ def bench_table(b: dict) -> str:
     res = b["results"]
     comps = comparisons(res)
     rows = []
+    from .planner.registry import COSTED
+
+    def label(s):     # what decided the plan: dp (learned), dp (measured), dp (roofline)
+        c = (b.get("costs") or {}).get(s)
+        return f"{s} ({c})" if c and s in COSTED else s
+
     for s, r in res.items():
         if r.error:
-            rows.append([s, "error", "", "", "", "", "", "", "", "", "", r.error[:70]])
+            rows.append([label(s), "error", "", "", "", "", "", "", "", "", "", r.error[:70]])
             continue
         lat = r.latency_ms
         note = f"cached {r.when}" if r.cached else ""
-        rows.append([s, _ms(lat["median"]), _ms(lat["min"]), _ms(lat["max"]), len(r.samples) or "-",
+        rows.append([label(s), _ms(lat["median"]), _ms(lat["min"]), _ms(lat["max"]), len(r.samples) or "-",
                      _vs(comps.get((s, "none")), r.correct is not True and s != "none") if s != "none" else "",
-                     f"{r.planning_ms:.1f}", f"{r.build_s:.1f}", r.kernels, _schedule(r),
+                     _plan_time(r.planning_ms), f"{r.build_s:.1f}", r.kernels, _schedule(r),
                      "yes" if r.correct else "NO", note])
-    head = [f"{b['model']} ({b['ops']} ops)", "median ms", "min", "max", "n", "vs none [95% CI]", "plan ms",
+    head = [f"{b['model']} ({b['ops']} ops)", "median ms", "min", "max", "n", "vs none [95% CI]", "planned in",
             "build s", "kernels", "schedule", "correct", ""]
     rows = [r + [""] * (len(head) - len(r)) for r in rows]
     lines = [table(rows, head)]
     measured = [s for s, c in (b.get("costs") or {}).items() if c == "measured" and s in res and not res[s].error]
     if measured:
-        lines.append(f"{', '.join(measured)} decided by measured kernel times (--cost measured): their plan ms "
-                     "include building and timing the candidate kernels the first time (cached after)")
+        lines.append(f"{', '.join(measured)} decided by measured kernel times (--cost measured: the learned model, "
+                     "with the close calls timed): their planning time includes building and timing those kernels "
+                     "the first time (cached after)")
     busy = machine_load.busy_line(res)
     if busy:
         again = [s for s, r in res.items() if r.cached and s in machine_load.busy_shares(res)]

@@ -257,4 +257,8 @@ def test_the_bench_table_says_which_plans_were_decided_by_measured_kernel_times(
     assert "decided by measured kernel times" not in report.bench_table(b)
     b["costs"] = {"none": "model", "greedy": "model", "dp": "measured"}
     line = next(ln for ln in report.bench_table(b).splitlines() if "measured kernel times" in ln)
-    assert line.startswith("dp decided by measured kernel times") and "plan ms" in line
+    assert line.startswith("dp decided by measured kernel times") and "planning time" in line
+    # each costed plan's row names what decided it
+    table = report.bench_table(b)
+    assert any(ln.startswith("dp (measured)") for ln in table.splitlines())
+    assert not any(ln.startswith("greedy (") for ln in table.splitlines())
