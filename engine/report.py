@@ -55,6 +55,8 @@ def plan_summary(g, p, hw, explain: bool = False, top: int = 8) -> str:
             lines.append(f"decided by measured kernel times on {m.get('target', '?')}: {m.get('candidates', '?')} "
                          f"candidates, {m.get('unique_kernels', '?')} distinct kernels ({m.get('built', 0)} built now, "
                          f"{m.get('cached', 0)} from the cache) in {m.get('seconds', 0):.1f} s"
+                         + (f"; {m['busy']} timings taken while the machine was busy left out (taken again "
+                            "next time)" if m.get("busy") else "")
                          + (f"; profiling error: {m['error']}" if m.get("error") else ""))
         lines.append(f"measured kernels of this plan sum to {sum(mus) / 1000:.3f} ms ({len(mus)} of {len(p.groups)} "
                      f"groups timed, cold caches)")

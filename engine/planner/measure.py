@@ -448,7 +448,7 @@ class KernelTimer:
             st["rounds"] = r + 1
             res = self._run_worker(todo, progress, cancel, timeout_s, r, rounds)
             st["worker_runs"] += 1
-            for k in ("built", "failed", "extracted", "extract_s", "compile_s", "time_s", "retimed"):
+            for k in ("built", "failed", "extracted", "extract_s", "compile_s", "time_s", "retimed", "busy"):
                 st[k] = st.get(k, 0) + res.get(k, 0)
             if res.get("error"):
                 st["error"] = res["error"]
