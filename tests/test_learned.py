@@ -398,3 +398,35 @@ def test_fidelity_command_times_the_plans_kernels(tiny_model, private_cache, tmp
                         "x=1,3,8,8", "--cost", "learned", "--hardware", "t4"], capture_output=True, text=True,
                        timeout=600)
     assert r.returncode == 2 and len(r.stderr.strip().splitlines()) == 1, r.stderr
+
+
+def test_a_busy_timing_is_taken_again(tmp_path, monkeypatch):
+    """The profiling worker times again a kernel whose cached figure was taken while the machine was
+    busy (and keeps a quiet one)."""
+    from engine.planner import measure
+
+    seen = {}
+
+    def fake_extract(graph, segments):
+        return {"n0": "aa", "n1": "bb"}, {"aa": "fa", "bb": "fb"}, {"aa": "a", "bb": "b"}
+
+    def fake_build(items, *a, **k):
+        seen["timed"] = sorted(h for h, _, _ in items)
+        return {h: {"us": 1.0, "median": 1.0, "n": 3} for h, _, _ in items}
+
+    class G:
+        sha256 = "s" * 64
+        nodes = []
+
+    monkeypatch.setattr("engine.loader.load", lambda spec, shapes=None: G())
+    monkeypatch.setattr(measure, "extract", fake_extract)
+    monkeypatch.setattr(measure, "_build_and_time", fake_build)
+    monkeypatch.setattr(measure, "_schedule_or_error", lambda *a: None)
+    monkeypatch.setattr(measure, "_compile_or_error", lambda *a: (None, None))
+    cache = measure.KernelCache(tmp_path, "cpu|test", G.sha256)
+    cache.add_times({"aa": {"us": 2.0, "median": 2.0, "n": 3}, "bb": {"us": 9.0, "median": 9.0, "n": 3, "busy": 0.9}})
+    job = {"spec": "x", "shapes": None, "sha": G.sha256, "segments": [["n0"], ["n1"]], "target": "cpu",
+           "tkey": "cpu|test", "cache": str(tmp_path), "flush": "all", "threads": 1}
+    measure._profile_job(job, lambda *a: None)
+    assert seen["timed"] == ["bb"]
+    assert "busy" not in cache.times()["bb"] and cache.times()["bb"]["us"] == 1.0

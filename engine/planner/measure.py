@@ -540,7 +540,7 @@ def _profile_job(job, say) -> dict:
     cache.add_segments(seg_hash)
     extract_s = time.perf_counter() - t0
     times = cache.times()
-    todo = list(funcs) if job.get("force") else [h for h in funcs if h not in times]
+    todo = list(funcs) if job.get("force") else [h for h in funcs if h not in times or times[h].get("busy")]
     stats = {"extracted": len(seg_hash), "unique": len(funcs), "built": 0, "failed": 0, "extract_s": extract_s,
              "compile_s": 0.0, "time_s": 0.0, "threads": job.get("threads") or 1}
     flush = job["flush"] if t.kind == "cpu" else "none"
