@@ -94,7 +94,8 @@ def test_bench_cli_json_contract(tmp_path):
         assert {"strategy", "latency_ms", "planning_ms", "build_s", "kernels", "correct"} <= set(e)
         assert set(e["latency_ms"]) == {"median", "min", "max"} and e["correct"] is True
     # on the CPU the DP decides by measured kernel times by default; 'none' has nothing to decide
-    assert [e["cost"] for e in d["strategies"]] == ["model", "measured"]
+    # (its cost says what priced it: the learned model where one serves this CPU, else the roofline)
+    assert d["strategies"][0]["cost"] in ("learned", "roofline") and d["strategies"][1]["cost"] == "measured"
     assert "ONNX Runtime" in res.stdout and "median ms" in res.stdout
 
 
