@@ -259,11 +259,12 @@ class Fixed:
         return np.zeros(len(X)), np.full(len(X), self.sigma)
 
 
-def test_safe_floor_prices_unmeasured_new_kinds_pessimistically(hw):
+def test_safe_floor_prices_unmeasured_departures_from_greedy_pessimistically(hw):
     g = synthetic.se_net()
     est = Estimates(g, hw, Fixed(0.5))
-    new = [k for k, v in est.new_kind.items() if v]
-    old = [k for k, v in est.new_kind.items() if not v]
+    assert any(est.new_kind.values()) and all(est.departs[k] for k, v in est.new_kind.items() if v)
+    new = [k for k, v in est.departs.items() if v]
+    old = [k for k, v in est.departs.items() if not v]
     assert new and old
     k = new[0]
     assert est.value(k) == pytest.approx(est.mean[k] * math.exp(0.5 * close_calls.Z * est.safe_z / close_calls.Z))
@@ -272,7 +273,7 @@ def test_safe_floor_prices_unmeasured_new_kinds_pessimistically(hw):
     assert est.value(k) == 1.0 and est.source(est.segs[k]) == "measured"
     # greedy's groups are never priced pessimistically
     for grp in est.greedy:
-        assert not est.new_kind[segment_key(est.cm, grp)]
+        assert not est.departs[segment_key(est.cm, grp)] and not est.new_kind[segment_key(est.cm, grp)]
 
 
 def test_close_calls_grow_with_the_ensembles_disagreement_and_vanish_when_measured(hw):
