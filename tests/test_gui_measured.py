@@ -88,7 +88,8 @@ def test_measured_replans_costed_strategies(qtbot, win, tmp_path):
         assert plans[s].notes["cost"] == "measured", s
     assert plans["greedy"].notes["cost"] != "measured" and plans["greedy"].groups == greedy.groups
     m = plans["dp"].notes["measure"]
-    assert m["unique_kernels"] > 0 and not m.get("error")
+    # close calls timed (the learned model serves this CPU), or every candidate (it does not)
+    assert (m["measured"] if "asked" in m else m["unique_kernels"]) > 0 and not m.get("error")
     assert len(plans["dp"].notes["measured_group_us"]) == len(plans["dp"].groups)
     assert win.cost_box.currentText() == "measured on device"
     assert make_settings(tmp_path / "settings.ini").cost == "measured"      # persisted
