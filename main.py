@@ -486,8 +486,9 @@ def cmd_fidelity(a) -> int:
 def cmd_devices(a) -> int:
     from engine import targets
 
+    found = targets.devices()   # first: a bad devices.json is one line, with no table header before it
     print(f"{'device':<40} {'kind':<5} {'profile':<22} description")
-    for d in targets.devices():
+    for d in found:
         flag = "" if d.get("reachable", True) is not False else "  (unreachable)"
         print(f"{d['name']:<40} {d['kind']:<5} {d.get('profile') or '-':<22} {d['description']}{flag}")
     print("\nboards (cross-compiled; reach one with rpc://TRACKER:PORT/KEY?device=BOARD):")

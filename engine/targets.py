@@ -279,20 +279,6 @@ def _tracker_session_class():
     return _TRACKER_SESSION
 
 
-class _quiet_rpc_log:
-    """TVM's RPC client warns on its logger "RPCServer" at every retry; keep only errors meanwhile."""
-
-    def __enter__(self):
-        import logging
-
-        self.log = logging.getLogger("RPCServer")
-        self.level = self.log.level
-        self.log.setLevel(logging.ERROR)
-
-    def __exit__(self, *exc):
-        self.log.setLevel(self.level)
-
-
 def free_devices(t: Target) -> int:
     """How many devices of a tracker key are free now (1 for anything else, or when the tracker
     cannot say): work over a key can go to that many devices at once."""

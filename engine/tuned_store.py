@@ -19,7 +19,7 @@ import re
 import time
 from pathlib import Path
 
-from .cache_dir import cache_dir, write_atomic
+from .cache_dir import MAX_JSON_BYTES, cache_dir, read_file, write_atomic
 
 STORE_VERSION = 1
 
@@ -81,7 +81,7 @@ class Store:
 
         f = self._path(kernel_key(mod))
         try:
-            rec = json.loads(f.read_text())
+            rec = json.loads(read_file(f, MAX_JSON_BYTES))   # a regular file of a bounded size only
             if not isinstance(rec, dict) or not isinstance(rec.get("trace"), list):
                 raise ValueError("not a record")
             if not tvm_ffi.structural_equal(tvm.ir.load_json(rec["workload"]), mod):

@@ -117,8 +117,12 @@ class MainWindow(QtWidgets.QMainWindow):
 
     # ================================================================ messages and work in flight
 
+    MAX_ERROR_CHARS = 2000   # a message quoting a huge field (a 1 MB node id) must not freeze the banner's layout
+
     def show_error(self, msg: str, where: str = ""):
         text = f"{where}: {msg}" if where else msg
+        if len(text) > self.MAX_ERROR_CHARS:
+            text = text[: self.MAX_ERROR_CHARS - 3] + "..."
         self.last_error = text
         self.area.show_error(text)
         self.statusBar().showMessage(text.splitlines()[0][:200], 15000)
