@@ -512,7 +512,9 @@ def test_permission_denied_is_reported_as_such(tmp_path, monkeypatch):
     def denied(*a, **k):
         raise PermissionError(13, "Permission denied", str(f))
 
-    monkeypatch.setattr(onnx_input, "open", denied, raising=False)
+    import engine.cache_dir as cache_dir
+
+    monkeypatch.setattr(cache_dir, "read_file", denied)     # onnx_input.read reads through cache_dir.read_file
     with pytest.raises(ModelError, match="permission denied") as e:
         onnx_input.read(f)
     assert "truncated" not in str(e.value)
