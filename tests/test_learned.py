@@ -182,7 +182,8 @@ def test_local_samples_refine_the_model_and_a_corrupt_store_is_a_miss(hw, isolat
     assert not store.path.exists()
 
 
-def test_a_shipped_model_is_refined_quickly_on_local_samples(hw, isolated):
+def test_a_shipped_model_is_retrained_with_enough_local_samples_and_kept_until_they_double(hw, isolated,
+                                                                                           monkeypatch):
     from engine.planner import measure
 
     model, s = small_model(hw, n=2, rounds=10)
@@ -194,14 +195,26 @@ def test_a_shipped_model_is_refined_quickly_on_local_samples(hw, isolated):
     local = samples_for(g, hw, "mine", seed=9)
     for k in range(len(local)):      # this machine is twice as slow as the shipped data says
         local.y[k] += math.log(2.0)
-    learned.LocalStore(measure.target_key("cpu")).add(local)
+    store = learned.LocalStore(measure.target_key("cpu"))
+    monkeypatch.setattr(learned, "MIN_REFINE", len(local) // 2)
+    store.add(local.subset(lambda k: k < len(local) // 2 - 1))       # a few: the shipped model as it is
+    learned.clear_memo()
+    assert learned.for_target("cpu", hw).source == "shipped"
+    store.add(local)                                                  # enough: retrained with them
     learned.clear_memo()
     m = learned.for_target("cpu", hw)
-    assert m.source == "refined" and len(m.boosters) == len(model.boosters)
+    assert m.source == "refined" and m.meta["local"] == len(local)
     X = np.asarray(local.X)
     before = np.mean(np.abs(model.predict_log(X)[0] - np.asarray(local.y)))
     after = np.mean(np.abs(m.predict_log(X)[0] - np.asarray(local.y)))
     assert after < 0.5 * before
+    # kept, not retrained, until this machine's samples double
+    more = samples_for(synthetic.chain(5), hw, "mine2", seed=3)
+    store.add(more.subset(lambda k: k < 3))
+    learned.clear_memo()
+    with monkeypatch.context() as mp:
+        mp.setattr(learned, "train", lambda *a, **k: pytest.fail("retrained too soon"))
+        assert learned.for_target("cpu", hw).source == "refined"
 
 
 def test_fidelity_excludes_the_evaluated_model_from_training(hw, isolated):

@@ -17,9 +17,9 @@ Where models come from, per target (`target_key`: the CPU kind, as the measure c
     <cache>/kernels/learned-<tkey>.json      this machine's samples (every kernel measured here
                                      while the machine was quiet) and the model refined on them
 
-`for_target(target, hw)` returns the best model there is: refined (shipped + this machine's
-samples) when this machine has measured kernels, shipped otherwise, None when neither exists (the
-planner then uses the roofline and says so). A file that does not parse or holds wrong fields is
+`for_target(target, hw)` returns the best model there is: refined (trained on the shipped samples
+and this machine's, once it has MIN_REFINE of its own, and again each time they double), shipped
+otherwise, None when neither exists (the planner then uses the roofline and says so). A file that does not parse or holds wrong fields is
 a miss (a cache file is deleted; a shipped one is ignored), never a crash.
 
     m = learned.for_target("cpu", hw)
@@ -48,7 +48,7 @@ PARAMS = {"max_depth": 6, "eta": 0.06, "subsample": 0.8, "colsample_bytree": 0.8
           "lambda": 1.0, "objective": "reg:squarederror", "nthread": 1, "verbosity": 0}
 LOCAL_WEIGHT = 3.0          # a kernel measured on this machine counts three times a shipped one
 MIN_LOCAL = 8               # a target with no shipped model needs this many of its own samples
-REFINE_ROUNDS = 40          # boosting rounds added to each shipped booster on this machine's samples
+MIN_REFINE = 100            # this machine's samples before a shipped model is retrained with them
 SHIPPED = Path(__file__).resolve().parent.parent.parent / "assets" / "costmodel"
 
 
@@ -265,27 +265,6 @@ def train(s: Samples, ensemble: int = ENSEMBLE, rounds: int = ROUNDS, folds: int
     return LearnedModel(boosters, residual, m)
 
 
-def refine(base: LearnedModel, local: Samples, rounds: int = REFINE_ROUNDS, meta: dict | None = None) -> LearnedModel:
-    """The shipped model refined on this machine's samples: each booster of the ensemble boosted
-    `rounds` more rounds on them (on a bootstrap resample each), fast enough to run after every
-    measuring run. Kernels the shipped model already predicts well change little; kernels of a
-    kind it never saw are pulled towards this machine's figures."""
-    import xgboost as xgb
-
-    X, y, w = np.asarray(local.X), np.asarray(local.y), np.asarray(local.weights)
-    rng = np.random.default_rng(1)
-    out = []
-    for k, b in enumerate(base.boosters):
-        pick = rng.integers(0, len(y), len(y)) if len(base.boosters) > 1 else np.arange(len(y))
-        d = xgb.DMatrix(np.asarray(X[pick], dtype=np.float32), label=y[pick], weight=w[pick],
-                        feature_names=list(features.NAMES))
-        copy = xgb.Booster(params={"nthread": 1})
-        copy.load_model(bytearray(b.save_raw("ubj")))
-        out.append(xgb.train({**PARAMS, "seed": 50 + k}, d, num_boost_round=rounds, xgb_model=copy))
-    m = {**base.meta, **(meta or {})}
-    return LearnedModel(out, base.residual, m)
-
-
 def cross_validated_residual(s: Samples, folds: int = 5, rounds: int = ROUNDS) -> float:
     """RMS (log) error of out-of-fold predictions, folds grouped by model (else by row)."""
     X, y, w = np.asarray(s.X), np.asarray(s.y), np.asarray(s.weights)
@@ -385,33 +364,41 @@ class LocalStore:
         return Samples.from_json(self._load().get("samples"), weight=LOCAL_WEIGHT)
 
     def add(self, new: Samples) -> int:
-        """Add rows (a kernel already there is replaced). Returns how many rows the store holds."""
+        """Add rows (a kernel already there is replaced). Returns how many rows the store holds.
+        The refined model stays until retrain_due() says it is time for another."""
         from .measure import schedule_version
 
         d = self._load()
         have = Samples.from_json(d.get("samples"), weight=LOCAL_WEIGHT).merged(new)
         _files.write_json(self.path, {"format": FORMAT, "target": self.tkey, "feature_version": features.FEATURE_VERSION,
                                       "schedule_version": schedule_version(), "samples": have.to_json(),
-                                      "model": d.get("model") if d.get("model_digest") == have.digest() else None,
-                                      "model_digest": d.get("model_digest") if d.get("model_digest") == have.digest()
-                                      else None})
+                                      "model": d.get("model"), "model_local": d.get("model_local")})
         return len(have)
 
-    def model(self, digest: str) -> LearnedModel | None:
+    def model(self) -> tuple[LearnedModel | None, int]:
+        """The refined model kept here and how many local samples it was trained with (None, 0)."""
         d = self._load()
-        if d.get("model_digest") != digest or not isinstance(d.get("model"), dict):
-            return None
-        return LearnedModel.from_json(d["model"])
+        n = d.get("model_local")
+        if not isinstance(d.get("model"), dict) or not isinstance(n, int) or isinstance(n, bool) or n < 0:
+            return None, 0
+        return LearnedModel.from_json(d["model"]), n
 
-    def save_model(self, model: LearnedModel, digest: str) -> None:
+    def save_model(self, model: LearnedModel, local: int) -> None:
         d = self._load()
         if not d:
             return
-        d.update(model=model.to_json(), model_digest=digest)
+        d.update(model=model.to_json(), model_local=local)
         try:
             _files.write_json(self.path, d)
         except OSError:
             pass
+
+
+def retrain_due(local: int, trained_with: int) -> bool:
+    """A refined model is trained again (from scratch, on the shipped samples and this machine's)
+    once this machine has MIN_REFINE samples, and again each time their number doubles: a few
+    timings never reshape what thousands taught, and retraining (seconds) stays rare."""
+    return local >= MIN_REFINE and local >= 2 * max(trained_with, MIN_REFINE // 2)
 
 
 _MEMO: dict = {}
@@ -438,27 +425,31 @@ def for_target(target: str = "cpu", hw=None, cache=None, exclude_models=(), excl
         keep = (lambda s: s.subset(lambda k: s.models[k] not in exclude_models and s.keys[k] not in exclude_keys))
         ship, local = keep(ship), keep(local)
         model = None          # the shipped model saw them: train again without
-    if not len(local) and model is not None:
-        return model
     excluding = bool(exclude_models or exclude_keys)
-    digest = local.digest() + ("" if model is not None else ship.digest())
-    memo_key = (tkey, str(cache), digest, excluding, tuple(sorted(exclude_models)), len(exclude_keys))
+    memo_key = (tkey, str(cache), local.digest(), excluding, tuple(sorted(exclude_models)), len(exclude_keys))
     if memo_key in _MEMO:
         return _MEMO[memo_key]
     store = LocalStore(tkey, cache)
-    m = store.model(digest) if not excluding else None
-    if m is None:
-        meta = {"kind": kind or tkey, "local": len(local)}
-        if model is not None:                      # shipped + this machine's: refine (a second)
-            m = refine(model, local, meta={**meta, "source": "refined", "n": model.meta.get("n", len(ship)) + len(local)})
+    meta = {"kind": kind or tkey, "local": len(local)}
+    if excluding:                                   # fidelity, evaluation: trained from scratch without them
+        both = ship.merged(local)
+        if len(both) < (3 if len(ship) else MIN_LOCAL):
+            return None
+        m = train(both, meta={**meta, "source": "refined" if len(local) else "shipped", "n": len(both)},
+                  residual=None if len(both) >= 30 else 0.5, folds=3)
+    else:
+        kept, trained_with = store.model()
+        if kept is not None and not retrain_due(len(local), trained_with):
+            m = kept
+        elif model is not None and not retrain_due(len(local), trained_with):
+            m = model                               # too few of this machine's timings to retrain on yet
+        elif model is None and len(local) < MIN_LOCAL:
+            return None
         else:
             both = ship.merged(local)
-            if len(both) < (3 if len(ship) else MIN_LOCAL):
-                return None
-            m = train(both, meta={**meta, "source": "refined" if len(local) else "shipped", "n": len(both)},
-                      residual=None if len(both) >= 30 else 0.5, folds=3)
-        if not excluding and len(local):
-            store.save_model(m, digest)
+            m = train(both, meta={**meta, "source": "refined", "n": len(both)},
+                      residual=model.residual if model is not None else (None if len(both) >= 30 else 0.5), folds=3)
+            store.save_model(m, len(local))
     _MEMO[memo_key] = m
     return m
 
