@@ -5,16 +5,25 @@ Index arithmetic and the reduction init are not counted; a multiply-accumulate c
 """
 from __future__ import annotations
 
-from tvm import ir, tirx
+from functools import lru_cache
 
 PATTERN_NAMES = {0: "ElemWise", 1: "Broadcast", 2: "Injective", 3: "CommReduce", 4: "OutEWiseFusable",
                  7: "Tuple", 8: "Opaque"}
 PATTERN_KINDS = {v: k for k, v in PATTERN_NAMES.items()}
 
-_ARITH = tuple(getattr(tirx, n) for n in ("Add", "Sub", "Mul", "Div", "Mod", "FloorDiv", "FloorMod",
-                                           "Min", "Max") if hasattr(tirx, n))
-_CMP = tuple(getattr(tirx, n) for n in ("EQ", "NE", "LT", "LE", "GT", "GE", "And", "Or", "Not")
-             if hasattr(tirx, n))
+
+
+@lru_cache(maxsize=None)
+def _tvm():
+    """TVM's IR modules and the node types counted as arithmetic, imported on first use (a plan
+    from the cache needs no TVM: importing it costs a second)."""
+    from tvm import ir, tirx
+
+    arith = tuple(getattr(tirx, n) for n in ("Add", "Sub", "Mul", "Div", "Mod", "FloorDiv", "FloorMod",
+                                              "Min", "Max") if hasattr(tirx, n))
+    cmp = tuple(getattr(tirx, n) for n in ("EQ", "NE", "LT", "LE", "GT", "GE", "And", "Or", "Not")
+                if hasattr(tirx, n))
+    return ir, tirx, arith + cmp
 
 
 def pattern_of(func) -> str:
@@ -32,6 +41,7 @@ def count_flops(func) -> int:
 # of 1,000 inputs is an expression 1,000 deep; either would pass Python's recursion limit.
 
 def _stmt(s, trip: int) -> int:
+    _, tirx, _ = _tvm()
     total = 0
     stack = [(s, trip)]
     while stack:
@@ -57,11 +67,12 @@ def _stmt(s, trip: int) -> int:
 
 
 def _expr(e) -> int:
+    ir, tirx, counted = _tvm()
     total = 0
     stack = [e]
     while stack:
         e = stack.pop()
-        if isinstance(e, _ARITH) or isinstance(e, _CMP):
+        if isinstance(e, counted):
             total += 1
             stack.append(e.a)
             if hasattr(e, "b"):
