@@ -154,7 +154,9 @@ def time_measured(spec):
 def main() -> int:
     ap = argparse.ArgumentParser()
     ap.add_argument("--models", default="zoo:vgg16,zoo:mobilenetv2,zoo:efficientnet_b0,zoo:yolov4_tiny,zoo:resnet50")
-    ap.add_argument("--extra", nargs="*", default=[])
+    ap.add_argument("--extra", nargs="*", default=[], help="SPEC[=INPUT=D1,D2,...]: never in the training data")
+    ap.add_argument("--held-out", nargs="*", default=[], help="SPEC[=INPUT=D1,D2,...] in the training data: "
+                                                               "planned by a model trained without its family")
     ap.add_argument("--repeat", type=int, default=15)
     ap.add_argument("--json", default=None)
     ap.add_argument("--time-measured", default=None)
@@ -166,7 +168,8 @@ def main() -> int:
     print(f"machine: {machine()}; timing on {usable_cores()} core(s) (TVM threads = usable cores; "
           f"`taskset -c 1` times on one core while the other may work)")
     rows = []
-    specs = [(m, True) for m in a.models.split(",") if m] + [(m, False) for m in a.extra]
+    specs = ([(m, True) for m in a.models.split(",") if m] + [(m, True) for m in a.held_out]
+             + [(m, False) for m in a.extra])
     for spec, held in specs:
         path, shapes = parse_spec(spec)
         try:
