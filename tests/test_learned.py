@@ -444,3 +444,30 @@ def test_a_busy_timing_is_taken_again(tmp_path, monkeypatch):
     measure._profile_job(job, lambda *a: None)
     assert seen["timed"] == ["bb"]
     assert "busy" not in cache.times()["bb"] and cache.times()["bb"]["us"] == 1.0
+
+
+def test_a_learned_plan_after_a_measured_one_is_the_learned_models_alone(hw, isolated, monkeypatch):
+    """Measured mode's timings stay with measured mode: planning by the learned model afterwards
+    decides and prices by predictions only."""
+    from engine.planner import measure
+
+    model, s = small_model(hw, n=2, rounds=10)
+    path = learned.shipped_file(learned.cpu_kind())
+    path.parent.mkdir(parents=True)
+    path.write_text(json.dumps({"format": learned.FORMAT, "feature_version": features.FEATURE_VERSION,
+                                "model": model.to_json(), "samples": s.to_json()}))
+    g = synthetic.se_net()
+    cm = CostModel(g, hw)
+
+    timed = {}
+    monkeypatch.setattr(measure.KernelTimer, "time_segments",
+                        lambda self, segs, **k: timed.update({segment_key(cm, x): 1.0 for x in segs}) or
+                        {"built": len(segs), "failed": 0, "busy": 0, "error": None})
+    monkeypatch.setattr(measure.KernelTimer, "table", lambda self: dict(timed))
+    monkeypatch.setattr("engine.targets.check", lambda t: None)
+    monkeypatch.setattr(learned, "learn", lambda *a, **k: 0)
+    m = make_plan(g, "dp", hw, cost="measured")
+    assert m.notes["cost"] == "measured" and "measured" in m.notes["group_source"]
+    lp = make_plan(g, "dp", hw, cost="learned")
+    assert lp.notes["cost"] == "learned" and set(lp.notes["group_source"]) == {"learned"}
+    assert "measured_group_us" not in lp.notes

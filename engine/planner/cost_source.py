@@ -13,8 +13,9 @@
     src.estimates   # estimates.Estimates or None: plan totals by the same figures
     src.note        # a line for the user ("learned (shipped: 2140 kernels; x86_64-avx512)")
 
-One Estimates per (graph, profile, model) is kept for the process, so planning several strategies
-(and the app re-planning) predicts the candidates once; measured mode's timings join it.
+One Estimates per (graph, profile, model) and mode is kept for the process, so planning several
+strategies (and the app re-planning) predicts the candidates once; measured mode's timings join
+the measured one only.
 """
 from __future__ import annotations
 
@@ -36,10 +37,12 @@ class Source:
 _EST: dict = {}
 
 
-def _estimates(graph, hw, model):
+def _estimates(graph, hw, model, measured: bool = False):
+    """One Estimates per (graph, profile, model) and mode: measured mode's timings join its own,
+    so a learned plan stays the learned model's alone (and says so)."""
     from .estimates import Estimates
 
-    key = (graph.sha256, hw.name, repr(hw.to_dict()), id(model))
+    key = (graph.sha256, hw.name, repr(hw.to_dict()), id(model), measured)
     est = _EST.get(key)
     if est is None:
         if len(_EST) > 8:
@@ -85,7 +88,7 @@ def resolve(graph, hw, cost: str, target: str = "cpu", *, costed: bool = True, p
                           stats=dict(costs.stats))
         from . import close_calls
 
-        est = _estimates(graph, hw, model)
+        est = _estimates(graph, hw, model, measured=True)
         close_calls.measure_close(graph, hw, model, target, progress=progress, cancel=cancel, est=est)
         if est.stats.get("timed"):
             learned.learn(graph, hw, target)
@@ -93,5 +96,7 @@ def resolve(graph, hw, cost: str, target: str = "cpu", *, costed: bool = True, p
                       note=f"{model.title}, close calls timed: {len(est.measured)} kernels measured")
     if model is None:
         return Source("roofline", note=f"roofline on profile {hw.name}: {why}")
-    est = _estimates(graph, hw, model)
+    # a strategy that decides nothing is priced like the others of its run: in measured mode by the
+    # measured figures where there are (greedy's kernels are among the departures checked)
+    est = _estimates(graph, hw, model, measured=cost == "measured")
     return Source("learned", costs=est if costed else None, estimates=est, note=model.title, stats=dict(est.stats))
