@@ -40,7 +40,8 @@ def plan_summary(g, p, hw, explain: bool = False, top: int = 8) -> str:
              f"estimated {p.estimated_us / 1000:.3f} ms ({est} estimate; profile {hw.title})   "
              f"planned in {_duration(p.planning_ms)}"]
     if p.notes.get("cost_note"):
-        lines.append(f"decided by: {p.notes.get('cost', est)} ({p.notes['cost_note']})")
+        what, note = p.notes.get("cost", est), p.notes["cost_note"]
+        lines.append(f"decided by: {note}" if note.startswith(what) else f"decided by: {what} ({note})")
     if p.notes.get("cost") == "measured":
         m = p.notes.get("measure") or {}
         mus = [u for u in p.notes.get("measured_group_us") or [] if u is not None]
