@@ -106,15 +106,16 @@ class Samples:
         self.models.append(model)
         self.weights.append(weight)
 
+    def _take(self, other: "Samples", k: int) -> None:
+        """Append row k of `other`."""
+        for name in ("keys", "X", "y", "models", "weights"):
+            getattr(self, name).append(getattr(other, name)[k])
+
     def subset(self, keep) -> "Samples":
         s = Samples()
         for k in range(len(self)):
             if keep(k):
-                s.keys.append(self.keys[k])
-                s.X.append(self.X[k])
-                s.y.append(self.y[k])
-                s.models.append(self.models[k])
-                s.weights.append(self.weights[k])
+                s._take(self, k)
         return s
 
     def merged(self, other: "Samples") -> "Samples":
@@ -122,11 +123,7 @@ class Samples:
         theirs = set(other.keys)
         s = self.subset(lambda k: self.keys[k] not in theirs)
         for k in range(len(other)):
-            s.keys.append(other.keys[k])
-            s.X.append(other.X[k])
-            s.y.append(other.y[k])
-            s.models.append(other.models[k])
-            s.weights.append(other.weights[k])
+            s._take(other, k)
         return s
 
     def to_json(self) -> list:
