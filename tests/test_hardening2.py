@@ -54,14 +54,7 @@ def cli(*args, cache, env=None, timeout=CLI_TIMEOUT, prefix=()):
         pytest.fail(f"main.py {' '.join(map(str, args))} hung: no exit within {timeout} s")
 
 
-def one_line(r, code=2, match=None) -> str:
-    """The run ended with `code` and exactly one line on stderr, no traceback; returns that line."""
-    lines = [ln for ln in r.stderr.splitlines() if ln.strip()]
-    assert r.returncode == code, (r.returncode, r.stderr[-3000:])
-    assert len(lines) == 1 and "Traceback" not in r.stderr, r.stderr[-3000:]
-    if match:
-        assert re.search(match, lines[0]), lines[0]
-    return lines[0]
+from tests.test_cli_hardening import one_line  # noqa: E402 - one check of "one line, exit 2"
 
 
 class Hung(BaseException):

@@ -60,6 +60,14 @@ def samples_for(graph, hw, model_name, seed=0) -> learned.Samples:
     return s
 
 
+def ship(model, samples) -> None:
+    """Install `model` (trained on `samples`) as this CPU kind's shipped model (under the isolated assets)."""
+    path = learned.shipped_file(learned.cpu_kind())
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(json.dumps({"format": learned.FORMAT, "feature_version": features.FEATURE_VERSION,
+                                "model": model.to_json(), "samples": samples.to_json()}))
+
+
 def small_model(hw, n=3, rounds=40):
     s = samples_for(synthetic.chain(12), hw, "a").merged(samples_for(synthetic.residual(6), hw, "b"))
     return learned.train(s, ensemble=n, rounds=rounds, residual=0.1, meta={"kind": "test"}), s
@@ -135,10 +143,7 @@ def test_a_corrupt_model_file_is_a_miss(hw, isolated, damage):
 
 def test_a_good_shipped_model_is_used_and_labelled(hw, isolated):
     model, s = small_model(hw, n=2, rounds=20)
-    path = learned.shipped_file(learned.cpu_kind())
-    path.parent.mkdir(parents=True)
-    path.write_text(json.dumps({"format": learned.FORMAT, "feature_version": features.FEATURE_VERSION,
-                                "model": model.to_json(), "samples": s.to_json()}))
+    ship(model, s)
     m = learned.for_target("cpu", hw)
     assert m is not None and m.source == "shipped"
     g = synthetic.chain(8)
@@ -187,10 +192,7 @@ def test_a_shipped_model_is_retrained_with_enough_local_samples_and_kept_until_t
     from engine.planner import measure
 
     model, s = small_model(hw, n=2, rounds=10)
-    path = learned.shipped_file(learned.cpu_kind())
-    path.parent.mkdir(parents=True)
-    path.write_text(json.dumps({"format": learned.FORMAT, "feature_version": features.FEATURE_VERSION,
-                                "model": model.to_json(), "samples": s.to_json()}))
+    ship(model, s)
     g = synthetic.branching(3)
     local = samples_for(g, hw, "mine", seed=9)
     for k in range(len(local)):      # this machine is twice as slow as the shipped data says
@@ -219,10 +221,7 @@ def test_a_shipped_model_is_retrained_with_enough_local_samples_and_kept_until_t
 
 def test_fidelity_excludes_the_evaluated_model_from_training(hw, isolated):
     model, s = small_model(hw, n=2, rounds=10)
-    path = learned.shipped_file(learned.cpu_kind())
-    path.parent.mkdir(parents=True)
-    path.write_text(json.dumps({"format": learned.FORMAT, "feature_version": features.FEATURE_VERSION,
-                                "model": model.to_json(), "samples": s.to_json()}))
+    ship(model, s)
     m = learned.for_target("cpu", hw, exclude_models={"a"})
     assert m is not None and m is not learned.for_target("cpu", hw)
     assert "a" not in m.meta["models"] and m.meta["n"] == sum(1 for x in s.models if x != "a")
@@ -452,10 +451,7 @@ def test_a_learned_plan_after_a_measured_one_is_the_learned_models_alone(hw, iso
     from engine.planner import measure
 
     model, s = small_model(hw, n=2, rounds=10)
-    path = learned.shipped_file(learned.cpu_kind())
-    path.parent.mkdir(parents=True)
-    path.write_text(json.dumps({"format": learned.FORMAT, "feature_version": features.FEATURE_VERSION,
-                                "model": model.to_json(), "samples": s.to_json()}))
+    ship(model, s)
     g = synthetic.se_net()
     cm = CostModel(g, hw)
 
