@@ -25,7 +25,7 @@ import math
 import statistics
 import time
 
-from . import machine_load, runner
+from . import machine_load, runner, runs
 from .cache_dir import write_json
 from .child import ChildFailed, run_in_child
 
@@ -52,12 +52,12 @@ def bench_plans(spec: str, input_shapes: dict | None, plans: dict, target: str =
                                timeout_s=timeout_s or 900 * max(1, len(plans)), what="benchmark worker")
     except ChildFailed as e:
         payload = {"error": str(e)}
-    when = time.strftime("%Y-%m-%d %H:%M:%S")
+    when, run = time.strftime("%Y-%m-%d %H:%M:%S"), runs.new_id()   # one run: its figures compare
     per = payload.get("results") or {}
     out = {}
     for s, p in plans.items():
         r = runner.BenchResult(model=graph.name, strategy=s, target=t.spec, planning_ms=p.planning_ms, repeat=repeat,
-                               scheduled=scheduled, when=when)
+                               scheduled=scheduled, when=when, run_id=run)
         d = per.get(s) or {"error": payload.get("error") or "the benchmark worker returned no result"}
         for k, v in d.items():
             setattr(r, k, v)
