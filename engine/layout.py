@@ -79,8 +79,10 @@ def shape_text(shape) -> str:
 
 
 def node_lines(node) -> tuple[str, str]:
-    """(title, subtitle) drawn on a node: the op name and its output shape."""
-    return node.op, shape_text(node.shape)
+    """(title, subtitle) drawn on a node: the op name (without TVM's internal prefixes) and its output shape."""
+    from .group_names import op_title
+
+    return op_title(node), shape_text(node.shape)
 
 
 def node_size(node) -> tuple[float, float]:
@@ -90,33 +92,23 @@ def node_size(node) -> tuple[float, float]:
     return max(64.0, max(len(title), len(sub) * 0.85) * CHAR_W + 16), NODE_H
 
 
-def group_name(graph, members) -> str:
-    """TVM-style name of a fused group: 'fused_conv2d_add_relu' (consecutive repeats once, at most 5 ops)."""
-    ops: list[str] = []
-    for m in members:
-        n = graph.by_id[m]
-        if n.kind != "call_tir":
-            continue
-        if not ops or ops[-1] != n.op:
-            ops.append(n.op)
-    if not ops:
-        ops = [graph.by_id[members[0]].op]
-    if len(members) == 1:
-        return ops[0]
-    more = "_etc" if len(ops) > 5 else ""
-    return "fused_" + "_".join(ops[:5]) + more
+def group_name(graph, members, kind: str | None = None) -> str:
+    """A fused group's readable name: its ONNX scope, kind and ops (engine/group_names.py)."""
+    from .group_names import group_title
+
+    return group_title(graph, members, kind)
 
 
-def collapsed_label(graph, members) -> str:
-    return f"{group_name(graph, members)}, {len(members)} ops"
+def collapsed_label(graph, members, kind: str | None = None) -> str:
+    return f"{group_name(graph, members, kind)}, {len(members)} ops"
 
 
 def collapsed_id(gi: int) -> str:
     return f"g{gi}"
 
 
-def collapsed_size(graph, members) -> tuple[float, float]:
-    return max(90.0, len(collapsed_label(graph, members)) * CHAR_W + 16), NODE_H
+def collapsed_size(graph, members, kind: str | None = None) -> tuple[float, float]:
+    return max(90.0, len(collapsed_label(graph, members, kind)) * CHAR_W + 16), NODE_H
 
 
 def node_number(node_id: str) -> int:
@@ -140,8 +132,9 @@ def group_hue(members) -> float:
 
 # ---- what to lay out ------------------------------------------------------------------------------
 
-def build_input(graph, groups=None, collapsed=(), clusters: bool = True) -> LayoutInput:
-    """The layout problem for `graph`: one node per op, or per collapsed group (`collapsed`: group indices)."""
+def build_input(graph, groups=None, collapsed=(), clusters: bool = True, kinds=None) -> LayoutInput:
+    """The layout problem for `graph`: one node per op, or per collapsed group (`collapsed`: group indices;
+    `kinds`: the plan's group_kinds, which a collapsed group's label names)."""
     groups = groups or [[n.id] for n in graph.nodes]
     collapsed = set(collapsed)
     rep: dict[str, str] = {}
@@ -158,7 +151,8 @@ def build_input(graph, groups=None, collapsed=(), clusters: bool = True) -> Layo
             sizes[r] = node_size(n)
         else:
             gi = int(r[1:])
-            sizes[r] = collapsed_size(graph, groups[gi])
+            kind = kinds[gi].get("kind") if kinds and len(kinds) == len(groups) else None
+            sizes[r] = collapsed_size(graph, groups[gi], kind)
         order.append(r)
     edges: dict[tuple[str, str], None] = {}
     for n in graph.nodes:

@@ -46,7 +46,7 @@ class Layouts:
         collapsed = () if full else sorted(w.state.collapsed_in(plan))
 
         def make():
-            inp = L.build_input(graph, plan.groups, collapsed=collapsed)
+            inp = L.build_input(graph, plan.groups, collapsed=collapsed, kinds=plan.group_kinds)
             return cache_key(graph.sha256, strategy + (f"-c{len(collapsed)}" if collapsed else ""), inp), inp
 
         cur = w.view.scene().layout

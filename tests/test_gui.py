@@ -239,7 +239,8 @@ def test_collapse_and_expand_a_group(win, qtbot):
         assert gi in sc.collapsed and all(not sc.nodes[m].isVisible() for m in members)
         item = sc.collapsed_items[gi]
         label = item.childItems()[0].text()
-        assert label == f"{L.group_name(win.doc.graph, members)}, {len(members)} ops" and label.startswith("fused_")
+        kind = (sc.kind_of(gi) or {}).get("kind")
+        assert label == f"{L.group_name(win.doc.graph, members, kind)}, {len(members)} ops" and "fused_" not in label
         assert win.props.values()["state"] == "collapsed"
         # edges into the group now end at the collapsed node
         outside_in = [(a, b) for (a, b) in sc.edges if b in members and a not in members]

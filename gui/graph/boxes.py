@@ -236,8 +236,10 @@ class GroupBoxes:
         sc = self.scene
         members = sc.plan.groups[gi]
         rect = self.members_rect(members, pad=0)
-        label = L.collapsed_label(sc.graph, members)
-        w, h = L.collapsed_size(sc.graph, members)
+        info = sc.kind_of(gi)
+        kind = info.get("kind") if info else None
+        label = L.collapsed_label(sc.graph, members, kind)
+        w, h = L.collapsed_size(sc.graph, members, kind)
         it = QtWidgets.QGraphicsPathItem(rounded(QtCore.QRectF(-w / 2, -h / 2, w, h), 8))
         c = sc.group_colours.get(gi) or style.group_colour(members, sc.theme.dark)
         it.setBrush(c)

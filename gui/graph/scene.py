@@ -452,7 +452,8 @@ class GraphScene(QtWidgets.QGraphicsScene):
             extra = [kinds.TITLES.get(f, f) for f in info.get("features") or () if f != info.get("kind")]
             kind = (f"\nkind: {kinds.TITLES.get(info['kind'], info['kind'])}"
                     + (f" (+ {', '.join(extra)})" if extra else ""))
-        return (f"group {gi}: {L.group_name(self.graph, members)}, {len(members)} ops" + kind
+        return (f"group {gi}: {L.group_name(self.graph, members, info and info.get('kind'))}, {len(members)} ops"
+                + kind
                 + ("\n(only in this plan)" if gi in self.only_here else ""))
 
     # ---- collapse: follows ViewState.collapsed ------------------------------------------------------
