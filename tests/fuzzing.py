@@ -580,6 +580,7 @@ _plan_mutations = st.one_of(
     st.tuples(st.just("number"), _pos(), st.sampled_from(["1e999", "-1e999", "NaN", "Infinity", "-0", "1" * 5000,
                                                           "-" + "9" * 4400, "0." + "0" * 5000 + "1", "1e-999",
                                                           "1" + "0" * 400, "-" + "9" * 320])),
+    st.tuples(st.just("big_string"), _pos(), st.sampled_from([10 ** 4, 10 ** 6, 8 * 10 ** 6])),  # a 1 MB node id
     st.tuples(st.just("text_flip"), st.lists(st.tuples(_pos(), st.integers(1, 255)), min_size=1, max_size=4)),
     st.tuples(st.just("text_truncate"), _pos()),
     st.tuples(st.just("text_insert"), _pos(), st.sampled_from([b"\xff\xfe", b"\xef\xbb\xbf", b"\x00", b"{", b"]",
@@ -677,6 +678,8 @@ def apply_plan_mutations(seed: dict, plans: dict, mutations) -> bytes:
                 key = _NEST.format(len(subs), a[1])
                 subs[key] = ("[" * a[1]) + "1" + ("]" * a[1])
                 d = _set(d, paths[a[0] % len(paths)], key)
+            elif kind == "big_string":
+                d = _set(d, paths[a[0] % len(paths)], "n" + "7" * a[1])
             elif kind == "number":
                 key = _NUM.format(len(subs))
                 subs[key] = a[1]
@@ -731,39 +734,56 @@ def check_plan(data: bytes, graph, folder: Path) -> str:
 
 # ==== command lines =====================================================================================
 
-def _limit_memory():  # preexec_fn of a fuzzed command line
-    import resource
+def limit_memory(limit: int = MEM_LIMIT):
+    """A preexec_fn for a fuzzed command line: its address space capped at `limit` bytes."""
+    def apply():
+        import resource
 
-    resource.setrlimit(resource.RLIMIT_AS, (MEM_LIMIT, MEM_LIMIT))
+        resource.setrlimit(resource.RLIMIT_AS, (limit, limit))
+    return apply
 
 
-def run_cli(argv: list[str], cache: Path, *, allow=(0, 2), timeout: float = 300, cwd: Path | None = None) -> str:
-    """Run `main.py argv` and check the property; returns 'ok' (exit 0), 'error' (2) or the exit code.
-    Raises FuzzFailure otherwise. No display (the app exits 3), a private cache, a memory limit."""
+def cli_env(cache: Path, **extra) -> dict:
+    """The environment of a fuzzed command line: no display (the app exits 3), a private cache."""
     env = {k: v for k, v in os.environ.items()
            if k not in ("DISPLAY", "WAYLAND_DISPLAY", "QT_QPA_PLATFORM", "FUSELENS_DEBUG", "FUSELENS_RPC")}
     env.update(FUSELENS_CACHE_DIR=str(cache), FUSELENS_MAX_TENSOR_BYTES=str(MAX_TENSOR_BYTES),
-               PYTHONPATH=str(ROOT))
+               PYTHONPATH=str(ROOT), **extra)
+    return env
+
+
+def run_cli(argv: list[str], cache: Path, *, allow=(0, 2), timeout: float = 300, cwd: Path | None = None,
+            env: dict | None = None, mem_limit: int = MEM_LIMIT) -> str:
+    """Run `main.py argv` and check the property; returns 'ok' (exit 0), 'error' (2) or the exit code.
+    Raises FuzzFailure otherwise. No display (the app exits 3), a private cache, a memory limit;
+    `env`: more variables."""
     try:
-        r = subprocess.run([sys.executable, str(MAIN), *argv], capture_output=True, timeout=timeout, env=env,
-                           cwd=str(cwd or ROOT), stdin=subprocess.DEVNULL, preexec_fn=_limit_memory)
+        r = subprocess.run([sys.executable, str(MAIN), *argv], capture_output=True, timeout=timeout,
+                           env=cli_env(cache, **(env or {})), cwd=str(cwd or ROOT), stdin=subprocess.DEVNULL,
+                           preexec_fn=limit_memory(mem_limit))
     except subprocess.TimeoutExpired:
         raise FuzzFailure("hang", f"no exit within {timeout:g} s") from None
-    err = r.stderr.decode("utf-8", "replace")
+    return check_exit(r.returncode, r.stderr, allow)
+
+
+def check_exit(returncode: int, stderr: bytes, allow) -> str:
+    """The command-line property on one finished command, from its exit code and what it printed on
+    stderr; returns 'ok' (exit 0), 'error' (2) or the exit code."""
+    err = stderr.decode("utf-8", "replace")
     lines = [ln for ln in err.splitlines() if ln.strip()]
-    if r.returncode < 0:
-        raise FuzzFailure("signal", f"killed by signal {-r.returncode}; stderr: {err[-1500:]}")
+    if returncode < 0:
+        raise FuzzFailure("signal", f"killed by signal {-returncode}; stderr: {err[-1500:]}")
     if "Traceback" in err:
         raise FuzzFailure("traceback", err[-3000:])
-    if r.returncode not in allow:
-        raise FuzzFailure(f"exit {r.returncode}", err[-1500:])
-    if r.returncode == 2:
+    if returncode not in allow:
+        raise FuzzFailure(f"exit {returncode}", err[-1500:])
+    if returncode == 2:
         # every exit 2, argparse's usage errors included: exactly one "error: ..." line, no usage block
         if len(lines) != 1:
             raise FuzzFailure("stderr", f"exit 2 with {len(lines)} lines on stderr (want one): {err[-1500:]}")
         if not lines[0].startswith("error: "):
             raise FuzzFailure("stderr", f"exit 2, but the line is not an 'error: ...' line: {lines[0][:300]}")
-    return {0: "ok", 2: "error"}.get(r.returncode, str(r.returncode))
+    return {0: "ok", 2: "error"}.get(returncode, str(returncode))
 
 
 def check_onnx_cli(path: Path, shapes: dict | None, cache: Path) -> list[str]:
