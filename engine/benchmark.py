@@ -45,27 +45,61 @@ def _valid_cached(r, repeat: int) -> bool:
     return r is not None and r.error is None and r.correct is True and r.repeat >= repeat and bool(r.latency_ms)
 
 
+def measure_plans(spec: str, shapes, plans: dict, target: str, repeat: int, force: bool = False, progress=None,
+                  cancel=None, scheduled: bool = True, tuned: bool = True, graph=None) -> tuple[dict, str | None, list]:
+    """strategy -> Plan measured on `target` so that their figures compare (engine/runs.py): the cache
+    answers only when every plan has a valid cached result (no error, correct, repeat >= `repeat`)
+    and all of them were sampled in one run; otherwise every plan is sampled again, together: on
+    cpu and cuda round-robin in one worker (engine/roundrobin.py), on an RPC target in turn as one
+    run (runner.benchmark; there a plan the runner's cache answers keeps its own run and is not
+    compared). Returns (results, the device as the worker saw it or None, the strategies sampled
+    now). Shared by `bench`/`table` (bench_model) and the app's Benchmark (gui/bench_controller.py)."""
+    from . import roundrobin, runs, targets
+
+    g = graph if graph is not None else loader.load(spec, shapes)
+    t = targets.parse(target)
+    if not force:
+        cached = {s: runner.cached_result(g, p, t.spec, scheduled, tuned) for s, p in plans.items()}
+        if all(_valid_cached(r, repeat) for r in cached.values()) and runs.one_run(cached.values()):
+            for s, r in cached.items():
+                r.strategy = s
+            if progress:
+                progress("cached", 1.0)
+            return cached, None, []
+    if t.kind != "rpc":
+        results, device = roundrobin.bench_plans(spec, shapes, plans, t.spec, repeat, progress=progress,
+                                                 cancel=cancel, scheduled=scheduled, tuned=tuned, force=force)
+        return results, device, list(plans)
+    run, results, n = runs.new_id(), {}, len(plans)
+    for k, (s, p) in enumerate(plans.items()):
+        def prog(stage, frac, s=s, k=k):
+            if progress:
+                progress(f"{s}: {stage}", (k + max(0.0, frac or 0.0)) / n)
+        results[s] = runner.benchmark(spec, shapes, p, t.spec, repeat=repeat, progress=prog, force=force,
+                                      scheduled=scheduled, tuned=tuned, cancel=cancel, run_id=run)
+    return results, None, [s for s, r in results.items() if not r.cached]
+
+
 def bench_model(spec: str, shapes, strategies, hw_name: str, target: str, repeat: int, force=False,
                 progress=None, scheduled=True, cost: str | None = None, tuned: bool = True, cancel=None) -> dict:
     """Plan, build, check and time each strategy on `target`. cost=None: dp/hybrid/optimal decide by
     measured kernel times where the target can time kernels (default_cost), else by the model.
 
-    On cpu and cuda targets the strategies are timed round-robin in one worker (engine/roundrobin.py)
-    so that load hits them alike. Caching: a strategy with a valid cached result (no error, correct,
-    repeat >= `repeat`) is not measured again unless `force`; every strategy that is not cached is
-    measured, all of them round-robin together. A cached row was therefore not sampled alongside
-    the new ones: it carries its date (BenchResult.when), and `round_robin` lists the strategies
-    sampled together. RPC targets time each strategy in its own worker (runner.benchmark)."""
-    from . import roundrobin, targets
+    The strategies are measured by measure_plans: all from the cache when every one is cached from
+    one run, else all sampled again together (round-robin in one worker on cpu and cuda), so that
+    every verdict compares figures of one run. `round_robin` lists the strategies sampled
+    round-robin now, `sampled` those sampled now (on RPC too). ONNX Runtime is timed after them; it
+    is compared only with figures sampled in this run."""
+    from . import targets
 
     with _planning:
         g = loader.load(spec, shapes, force=force)
     hw = profiles.get(hw_name)
     cost = cost or default_cost(target)
     t = targets.parse(target)
-    plans, costs, results = {}, {}, {}
+    plans, costs = {}, {}
     n = len(strategies)
-    share = 0.5 if t.kind != "rpc" else 1.0   # of the progress bar: planning (round-robin: then timing)
+    share = 0.5   # of the progress bar: planning, then timing
     for k, s in enumerate(strategies):
         def prog(stage, frac, s=s, k=k):
             if progress:
@@ -74,33 +108,37 @@ def bench_model(spec: str, shapes, strategies, hw_name: str, target: str, repeat
             p = make_plan(g, s, hw, cost=cost, target=target, progress=prog)
         costs[s] = p.notes.get("cost", "model")
         plans[s] = p
-        if t.kind == "rpc":
-            results[s] = runner.benchmark(spec, shapes, p, target, repeat=repeat, progress=prog, force=force,
-                                          scheduled=scheduled, tuned=tuned, cancel=cancel)
-    device, together = None, []
-    if t.kind != "rpc":
-        todo = {}
-        for s, p in plans.items():
-            r = None if force else runner.cached_result(g, p, t.spec, scheduled, tuned)
-            if _valid_cached(r, repeat):
-                results[s] = r
-            else:
-                todo[s] = p
-        if todo:
-            def prog(stage, frac):
-                if progress:
-                    progress(stage, share + (1 - share) * frac)
-            fresh, device = roundrobin.bench_plans(spec, shapes, todo, t.spec, repeat, progress=prog, cancel=cancel,
-                                                   scheduled=scheduled, tuned=tuned, force=force)
-            results.update(fresh)
-            together = list(todo)
-        elif progress:
-            progress("cached", 1.0)
-        results = {s: results[s] for s in strategies}
+
+    def prog(stage, frac):
+        if progress:
+            progress(stage, share + (1 - share) * frac)
+    results, device, sampled = measure_plans(spec, shapes, plans, t.spec, repeat, force=force, progress=prog,
+                                             cancel=cancel, scheduled=scheduled, tuned=tuned, graph=g)
+    results = {s: results[s] for s in strategies}
     ort = ort_latency(g, repeat=repeat) if target == "cpu" else None
     return {"model": g.name, "ops": sum(n.kind == "call_tir" for n in g.nodes), "results": results, "ort": ort,
-            "graph": g, "costs": costs, "target": t.spec, "device": device, "round_robin": together,
+            "graph": g, "costs": costs, "target": t.spec, "device": device,
+            "round_robin": sampled if t.kind != "rpc" else [], "sampled": sampled,
             "hardware": {"name": hw.name, "title": hw.title}}
+
+
+def comparison_base(results: dict) -> str:
+    """What the verdicts compare against: greedy where it and another fused strategy ran correctly,
+    else none (only none and greedy: greedy vs none)."""
+    ok = [s for s, r in results.items() if r.error is None and r.correct is True and r.latency_ms]
+    return "greedy" if "greedy" in ok and any(s not in ("greedy", "none") for s in ok) else "none"
+
+
+def not_same_run(results: dict) -> list[str]:
+    """The correct strategies that are not compared with the base (comparison_base) because they were
+    not sampled in its run (engine/runs.py), e.g. a cached figure beside fresh ones."""
+    from .runs import same_run
+
+    base = comparison_base(results)
+    ok = {s: r for s, r in results.items() if r.error is None and r.correct is True and r.latency_ms}
+    if base not in ok:
+        return []
+    return [s for s, r in ok.items() if s != base and not same_run(r, ok[base])]
 
 
 def _busiest(results: dict) -> float | None:
@@ -120,13 +158,14 @@ def bench_json(b: dict) -> dict:
             "busy_share": _busiest(b["results"]), "busy_threshold": machine_load.BUSY_SHARE,
             "machine_busy": busy is not None, "busy_note": busy,
             "measured_on": _measured_on(b), "round_robin": b.get("round_robin", []),
+            "sampled": b.get("sampled", b.get("round_robin", [])), "not_same_run": not_same_run(b["results"]),
             "strategies": [{"strategy": s, "latency_ms": r.latency_ms, "samples": r.samples,
                             "planning_ms": round(r.planning_ms, 3),
                             "build_s": round(r.build_s, 3), "kernels": r.kernels, "correct": r.correct,
                             "error": r.error, "cached": r.cached, "when": r.when, "busy_share": r.busy_share,
                             "machine_busy": machine_load.is_busy(r.busy_share),
                             "cost": b.get("costs", {}).get(s, "model"),
-                            "schedule": r.schedule, "tuned_kernels": r.tuned_kernels,
+                            "schedule": r.schedule, "tuned_kernels": r.tuned_kernels, "run_id": r.run_id,
                             "vs": {base: comps[(s, base)].to_dict() for base in ("none", "greedy")
                                    if (s, base) in comps}}
                            for s, r in b["results"].items()]}
@@ -145,13 +184,13 @@ def table_row(b: dict) -> dict:
     good = {s for s, x in ran.items() if x.correct is True}   # ratios only between correct results
     comp = {s: x.build_s + x.planning_ms / 1000 for s, x in ran.items()}
     base, gr, dp, hy = med.get("none"), med.get("greedy"), med.get("dp"), med.get("hybrid")
-    cmp = stats.comparisons(r)
+    cmp = stats.comparisons(r)    # correct results of one run only (engine/runs.py)
     row = {"model": b["model"], "ops": b["ops"], "baseline_ms": base, "greedy_ms": gr, "dp_ms": dp, "hybrid_ms": hy,
-           "dp_vs_baseline": base / dp if base and dp and {"none", "dp"} <= good else None,
-           "dp_vs_greedy": gr / dp if gr and dp and {"greedy", "dp"} <= good else None,
+           "dp_vs_baseline": base / dp if base and dp and ("dp", "none") in cmp else None,
+           "dp_vs_greedy": gr / dp if gr and dp and ("dp", "greedy") in cmp else None,
            # only meaningful when DP gained something measurable (> 3% over greedy)
            "hybrid_gain_share": ((gr - hy) / (gr - dp)) if gr and dp and hy and (gr - dp) > 0.03 * gr
-           and {"greedy", "dp", "hybrid"} <= good else None,
+           and {("dp", "greedy"), ("hybrid", "greedy")} <= set(cmp) else None,
            "dp_compile_overhead": comp["dp"] / comp["greedy"] - 1 if "dp" in comp and comp.get("greedy") else None,
            "hybrid_compile_overhead": (comp["hybrid"] / comp["greedy"] - 1
                                        if "hybrid" in comp and comp.get("greedy") else None),
@@ -161,6 +200,8 @@ def table_row(b: dict) -> dict:
            "errors": {s: x.error for s, x in r.items() if x.error},
            "incorrect": [s for s, x in ran.items() if x.correct is not True],
            "cached": {s: x.when for s, x in r.items() if x.cached},
+           "not_same_run": not_same_run(r),
+           "dp_cost": (b.get("costs") or {}).get("dp"), "hybrid_cost": (b.get("costs") or {}).get("hybrid"),
            "measured_on": _measured_on(b),
            # other processes' share of the CPU time while timing (the highest of the run's results)
            "busy_share": _busiest(r), "machine_busy": bool(machine_load.busy_shares(r))}

@@ -15,6 +15,8 @@ MIN_OPS = 50
 DP_BUDGET_PCT = 40.0
 HYBRID_BUDGET_PCT = 15.0
 
+CANDIDATES = ("none", "greedy", "dp", "hybrid")   # what the measured verdict chooses among (none: no fusion)
+
 # The tree, for drawing: node -> (question, yes-branch, no-branch); leaves are strategies.
 TREE = {
     "bandwidth": (f"memory bandwidth > {BANDWIDTH_GBPS:.0f} GB/s?", "ops", "greedy"),
@@ -96,10 +98,18 @@ def _add_measured(rec: Recommendation, measured: dict, budget_pct: float) -> Non
     that costs more compile time replaces the current pick (starting from greedy, in order of
     compile cost) only when it is significantly faster than that pick: the 95% bootstrap interval
     of the ratio of medians (engine/stats.py) excludes 1.0. Otherwise the difference is "within
-    noise" and the cheaper strategy stays. Where a compared result was timed on a busy machine
+    noise" and the cheaper strategy stays. The unfused plan (none) is a candidate too: when it
+    measured fastest the verdict says so. Only figures sampled in greedy's run (engine/runs.py)
+    count; the others are ignored as "not the same run as greedy". Where a compared result was timed on a busy machine
     (engine/machine_load.py) the detail says so (busy_note): the verdict may be distorted."""
+    from .runs import NOT_SAME, same_run
+
     excluded = {s: why for s, r in measured.items() if (why := unusable(r))}
     ok = {s: r for s, r in measured.items() if s not in excluded}
+    if "greedy" in ok:   # only figures sampled in greedy's run compare with it (engine/runs.py)
+        excluded.update({s: f"{NOT_SAME} as greedy" for s, r in ok.items()
+                         if s in CANDIDATES and not same_run(r, ok["greedy"])})
+        ok = {s: r for s, r in ok.items() if s not in excluded}
     rec.excluded = excluded
     ignored = ("; ignored: " + ", ".join(f"{s} ({why})" for s, why in excluded.items())) if excluded else ""
     if "greedy" not in ok:
@@ -115,7 +125,7 @@ def _add_measured(rec: Recommendation, measured: dict, budget_pct: float) -> Non
     g_compile = g.build_s + g.planning_ms / 1000
     rows, vs_greedy = {}, {}
     for s, r in ok.items():
-        if s not in ("greedy", "dp", "hybrid"):
+        if s not in CANDIDATES:
             continue
         compile_s = r.build_s + r.planning_ms / 1000
         sp = stats.speedup(g, r) if s != "greedy" else None
@@ -146,12 +156,17 @@ def _add_measured(rec: Recommendation, measured: dict, budget_pct: float) -> Non
     else:
         c = vs_greedy[best]
         b = rows[best]
-        detail = (f"{best} was {c.ratio:.2f}x faster than greedy, 95% interval {c.interval} "
+        detail = (("the unfused plan measured fastest: fusion did not pay here; " if best == "none" else "")
+                  + f"{best} was {c.ratio:.2f}x faster than greedy, 95% interval {c.interval} "
                   f"(median {b['latency_ms']:.2f} vs {rows['greedy']['latency_ms']:.2f} ms), "
                   f"at {b['compile_overhead_pct']:+.0f}% compile time")
         if prev not in (None, "greedy"):  # it replaced a cheaper strategy that also beat greedy
             detail += f"; {why.text(best, prev)}"
         rec.measured_detail = detail + (f"; {'; '.join(others)}" if others else "") + ignored
+    if best != "none" and "none" in rows and (c := stats.speedup(ok[best], ok["none"])) is not None and c.lo > 1.0:
+        rec.measured_detail = (f"the unfused plan measured fastest ({c.text('none', best)})"
+                               + ("" if "none" in within else f", but is over the {budget_pct:.0f}% compile budget")
+                               + "; " + rec.measured_detail)
     rec.busy_note = machine_load.busy_line({s: r for s, r in ok.items() if s in rows}, "figures and this verdict")
     if rec.busy_note:
         rec.measured_detail += f"; {rec.busy_note}"

@@ -35,8 +35,12 @@ def graph_summary(g) -> str:
 def plan_summary(g, p, hw, explain: bool = False, top: int = 8) -> str:
     from collections import Counter
 
+    from .planner.registry import COSTED
+
     est = p.notes.get("estimate", "roofline")
-    lines = [f"{p.strategy}: {p.kernels} kernels for {len(g)} ops of {g.name}   "
+    # a cost-deciding strategy's name says what decided it, as in `bench` and the app: dp (learned)
+    name = f"{p.strategy} ({p.notes['cost']})" if p.strategy in COSTED and p.notes.get("cost") else p.strategy
+    lines = [f"{name}: {p.kernels} kernels for {len(g)} ops of {g.name}   "
              f"estimated {p.estimated_us / 1000:.3f} ms ({est} estimate; profile {hw.title})   "
              f"planned in {_duration(p.planning_ms)}"]
     if p.notes.get("cost_note"):
@@ -182,10 +186,13 @@ def bench_table(b: dict) -> str:
     lines += verdict_lines(res, comps)
     if b.get("ort"):
         o = b["ort"]
-        best = min((r.latency_ms["median"] for r in res.values() if r.error is None and r.correct is True),
-                   default=None)
+        now = set(b.get("sampled", b.get("round_robin", [])))   # ONNX Runtime was timed in this run only
+        best = min((r.latency_ms["median"] for s, r in res.items() if r.error is None and r.correct is True
+                    and s in now), default=None)
         lines.append(f"ONNX Runtime ({o['threads']} threads): median {o['median']:.2f} ms"
-                     + (f"; best correct TVM plan / ONNX Runtime = {best / o['median']:.2f}x" if best else ""))
+                     + (f"; best correct TVM plan / ONNX Runtime = {best / o['median']:.2f}x" if best else
+                        "; not compared with the cached TVM figures: not the same run (--force times them again)"
+                        if any(r.error is None and r.correct is True for r in res.values()) else ""))
     lines.append(f"measured on {measured_on(b.get('target') or 'cpu', b.get('device'))}")
     if b.get("hardware"):
         lines.append(f"planned with cost-model profile {b['hardware']['name']}: {b['hardware']['title']}")
@@ -199,8 +206,10 @@ def verdict_lines(res: dict, comps: dict | None = None) -> list[str]:
     comparison with a side timed on a busy machine (engine/machine_load.py) carries its caveat."""
     from .stats import comparisons
 
+    from .benchmark import comparison_base, not_same_run
+
     comps = comparisons(res) if comps is None else comps
-    base = "greedy" if any(k[1] == "greedy" for k in comps) else "none"
+    base = comparison_base(res)
     busy = machine_load.busy_shares(res)
     out = [comps[(s, base)].text(s, base) + (f" ({machine_load.CAVEAT})" if {s, base} & set(busy) else "")
            for s in res if (s, base) in comps]
@@ -208,15 +217,29 @@ def verdict_lines(res: dict, comps: dict | None = None) -> list[str]:
            for s, r in res.items() if r.error or r.correct is not True]
     if bad:
         out.append("not compared: " + ", ".join(bad))
+    apart = not_same_run(res)
+    if apart:   # a figure of another run (a cached one beside fresh ones): no verdict against it
+        out.append(f"not compared: not the same run: " + ", ".join(f"{s} vs {base} ({_run_date(res[s])} / "
+                                                                    f"{_run_date(res[base])})" for s in apart)
+                   + "; --force samples them together")
     if any(c.method == "range" for c in comps.values()):
         out.append("(results cached without samples: their intervals are min-max ranges)")
-    if out:
+    if comps:
         out.insert(0, "speed-up = median(base) / median(strategy), 95% bootstrap interval of that ratio; "
                       "'~' / 'within noise': the interval includes 1.0")
+    from .runs import one_run
+
     cached = [f"{s} ({r.when or 'undated'})" for s, r in res.items() if r.cached]
-    if cached:
+    if cached and len(cached) == len(res) and one_run(res.values()):
+        out.append(f"from the cache: sampled together in one run ({next(iter(res.values())).when or 'undated'}); "
+                   "--force samples them again")
+    elif cached:
         out.append("from the cache, not sampled alongside the others: " + ", ".join(cached))
     return out
+
+
+def _run_date(r) -> str:
+    return ("cached " if r.cached else "") + (r.when or "undated")
 
 
 def _schedule(r) -> str:

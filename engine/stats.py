@@ -136,14 +136,17 @@ def speedup(base, other) -> Speedup | None:
 
 def comparisons(results: dict) -> dict:
     """(other, base) -> Speedup for every strategy against `none` and against `greedy`, among the
-    benchmark results that ran without error and are correct (incorrect ones are never compared)."""
+    benchmark results that ran without error and are correct (incorrect ones are never compared),
+    and only between results sampled in the same run (engine/runs.py)."""
+    from .runs import same_run
+
     ok = {s: r for s, r in results.items() if r.error is None and r.correct is True and r.latency_ms}
     out = {}
     for base in ("none", "greedy"):
         if base not in ok:
             continue
         for s, r in ok.items():
-            if s != base and not (base == "greedy" and s == "none"):
+            if s != base and not (base == "greedy" and s == "none") and same_run(ok[base], r):
                 sp = speedup(ok[base], r)
                 if sp is not None:
                     out[(s, base)] = sp

@@ -165,14 +165,23 @@ def test_table_row_carries_intervals_and_cached_dates():
     rs = {"none": res("none", noisy(20, 0.2, seed=1)), "greedy": res("greedy", noisy(10, 0.2, seed=2)),
           "dp": res("dp", noisy(10, 0.2, seed=3), cached=True, when="2026-01-02 03:04:05")}
     row = table_row(bench("resnet50", rs))
-    lo, hi = row["dp_vs_greedy_ci"]
-    assert lo < row["dp_vs_greedy"] < hi and row["dp_vs_baseline_verdict"] == "faster"
-    assert row["cached"] == {"dp": "2026-01-02 03:04:05"}
+    # the cached dp was sampled in another run than greedy and none: no ratio, no verdict against it
+    assert row["dp_vs_greedy"] is None and row["dp_vs_greedy_ci"] is None and row["dp_vs_baseline"] is None
+    assert row["cached"] == {"dp": "2026-01-02 03:04:05"} and row["not_same_run"] == ["dp"]
     md = report.published_table_md([row], "cpu")
-    assert f"[{lo:.2f}, {hi:.2f}]" in md and "dp from the cache (2026-01-02 03:04:05)" in md
+    assert "dp from the cache (2026-01-02 03:04:05)" in md
     text = report.bench_table(bench("resnet50", rs))
-    assert "cached 2026-01-02 03:04:05" in text and "dp vs greedy:" in text and "[95% CI]" in text
+    assert "cached 2026-01-02 03:04:05" in text and "dp vs greedy:" not in text and "[95% CI]" in text
+    assert "not compared: not the same run: dp vs greedy (cached 2026-01-02 03:04:05 / undated)" in text
     assert "not sampled alongside" in text
+    # sampled in one run (the same run id), they compare
+    for r in rs.values():
+        r.run_id = "run1"
+    row = table_row(bench("resnet50", rs))
+    lo, hi = row["dp_vs_greedy_ci"]
+    assert lo < row["dp_vs_greedy"] < hi and row["dp_vs_baseline_verdict"] == "faster" and row["not_same_run"] == []
+    assert f"[{lo:.2f}, {hi:.2f}]" in report.published_table_md([row], "cpu")
+    assert "dp vs greedy:" in report.bench_table(bench("resnet50", rs))
 
 
 def test_incorrect_strategies_are_not_compared_in_the_bench_table():
