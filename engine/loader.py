@@ -27,7 +27,7 @@ from . import onnx_input, opgraph
 from .cache_dir import atomic_file, cache_dir, drop, read_json, write_atomic
 from .errors import ModelError
 
-CACHE_VERSION = 5  # 5: graph.json records frozen.onnx's hash
+CACHE_VERSION = 6  # 5: graph.json records frozen.onnx's hash; 6: onnx_name of the ops a BatchNormalization lowers into
 MODULE = "module.npz"
 _memo: dict[str, opgraph.OpGraph] = {}
 
@@ -86,6 +86,7 @@ def load(spec: str, input_shapes: dict[str, list[int]] | None = None, use_cache:
         from . import relax_import
 
         frozen = onnx_input.freeze(model, shapes, src)
+        onnx_input.check_indices(frozen, src)
         mod, prov = relax_import.to_relax(frozen, src)
         graph = opgraph.from_module(mod, name, digest, shapes, prov, source=str(path))
         if use_cache:

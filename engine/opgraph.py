@@ -160,11 +160,12 @@ def from_module(mod, name: str, sha256: str, input_shapes: dict, provenance: dic
                 refs(a, inputs, externals, reads)
         node = OpNode(id=f"n{i}", var=var.name, kind=kind, func=func, op=op, pattern=pattern, shape=shape,
                       dtype=dtype, inputs=inputs, externals=externals, bytes_read=sum(reads),
-                      bytes_written=out_bytes, flops=flops, onnx_name=provenance.get(var.name))
+                      bytes_written=out_bytes, flops=flops, onnx_name=provenance.get(var))
         var_to_id[var] = node.id
         nodes.append(node)
 
-    # Ops a converter or a decomposition created take the ONNX name of their only consumer.
+    # relax_import names every op it can (those a pass created included); one left without a name
+    # takes that of its only consumer.
     consumers: dict[str, list[OpNode]] = {}
     for n in nodes:
         for i in set(n.inputs):

@@ -31,36 +31,44 @@ def check_ops(model: onnx.ModelProto, src: str) -> None:
 
 
 def to_relax(model: onnx.ModelProto, src: str):
-    """Import and prepare. Returns (module, {relax var name: ONNX node name})."""
+    """Import and prepare. Returns (module, {relax var of main: ONNX node name}).
+
+    Provenance is keyed by the variable itself, not its name: the passes in `prepare` name the
+    variables they create "lv", "lv1", ... afresh, so one name can stand for two bindings."""
     from tvm import relax
     from tvm.relax.frontend.onnx import onnx_frontend as fe
 
     check_ops(model, src)
-    provenance: dict[str, str] = {}
+    provenance: dict[int, str] = {}  # Var.id_ -> ONNX node name, across every stage of the module
+    alive = []  # every variable emitted, kept until the end: an id_ is only unique while it lives
     current = {"name": None}
     orig_convert, orig_emit = fe.ONNXGraphImporter._convert_operator, relax.BlockBuilder.emit
 
     def convert(self, op_name, inputs, attrs, opset):
         current["name"] = attrs.get("tvm_custom", {}).get("name") or op_name
-        sym = orig_convert(self, op_name, inputs, attrs, opset)
         # Bind the result now, so its variable (and so its provenance) exists; the frontend would
-        # otherwise nest it into the next op's call and bind it later under a fresh name.
-        if isinstance(sym, relax.Call):
-            sym = self.bb.emit(sym)
+        # otherwise nest it into the next op's call and bind it later, under the next node's name.
+        sym = _bound(self.bb, orig_convert(self, op_name, inputs, attrs, opset))
+        for var in _vars(sym):  # bound by the converter's normalizer, which emit() does not see
+            if var.id_ not in provenance:
+                alive.append(var)
+                provenance[var.id_] = current["name"]
         return sym
 
     def emit(self, expr, name_hint=""):
         var = orig_emit(self, expr, name_hint)
         if current["name"]:
-            provenance.setdefault(var.name, current["name"])
+            alive.append(var)
+            provenance[var.id_] = current["name"]
         return var
 
     orig_emit_output = relax.BlockBuilder.emit_output
 
     def emit_output(self, output, name_hint=""):
         var = orig_emit_output(self, output, name_hint)
-        if isinstance(output, relax.Var) and output.name in provenance:
-            provenance.setdefault(var.name, provenance[output.name])
+        if isinstance(output, relax.Var) and output.id_ in provenance:
+            alive.append(var)
+            provenance[var.id_] = provenance[output.id_]
         return var
 
     fe.ONNXGraphImporter._convert_operator, relax.BlockBuilder.emit = convert, emit
@@ -75,7 +83,7 @@ def to_relax(model: onnx.ModelProto, src: str):
                 failure = f"TVM's ONNX importer failed{_where(model, current['name'])}: {_short(e)}"
             if failure is None:
                 try:
-                    mod = prepare(mod)
+                    mod = prepare(mod, provenance)
                 except Exception as e:  # noqa: BLE001
                     failure = f"TVM could not lower the model: {_short(e)}"
             import gc
@@ -86,8 +94,57 @@ def to_relax(model: onnx.ModelProto, src: str):
         relax.BlockBuilder.emit_output = orig_emit_output
     if failure:
         raise ModelError(src, failure)
-    check_sizes(mod, provenance, src)
-    return mod, provenance
+    by_var = {b.var: provenance[b.var.id_] for b in _bindings(mod) if b.var.id_ in provenance}
+    check_sizes(mod, by_var, src)
+    return mod, by_var
+
+
+def _bound(bb, sym):
+    """`sym` with every call in it bound to a variable (a TupleGetItem's tuple first, then the item;
+    a tuple's fields), emitted now, while the node it came from is the one being converted."""
+    from tvm import relax
+
+    if isinstance(sym, relax.Tuple):
+        fields = [_bound(bb, f) for f in sym.fields]
+        return sym if all(a.same_as(b) for a, b in zip(fields, sym.fields)) else relax.Tuple(fields)
+    if isinstance(sym, relax.TupleGetItem) and not isinstance(sym.tuple_value, relax.Var):
+        sym = relax.TupleGetItem(_bound(bb, sym.tuple_value), sym.index)
+    if isinstance(sym, (relax.Call, relax.TupleGetItem)):
+        return bb.emit(sym)
+    return sym
+
+
+def _vars(expr) -> list:
+    """The variables an importer result is made of (a tuple's fields, an item's tuple)."""
+    from tvm import relax
+
+    if isinstance(expr, relax.Var):
+        return [expr]
+    if isinstance(expr, relax.Tuple):
+        return [v for f in expr.fields for v in _vars(f)]
+    if isinstance(expr, relax.TupleGetItem):
+        return _vars(expr.tuple_value)
+    return []
+
+
+def _bindings(mod):
+    return [b for block in getattr(mod["main"].body, "blocks", []) for b in block.bindings]
+
+
+def _carry(mod, provenance: dict) -> None:
+    """Give each binding of main that has no provenance that of the next binding that has one.
+
+    The importer's normalizer and every pass emit the bindings they create for a binding just
+    before it (a BatchNormalization's subtract, divide, multiply and add before its batch_norm,
+    a Clip's isnan before its where), so that one is the node they came from. Unchanged
+    variables keep their Var.id_ through a pass, so the known ones carry over by id."""
+    nxt = None
+    for b in reversed(_bindings(mod)):
+        known = provenance.get(b.var.id_)
+        if known is not None:
+            nxt = known
+        elif nxt is not None:
+            provenance[b.var.id_] = nxt
 
 
 def check_sizes(mod, provenance: dict, src: str) -> None:
@@ -115,16 +172,16 @@ def check_sizes(mod, provenance: dict, src: str) -> None:
         for b in block.bindings:
             for dims, dtype in tensors(b.var.ty):
                 if len(dims) > MAX_RANK:
-                    node = provenance.get(b.var.name)
+                    node = provenance.get(b.var)
                     raise ModelError(src, rank_problem(f"the output of ONNX node {node!r}" if node else
                                                        f"the tensor {b.var.name}", len(dims)))
                 n = tensor_bytes(dims, dtype)
                 if biggest is None or n > biggest[0]:
-                    biggest = (n, dims, dtype, b.var.name)
+                    biggest = (n, dims, dtype, b.var)
     if biggest is not None:
         _, dims, dtype, var = biggest
         node = provenance.get(var)
-        what = f"the output of ONNX node {node!r}" if node else f"the tensor {var}"
+        what = f"the output of ONNX node {node!r}" if node else f"the tensor {var.name}"
         check_tensor_size(what, dims, dtype, src, max_tensor_bytes())
 
 
@@ -152,12 +209,14 @@ def _where(model: onnx.ModelProto, name: str | None) -> str:
     return f" (at ONNX node {name!r}: {node.op_type} of {ins})" if ins else f" (at ONNX node {name!r}: {node.op_type})"
 
 
-def prepare(mod):
-    from tvm import relax, transform
+def prepare(mod, provenance: dict | None = None):
+    """The passes, one at a time; with `provenance` ({Var.id_: ONNX node}), the bindings each pass
+    creates take the provenance of the binding they were made for (_carry)."""
+    from tvm import relax
 
     from .fold_constants import fold_constant_calls
 
-    mod = transform.Sequential([
+    passes = [
         relax.transform.CanonicalizeBindings(),  # drops the var-to-var aliases our early binding adds
         relax.transform.DecomposeOpsForInference(),
         # BatchNorm decomposes to `t = (y, mean, var); y0 = t[0]`; the Opaque tuple would keep every
@@ -166,12 +225,19 @@ def prepare(mod):
         relax.transform.DeadCodeElimination(),
         relax.transform.LegalizeOps(),
         relax.transform.AnnotateTIROpPattern(),
-    ])(mod)
-    mod = fold_constant_calls(mod)  # the same result as FoldConstant, in one build instead of hundreds
-    return transform.Sequential([
+        fold_constant_calls,  # the same result as FoldConstant, in one build instead of hundreds
         relax.transform.FoldConstant(),
         relax.transform.DeadCodeElimination(),
-    ])(mod)
+    ]
+    stages = [mod]  # kept alive until done: a Var.id_ is only unique while its variable lives
+    if provenance is not None:
+        _carry(mod, provenance)
+    for p in passes:
+        mod = p(mod)
+        stages.append(mod)
+        if provenance is not None:
+            _carry(mod, provenance)
+    return mod
 
 
 def _short(e: Exception) -> str:
