@@ -1,7 +1,12 @@
 """The long fuzzing run: tests/test_fuzz.py's targets and strategies (tests/fuzzing.py), for minutes
 or hours instead of a few hundred cases.
 
-    python scripts/fuzz_long.py --minutes 30 [--seed 1] [--targets onnx,onnx_cli,plan_json,cli] [--out DIR]
+    python scripts/fuzz_long.py --minutes 30 [--seed 1] [--targets onnx,onnx_cli,plan_json,cli,env_cache,...] [--out DIR]
+
+The env_ targets fault the environment instead of the input (tests/fuzzing_env.py): env_cache
+(special and damaged files in a filled cache folder), env_net (silent, garbage, dripping and
+hanging-up RPC peers on loopback), env_signal (SIGINT, SIGTERM, SIGHUP at a drawn moment; no process
+may be left) and env_memory (address-space limits from 256 MB).
 
 Each target runs in a worker process (so a crash of TVM or ONNX in the in-process targets is
 caught as a crash too, and the worker restarts with the next seed) for its share of the time.
@@ -30,7 +35,9 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
-TARGETS = {"onnx": 0.35, "onnx_cli": 0.15, "plan_json": 0.15, "cli": 0.35}  # share of the time
+# share of the time; the env_ targets fault the environment (tests/fuzzing_env.py)
+TARGETS = {"onnx": 0.25, "onnx_cli": 0.1, "plan_json": 0.1, "cli": 0.25,
+           "env_cache": 0.1, "env_net": 0.06, "env_signal": 0.07, "env_memory": 0.07}
 SAVE_PER_SIGNATURE = 3
 
 
@@ -148,6 +155,27 @@ def worker(target: str, seed: int, until: float, out: Path) -> None:
                 outcome = "crash"
             done(outcome)
             _trim(cache)
+    elif target.startswith("env_"):
+        from tests import fuzzing_env as E
+
+        fixtures = F.make_fixtures(work / "fixtures")
+        seed_cache = E.seed_cache(str(work / "seed-cache"), fixtures["{TINY}"]) if target == "env_cache" else None
+        cases, check = {"env_cache": (E.special_cache_cases, lambda c: E.check_special_cache(c, fixtures, seed_cache,
+                                                                                               work)[1]),
+                        "env_net": (E.network_cases, lambda c: E.check_network(c, fixtures, work)),
+                        "env_signal": (E.signal_cases, lambda c: E.check_signal(c, fixtures, work)),
+                        "env_memory": (E.memory_cases, lambda c: E.check_memory(c, fixtures, work))}[target]
+
+        @run_settings
+        @given(cases())
+        def loop(case):
+            begin(repr(case), {})
+            try:
+                outcome = check(case)
+            except F.FuzzFailure as e:
+                record(repr(case), {}, e)
+                outcome = "crash"
+            done(outcome)
     else:
         raise SystemExit(f"unknown target {target}")
     save_stats()
