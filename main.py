@@ -20,11 +20,14 @@ OK, INCORRECT, USAGE, NO_DISPLAY, INTERNAL, INTERRUPTED = 0, 1, 2, 3, 70, 130
 EXIT_CODES = """exit codes:
   0    ok
   1    a benchmark found an incorrect result (or a tuning run failed)
-  2    bad input or usage: one line "error: ..." (checked before any work)
+  2    bad input or usage: one line "error: ..." (checked before any work); also a fault of the
+       environment: out of memory, a full disk, a silent network peer
   3    no display: the app cannot open a window
   70   internal error: one line "internal error: ... (details in LOG)"; LOG holds the traceback
        (--debug shows it on the terminal instead)
-  130  interrupted (Ctrl+C); workers are stopped"""
+  130  interrupted (Ctrl+C); workers are stopped
+  143  terminated (SIGTERM), 129 hung up (SIGHUP): as Ctrl+C, one line "interrupted (SIGTERM)";
+       workers are stopped"""
 
 
 class _OneLineParser(argparse.ArgumentParser):
@@ -71,20 +74,26 @@ def build_parser() -> argparse.ArgumentParser:
 
     pl = sub.add_parser("plan", help="plan fusion groups with one strategy and write the plan as JSON")
     pl.add_argument("model")
-    pl.add_argument("--strategy", default="dp", choices=list(STRATEGIES))
+    pl.add_argument("--strategy", default=None, choices=list(STRATEGIES), help="the strategy to plan with (default dp)")
+    pl.add_argument("--from", dest="plan_from", metavar="PLAN.json",
+                    help="instead of planning, read this plan file (exported by the app or `plan --out`, perhaps "
+                         "edited by hand), check it against the model and print or write it as planned")
     pl.add_argument("--hardware", default=None,
                     help="cost-model profile: t4, a100, h200, rpi4b, jetson-orin-nano-cpu, host, host-calibrated "
                          "(after `calibrate`); default: the --target device's own (host for cpu)")
     _shape_args(pl)
     pl.add_argument("--out", help="write the plan JSON here")
     pl.add_argument("--explain", action="store_true", help="list why each edge between groups was not fused")
-    pl.add_argument("--cost", choices=list(COSTS), default="model", help=cost_help + " (default model)")
+    pl.add_argument("--cost", choices=list(COSTS), default=None, help=cost_help + " (default model)")
     pl.add_argument("--target", default="cpu", help="the device whose kernels the cost model prices, and where "
                                                     "--cost measured times them (default cpu)")
 
     be = sub.add_parser("bench", help="build, check and time strategies side by side")
     be.add_argument("model")
-    be.add_argument("--strategies", default=",".join(BENCHED))
+    be.add_argument("--strategies", default=None,
+                    help=f"comma-separated (default {','.join(BENCHED)}; with --plan: none)")
+    be.add_argument("--plan", dest="plan_files", action="append", default=[], metavar="PLAN.json",
+                    help="also build and time the plan in this file (repeatable), round-robin with the strategies")
     be.add_argument("--target", default="cpu",
                     help="cpu, cuda, cuda:N, rpc://HOST:PORT, rpc://HOST:PORT/KEY, with ?device=BOARD for a board "
                          "(e.g. rpc://HOST:9190/rpi4b?device=rpi4b)")
@@ -230,6 +239,25 @@ def _strategies(text: str) -> list[str]:
     return names
 
 
+def _plan_files(paths: list[str], taken: list[str], flag: str) -> dict:
+    """Plan files, read and checked (engine/planner/plan_json.read) before any work: name -> (path,
+    contents). A plan is named by its file name (its path where two share a name or a strategy does)."""
+    from pathlib import Path
+
+    from engine.errors import UsageError
+    from engine.planner import plan_json
+
+    out: dict = {}
+    for path in paths:
+        name = Path(path).name
+        if name in out or name in taken:
+            name = path
+        if name in out or name in taken or os.path.realpath(path) in (os.path.realpath(q) for q, _ in out.values()):
+            raise UsageError(f"{flag} {path!r} is given twice")
+        out[name] = (path, plan_json.read(path))
+    return out
+
+
 def validate(a) -> None:
     """Check every argument of the command before any work: raise FuseLensError (exit 2) on the first bad one."""
     from engine import onnx_input, outpath
@@ -246,13 +274,21 @@ def validate(a) -> None:
         _check_spec(a.model)
     elif a.command == "plan":
         _check_spec(a.model)
+        if a.plan_from is not None and (a.strategy or a.cost):
+            raise UsageError(f"--from reads a plan; {'--strategy' if a.strategy else '--cost'} plans one: give one of them")
+        a.strategy, a.cost = a.strategy or "dp", a.cost or "model"
+        a.plan_dicts = _plan_files([a.plan_from], [], "--from") if a.plan_from is not None else {}
         _check_hardware(a.hardware)
         _check_target(a.target, reach=False)  # make_plan checks the device itself, measured cost only
         if a.out:
             outpath.check_file(a.out, "--out")
     elif a.command == "bench":
         _check_spec(a.model)
-        a.strategy_list = _strategies(a.strategies)
+        from engine.planner.registry import BENCHED
+
+        a.strategy_list = _strategies(a.strategies) if a.strategies is not None else \
+            ["none"] if a.plan_files else list(BENCHED)
+        a.plan_dicts = _plan_files(a.plan_files, a.strategy_list, "--plan")
         _check_count(a.repeat, "--repeat", 1, 100000)
         _check_hardware(a.hardware)
         if a.json_out:
@@ -330,8 +366,12 @@ def cmd_plan(a) -> int:
     g = loader.load(a.model, a.shapes)
     onnx_input.check_graph_sizes(g, a.model)
     hw = profiles.get(a.hardware or targets.parse(a.target).hardware)
-    p = make_plan(g, a.strategy, hw, cost=a.cost, target=a.target, progress=_progress)
-    if sys.stderr.isatty() and a.cost == "measured":
+    if a.plan_dicts:
+        ((path, d),) = a.plan_dicts.values()
+        p = plan_json.imported(plan_json.from_dict(d, g, path), path, g, hw)
+    else:
+        p = make_plan(g, a.strategy, hw, cost=a.cost, target=a.target, progress=_progress)
+    if sys.stderr.isatty() and a.cost == "measured" and not a.plan_dicts:
         print(file=sys.stderr)
     print(report.plan_summary(g, p, hw, explain=a.explain))
     if a.out:
@@ -346,13 +386,17 @@ def _progress(stage: str, frac: float) -> None:
 
 
 def cmd_bench(a) -> int:
-    from engine import benchmark, loader, onnx_input, outpath, report, targets
+    from engine import benchmark, loader, onnx_input, outpath, profiles, report, targets
+    from engine.planner import plan_json
 
     hw = a.hardware or targets.parse(a.target).hardware
-    onnx_input.check_graph_sizes(loader.load(a.model, a.shapes), a.model)  # bench_model reuses the loaded graph
+    g = loader.load(a.model, a.shapes)
+    onnx_input.check_graph_sizes(g, a.model)  # bench_model reuses the loaded graph
+    imported = {name: plan_json.imported(plan_json.from_dict(d, g, path), path, g, profiles.get(hw))
+                for name, (path, d) in a.plan_dicts.items()}
     b = benchmark.bench_model(a.model, a.shapes, a.strategy_list, hw,
                             a.target, a.repeat, a.force, _progress, scheduled=not a.unscheduled, cost=a.cost,
-                            tuned=not a.rules_only)
+                            tuned=not a.rules_only, imported=imported)
     if sys.stderr.isatty():
         print(file=sys.stderr)
     print(report.bench_table(b))
@@ -551,34 +595,77 @@ def main(argv: list[str] | None = None) -> int:
     if not argv or (argv[0] not in COMMANDS and not argv[0].startswith("-")):
         argv = ["gui", *argv]
     a = build_parser().parse_args(argv)  # a usage error exits 2 here
-    from engine.errors import FuseLensError
+    from engine import faults
+    from engine.errors import FuseLensError, Interrupted
 
+    if a.command != "gui":  # the app handles its own signals (gui/app.py)
+        _signals_as_interrupts()
     try:
         validate(a)
         if a.command == "gui":
             return cmd_gui(a.model, a.input_shape)
-        return {"zoo": cmd_zoo, "inspect": cmd_inspect, "plan": cmd_plan, "bench": cmd_bench, "table": cmd_table,
+        code = {"zoo": cmd_zoo, "inspect": cmd_inspect, "plan": cmd_plan, "bench": cmd_bench, "table": cmd_table,
                 "calibrate": cmd_calibrate, "fidelity": cmd_fidelity, "tune": cmd_tune, "devices": cmd_devices,
                 "cache": cmd_cache}[a.command](a)
-    except FuseLensError as e:
+        sys.stdout.flush()  # a full device or a closed pipe on stdout is met here, not at the interpreter's exit
+        return code
+    except KeyboardInterrupt as e:  # Ctrl+C, SIGTERM, SIGHUP: the workers (engine/child.py) were stopped on the way out
+        _settle_stdout()
         _end_progress_line()
-        print(f"error: {_one_line(str(e))}", file=sys.stderr)
-        return USAGE
-    except KeyboardInterrupt:  # the workers (engine/child.py) were stopped on the way out
-        _end_progress_line()
-        print("interrupted", file=sys.stderr)
-        return INTERRUPTED
-    except BrokenPipeError:  # `main.py ... | head`
-        sys.stderr.close()
+        print(f"interrupted ({e})" if isinstance(e, Interrupted) else "interrupted", file=sys.stderr)
+        return e.exit_code if isinstance(e, Interrupted) else INTERRUPTED
+    except BrokenPipeError:  # `main.py ... | head`: a quiet exit
+        _settle_stdout()
         return OK
-    except Exception as e:  # noqa: BLE001 - a bug: one line here, the traceback in a log
-        if debug:
+    except Exception as e:  # noqa: BLE001 - a user's error, a fault of the environment, or a bug
+        _settle_stdout()
+        fault = faults.environment_fault(e)   # out of memory, a full disk: one line, exit 2
+        if fault or isinstance(e, FuseLensError):
+            _end_progress_line()
+            print(f"error: {_one_line(fault or str(e))}", file=sys.stderr)
+            return USAGE
+        if debug:  # a bug: one line here, the traceback in a log
             raise
         _end_progress_line()
         log = _write_log(argv)
         msg = _one_line(f"{type(e).__name__}: {e}")
         print(f"internal error: {msg} (details in {log})", file=sys.stderr)
         return INTERNAL
+
+
+def _signals_as_interrupts() -> None:
+    """SIGTERM and SIGHUP end a command as Ctrl+C does: an exception in the main thread, so every
+    `finally` on the way out stops its workers (engine/child.py), then one line and exit 128 + N.
+    A second signal while stopping is ignored, so the stopping is not cut short."""
+    import signal
+
+    from engine.errors import Interrupted
+
+    fired = []
+
+    def handler(signum, frame):
+        if fired:
+            return
+        fired.append(signum)
+        raise KeyboardInterrupt() if signum == signal.SIGINT else Interrupted(signum)
+
+    for name in ("SIGINT", "SIGTERM", "SIGHUP"):
+        if hasattr(signal, name) and signal.getsignal(getattr(signal, name)) is not signal.SIG_IGN:
+            signal.signal(getattr(signal, name), handler)
+
+
+def _settle_stdout() -> None:
+    """Flush stdout; when it cannot take the output (a full device, a closed pipe), point it at
+    /dev/null, so the interpreter's own flush at exit adds no second message."""
+    try:
+        sys.stdout.flush()
+    except (OSError, ValueError):
+        try:
+            fd = os.open(os.devnull, os.O_WRONLY)
+            os.dup2(fd, sys.stdout.fileno())
+            os.close(fd)
+        except (OSError, ValueError):
+            pass
 
 
 def _one_line(s: str, limit: int = 600) -> str:
@@ -595,29 +682,23 @@ def _write_log(argv: list[str]) -> str:
     """Write the current exception's traceback to a new log file in the cache folder (logs/), or in
     the temp folder when that cannot be written; returns its path."""
     import platform
-    import tempfile
     import time
     import traceback
 
     text = (f"fuselens internal error, {time.strftime('%Y-%m-%d %H:%M:%S')}\n"
             f"command: main.py {' '.join(argv)}\n"
             f"python {platform.python_version()} on {platform.platform()}\n\n{traceback.format_exc()}")
-    name = f"error-{time.strftime('%Y%m%d-%H%M%S')}-{os.getpid()}.log"
-    try:
-        from engine.cache_dir import cache_dir
+    from engine import logs
 
-        folder = cache_dir("logs")
-    except Exception:  # noqa: BLE001 - an unusable cache folder must not hide the error
-        folder = None
-    for d in ([folder] if folder else []) + [tempfile.gettempdir()]:
-        try:
-            path = os.path.join(str(d), name)
-            with open(path, "w") as f:
-                f.write(text)
-            return path
-        except OSError:
-            continue
-    return "(no log: neither the cache folder nor the temp folder could be written)"
+    path = logs.create("error")   # the cache folder's logs/, else the temp folder
+    try:
+        if path is None:
+            raise OSError
+        with open(path, "w") as f:
+            f.write(text)
+        return path
+    except OSError:
+        return "(no log: neither the cache folder nor the temp folder could be written)"
 
 
 if __name__ == "__main__":

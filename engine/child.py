@@ -9,6 +9,11 @@ lock for seconds (parsing a large ONNX file) cannot freeze the caller's other th
 result picklable); `say(stage, fraction)` reaches `progress` in the caller. Returns what job_fn
 returned. A set `cancel` raises Cancelled; a job that raised, ran past `timeout_s` or whose child
 died raises ChildFailed, whose message says which in one line.
+
+The child ends with its caller: a parent-death signal (Linux's prctl), else a thread that watches
+the parent's pid, so a caller killed even by SIGKILL leaves no worker behind. What the child prints
+on fd 2 (TVM's native stack trace when it crashes) goes to a log file (engine/logs.py), not the
+caller's terminal: a crash is one line naming the log (FUSELENS_DEBUG=1 keeps the terminal).
 """
 from __future__ import annotations
 
@@ -17,6 +22,7 @@ import os
 import queue as _queue
 import time
 
+from . import faults, logs
 from .cpus import usable_cores
 from .errors import FuseLensError
 
@@ -45,10 +51,12 @@ def run_in_child(job_fn, job, *, progress=None, cancel=None, timeout_s: float = 
     child's TVM thread pool size (default: every core this process may use)."""
     ctx = mp.get_context("spawn")
     q = ctx.Queue()
-    proc = ctx.Process(target=_child, args=(q, job_fn, job, threads), daemon=True)
-    _start_without_sigint(proc)
-    t0 = time.monotonic()
+    log = None if os.environ.get("FUSELENS_DEBUG") else logs.create("worker")
+    proc = ctx.Process(target=_child, args=(q, job_fn, job, threads, os.getpid(), log), daemon=True)
+    keep_log = False
     try:
+        _start_without_sigint(proc)
+        t0 = time.monotonic()
         while True:
             if cancel is not None and cancel.is_set():
                 raise Cancelled(f"{what} cancelled")
@@ -62,8 +70,9 @@ def run_in_child(job_fn, job, *, progress=None, cancel=None, timeout_s: float = 
                 try:  # the last message may still be in the pipe
                     kind, *rest = q.get(timeout=0.5)
                 except _queue.Empty:
-                    raise ChildFailed(f"the {what} process died (exit code {proc.exitcode}); "
-                                      "TVM may have crashed building or running it") from None
+                    proc.join(1.0)
+                    keep_log = bool(log and logs.tail(log).strip())
+                    raise ChildFailed(_died(what, proc.exitcode, log if keep_log else None)) from None
             if kind == "progress":
                 if progress:
                     progress(rest[0], rest[1])
@@ -73,6 +82,28 @@ def run_in_child(job_fn, job, *, progress=None, cancel=None, timeout_s: float = 
                 raise ChildFailed(rest[0])
     finally:
         stop(proc)
+        if log and not keep_log:
+            try:
+                os.unlink(log)
+            except OSError:
+                pass
+
+
+def _died(what: str, code, log: str | None) -> str:
+    """The one line for a child that died without a word: how, and where its output went."""
+    import signal
+
+    how = f"exit code {code}"
+    if isinstance(code, int) and code < 0:
+        try:
+            how += f", {signal.Signals(-code).name}"
+        except ValueError:
+            pass
+    last = logs.tail(log) if log else ""
+    if faults.out_of_memory(last):
+        return f"the {what} process died: {faults.out_of_memory_line(how)}" + (f"; its output is in {log}" if log else "")
+    return (f"the {what} process died ({how}); TVM may have crashed building or running it"
+            + (f"; its output is in {log}" if log else ""))
 
 
 def _start_without_sigint(proc) -> None:
@@ -94,10 +125,16 @@ def _start_without_sigint(proc) -> None:
         signal.signal(signal.SIGINT, old)
 
 
-def _child(q, job_fn, job, threads):
+def _child(q, job_fn, job, threads, parent=None, log=None):
     import signal
 
+    if parent is not None:
+        _die_with_parent(parent)
     signal.signal(signal.SIGINT, signal.SIG_IGN)  # the caller handles Ctrl+C and stops this process
+    if hasattr(signal, "SIGHUP"):
+        signal.signal(signal.SIGHUP, signal.SIG_IGN)  # a closed terminal: the caller stops this process too
+    if log:
+        _stderr_to(log)
 
     def say(stage, frac):
         q.put(("progress", stage, frac))
@@ -107,7 +144,9 @@ def _child(q, job_fn, job, threads):
         os.environ["TVM_NUM_THREADS"] = str(threads)
     else:
         os.environ.setdefault("TVM_NUM_THREADS", str(usable_cores()))
-    if os.environ.get("FUSELENS_WORKER_FAULT") == "segv":  # fault injection for the crash tests
+    if os.environ.get("FUSELENS_WORKER_FAULT") == "segv":  # fault injection for the crash tests:
+        import tvm  # noqa: F401 - TVM's crash handler prints its native stack trace, as a real crash does
+
         os.kill(os.getpid(), signal.SIGSEGV)
     try:
         result = job_fn(job, say)
@@ -115,6 +154,52 @@ def _child(q, job_fn, job, threads):
         q.put(("raised", str(e)))
     except BaseException as e:  # noqa: BLE001 - a bug or a TVM failure: reported to the caller in one line
         msg = str(e).strip().splitlines()
-        q.put(("raised", f"{type(e).__name__}: {msg[-1] if msg else ''}"[:400]))
+        line = f"{type(e).__name__}: {msg[-1] if msg else ''}"
+        q.put(("raised", faults.out_of_memory_line(line) if faults.out_of_memory(e) else line[:400]))
     else:
         q.put(("done", result))
+
+
+def _stderr_to(log: str) -> None:
+    """Point fd 2 (Python's and native code's) at the log file; left as it is when that cannot be opened."""
+    import sys
+
+    try:
+        fd = os.open(log, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o644)
+    except OSError:
+        return
+    try:
+        sys.stderr.flush()
+    except (OSError, ValueError):
+        pass
+    os.dup2(fd, 2)
+    os.close(fd)
+
+
+def _die_with_parent(parent: int, use_prctl: bool = True) -> None:
+    """End this process when `parent` ends, however it ends: Linux's parent-death signal (SIGKILL),
+    else a daemon thread that checks every 0.2 s whether this process was handed to another parent."""
+    import signal
+    import sys
+    import threading
+
+    armed = False
+    if use_prctl and sys.platform.startswith("linux"):
+        try:
+            import ctypes
+
+            libc = ctypes.CDLL(None, use_errno=True)
+            armed = libc.prctl(1, int(signal.SIGKILL), 0, 0, 0) == 0   # 1: PR_SET_PDEATHSIG
+        except (OSError, AttributeError):
+            armed = False
+    if os.getppid() != parent:   # the parent died before the signal was armed
+        os._exit(1)
+    if armed:
+        return
+
+    def watch():
+        while os.getppid() == parent:
+            time.sleep(0.2)
+        os._exit(1)
+
+    threading.Thread(target=watch, name="parent-watch", daemon=True).start()

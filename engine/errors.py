@@ -1,11 +1,27 @@
 """The one exception type front ends catch: its message is shown to the user as-is.
 
 Command-line exit codes (main.py): 0 ok, 1 a benchmark found an incorrect result, 2 a FuseLensError
-(bad input or usage; argparse's own errors exit 2 too), 3 no display, 70 an internal error (one line
-on the terminal, the traceback in a log file), 130 interrupted (Ctrl+C).
+(bad input or usage, or a fault of the environment: engine/faults.py; argparse's own errors exit 2
+too), 3 no display, 70 an internal error (one line on the terminal, the traceback in a log file),
+128 + N stopped by signal N: 130 interrupted (Ctrl+C, SIGINT), 143 SIGTERM, 129 SIGHUP.
 """
 
 EXIT_OK, EXIT_INCORRECT, EXIT_USAGE, EXIT_NO_DISPLAY, EXIT_INTERNAL, EXIT_INTERRUPTED = 0, 1, 2, 3, 70, 130
+
+
+class Interrupted(KeyboardInterrupt):
+    """SIGTERM or SIGHUP, raised in the main thread like Ctrl+C's KeyboardInterrupt, so the same
+    `finally` blocks stop the workers (engine/child.py). `signum`: the signal; exit code 128 + it."""
+
+    def __init__(self, signum: int):
+        import signal
+
+        self.signum = signum
+        super().__init__(signal.Signals(signum).name)
+
+    @property
+    def exit_code(self) -> int:
+        return 128 + self.signum
 
 
 class FuseLensError(Exception):
