@@ -10,7 +10,7 @@ from pathlib import Path
 from . import layout as L
 from .cache_dir import cache_dir, drop, is_number, read_json, write_json
 
-LAYOUT_CACHE_VERSION = 1
+LAYOUT_CACHE_VERSION = 2   # 2: edge routes
 
 _memory: dict[str, L.Layout] = {}
 
@@ -55,6 +55,11 @@ def _layout_from(d: dict, inp: L.LayoutInput | None) -> L.Layout | None:
                 and isinstance(d.get("seconds", 0.0), (int, float)) and isinstance(d.get("note", ""), str)):
             return None
         if inp is not None and not set(inp.sizes) <= set(pos):
+            return None
+        routes = d.get("routes") or []
+        if not (isinstance(routes, list) and all(
+                isinstance(r, list) and len(r) == 3 and isinstance(r[0], str) and isinstance(r[1], str)
+                and isinstance(r[2], list) and all(point(p) for p in r[2]) for r in routes)):
             return None
         return L.Layout.from_dict(d)
     except (KeyError, TypeError, ValueError, AttributeError):

@@ -40,3 +40,19 @@ def edge_path(x1: float, y1: float, x2: float, y2: float) -> QtGui.QPainterPath:
     path.lineTo(x2, y2)
     path.lineTo(x2 + 4, y2 - 6)
     return path
+
+
+def routed_path(pts) -> QtGui.QPainterPath:
+    """An edge along a route the layout made around the nodes (engine.layout.Layout.routes): cubic
+    segments through the control points p0 c1 c2 p1 ..., then a straight stretch to the arrow's tip."""
+    path = QtGui.QPainterPath(QtCore.QPointF(*pts[0]))
+    n = (len(pts) - 1) // 3 * 3 + 1
+    for k in range(1, n, 3):
+        path.cubicTo(QtCore.QPointF(*pts[k]), QtCore.QPointF(*pts[k + 1]), QtCore.QPointF(*pts[k + 2]))
+    x2, y2 = pts[-1]
+    if len(pts) > n:
+        path.lineTo(x2, y2)
+    path.moveTo(x2 - 4, y2 - 6)  # arrow head
+    path.lineTo(x2, y2)
+    path.lineTo(x2 + 4, y2 - 6)
+    return path

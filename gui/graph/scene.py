@@ -12,7 +12,7 @@ from engine import layout as L
 
 from .. import style
 from .boxes import GroupBoxes
-from .items import NODE_PEN_W, Z_EDGE, Z_NODE, EdgeItem, edge_path, rounded
+from .items import NODE_PEN_W, Z_EDGE, Z_NODE, EdgeItem, edge_path, rounded, routed_path
 
 
 class GraphScene(QtWidgets.QGraphicsScene):
@@ -298,7 +298,19 @@ class GraphScene(QtWidgets.QGraphicsScene):
             e.setVisible(True)
         pa, pb = self._pos(ra), self._pos(rb)
         (_, ha), (_, hb) = self._size(ra), self._size(rb)
-        e.setPath(edge_path(pa.x(), pa.y() + ha / 2, pb.x(), pb.y() - hb / 2))
+        route = self.layout.routes.get((ra, rb)) if self.layout is not None else None
+        if route and self._route_fits(route, pa, ha, pb, hb):
+            e.setPath(routed_path(route))
+        else:
+            e.setPath(edge_path(pa.x(), pa.y() + ha / 2, pb.x(), pb.y() - hb / 2))
+
+    @staticmethod
+    def _route_fits(route, pa, ha, pb, hb, tol: float = 3.0) -> bool:
+        """Whether a layout's route still joins the two ends where they are drawn now (it starts on the
+        producer's bottom edge and ends on the consumer's top edge)."""
+        (x0, y0), (x1, y1) = route[0], route[-1]
+        return abs(y0 - (pa.y() + ha / 2)) < tol and abs(y1 - (pb.y() - hb / 2)) < tol and \
+            abs(x0 - pa.x()) < 200 and abs(x1 - pb.x()) < 200
 
     # ---- plan: colours and boxes ----------------------------------------------------------------
 
