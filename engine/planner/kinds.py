@@ -30,6 +30,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from .rules import named
+
 ANCHOR = "OutEWiseFusable"
 REDUCE = "CommReduce"
 EWISE = ("ElemWise", "Broadcast")
@@ -183,7 +185,7 @@ def chain_shape(cm, members) -> str:
     for v in anchors:
         shp = nodes[v].shape
         if not nodes[v].op.startswith("conv2d") or not isinstance(shp, list) or len(shp) != 4:
-            return f"{nodes[v].op} is not a 4-D convolution"
+            return f"{named(cm, v)} is not a 4-D convolution"
 
     def reach(v):
         seen, stack = set(), [v]
@@ -197,14 +199,14 @@ def chain_shape(cm, members) -> str:
     down = {v: reach(v) for v in anchors}
     for a, b in zip(anchors, anchors[1:]):
         if b not in down[a]:
-            return "its convolutions are not one path"
+            return f"its convolutions {named(cm, a)} and {named(cm, b)} are not one path"
     sink = anchors[-1]
     tail = down[sink] | {sink}
     for v in inside - tail:
         if cm.is_output[v] or any(c not in inside for c in cm.consumers[v]):
-            return f"the intermediate {nodes[v].op} ({cm.ids[v]}) is also used outside the group"
+            return f"the intermediate {named(cm, v)} is also used outside the group"
         if sink not in reach(v):
-            return f"{nodes[v].op} ({cm.ids[v]}) is a side branch"
+            return f"{named(cm, v)} is a side branch"
     return ""
 
 

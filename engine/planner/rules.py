@@ -16,6 +16,12 @@ from __future__ import annotations
 STAGING = frozenset({"OutEWiseFusable", "CommReduce"})
 
 
+def named(cm, v: int) -> str:
+    """How a reason names node v: 'conv2d n3', as greedy's reasons and `plan --explain` do, so a
+    reason about an op that is not on the edge it explains still says which op it is."""
+    return f"{cm.graph.nodes[v].op or cm.graph.nodes[v].kind} {cm.ids[v]}"
+
+
 def escapes(cm, v: int, inside) -> bool:
     """Node v's value is needed outside the group: a graph output, or a consumer not inside."""
     return cm.is_output[v] or not all(inside(c) for c in cm.consumers[v])
@@ -24,9 +30,9 @@ def escapes(cm, v: int, inside) -> bool:
 def member_rule(cm, v: int, inside) -> str:
     """Why node v cannot sit in any multi-op group (whatever else the group holds), or ''."""
     if cm.pattern[v] == "Opaque" and not cm.glue[v]:
-        return f"{cm.graph.nodes[v].op} is Opaque"
+        return f"{named(cm, v)} is Opaque"
     if cm.tuple_valued[v] and escapes(cm, v, inside):
-        return f"{cm.graph.nodes[v].op} yields a tuple that is used outside the group"
+        return f"{named(cm, v)} yields a tuple that is used outside the group"
     return ""
 
 

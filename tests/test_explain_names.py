@@ -1,0 +1,40 @@
+"""`plan --explain` (issue 21): a reason about an op names that op by its id, so a reason about an
+op that is not on the edge (the mean inside a group) still says which op it means."""
+import re
+
+import pytest
+
+from engine import hardware, loader
+from engine.planner import kinds, make_plan
+from engine.planner.cost import CostModel
+from tests.synthetic import Builder
+
+
+def _unnamed(detail: str, ops) -> list[str]:
+    """The op names in `detail` that no node id follows ('mean is ...' rather than 'mean n340 is ...')."""
+    return [m[0] for op in ops for m in re.finditer(rf"\b{re.escape(op)}\b(?! n\d+\b)", detail)]
+
+
+@pytest.mark.parametrize("strategy", ["dp", "greedy"])
+def test_every_reason_names_its_ops_by_id(private_cache, strategy):
+    g = loader.load("zoo:mobilenetv2@32")
+    p = make_plan(g, strategy, hardware.get("host"))
+    ops = {n.op for n in g.nodes}
+    assert p.explanations
+    bad = [(e["src"], e["dst"], e["detail"]) for e in p.explanations if _unnamed(e["detail"], ops)]
+    assert not bad, bad[:3]
+    if strategy == "dp":  # the global pool's edge: the reason is about the mean, n340
+        (e,) = [e for e in p.explanations if "4-D convolution" in e["detail"]]
+        mean = g.by_id[e["dst"]]
+        assert mean.op == "mean" and f"mean {mean.id} is not a 4-D convolution" in e["detail"]
+
+
+def test_the_chain_rule_names_the_op_inside_the_group():
+    b = Builder(c=32, hw=28)
+    c1 = b.add("conv2d", [])
+    r = b.add("relu", [c1])
+    c2 = b.add("conv2d", [r])
+    m = b.add("mean", [c2], shape=[1, 32, 1, 1], pattern="OutEWiseFusable")  # TVM marks a mean so
+    cm = CostModel(b.graph("chain"), hardware.get("t4"))
+    why = kinds.chain_shape(cm, [cm.index[i] for i in (c1, r, c2, m)])
+    assert why == f"mean {m} is not a 4-D convolution"
