@@ -117,13 +117,19 @@ class Layouts:
                 sc.replace_collapsed()   # collapsed groups move to their groups' new positions
                 if p.get("fit_on_open"):  # a model's final layout after its provisional one: fitted alike
                     w.view.refit_width_top()
+                w.view.refit_if_lost()
                 self.sync_right()
                 self._after_layout(lay, provisional)
 
             self.run_steps(sc.set_layout_steps(lay), then)
         else:
             self.compact = True
-            self.run_steps(sc.set_layout_steps(lay), lambda: self._after_layout(lay, provisional))
+
+            def then_compact():
+                w.view.refit_if_lost()
+                self._after_layout(lay, provisional)
+
+            self.run_steps(sc.set_layout_steps(lay), then_compact)
 
     def run_steps(self, steps, then, budget_s: float = 0.025):
         """Run a generator a slice at a time between event-loop turns, then call `then()`. While it

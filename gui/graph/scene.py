@@ -278,11 +278,28 @@ class GraphScene(QtWidgets.QGraphicsScene):
                 self._route_one(e, a, b)
                 if k % chunk == chunk - 1:
                     yield
-            self.setSceneRect(QtCore.QRectF(-40, -40, lay.width + 80, lay.height + 80).united(
-                self.itemsBoundingRect().adjusted(-40, -40, 40, 40)))
             yield from self._rebox_steps(False, chunk)
+            self.fit_scene_rect()
         finally:
             self.building = False
+
+    def content_rect(self) -> QtCore.QRectF:
+        """What is drawn now: the visible nodes, collapsed groups and boxes (hidden items, such as the
+        members of collapsed groups where the full layout left them, do not count)."""
+        r = QtCore.QRectF()
+        for it in self.nodes.values():
+            if it.isVisible():
+                r = r.united(it.sceneBoundingRect())
+        for it in list(self.collapsed_items.values()) + list(self.boxes.values()):
+            if it.isVisible():
+                r = r.united(it.sceneBoundingRect())
+        return r
+
+    def fit_scene_rect(self):
+        """The scene (and so the scroll range and the minimap) spans what is drawn, with a margin."""
+        r = self.content_rect()
+        if not r.isEmpty():
+            self.setSceneRect(r.adjusted(-40, -40, 40, 40))
 
     def route_edges(self):
         """Route every edge anew, between the nodes or collapsed groups that now stand for its ends."""
@@ -483,6 +500,7 @@ class GraphScene(QtWidgets.QGraphicsScene):
             self._rebox()
         self.route_edges()
         self._restyle_selection()
+        self.fit_scene_rect()
         self.collapsed_changed.emit()
 
     def replace_collapsed(self):
@@ -618,7 +636,7 @@ class GraphScene(QtWidgets.QGraphicsScene):
 
     def render_png(self, path: str, max_side: int = 16000) -> tuple[int, int]:
         self.ensure_labels(None)
-        r = self.itemsBoundingRect().adjusted(-20, -20, 20, 20)
+        r = self.content_rect().adjusted(-20, -20, 20, 20)
         scale = min(2.0, max_side / max(r.width(), r.height(), 1))
         img = QtGui.QImage(max(1, int(r.width() * scale)), max(1, int(r.height() * scale)),
                            QtGui.QImage.Format_ARGB32)
@@ -635,7 +653,7 @@ class GraphScene(QtWidgets.QGraphicsScene):
         from PySide6 import QtSvg
 
         self.ensure_labels(None)
-        r = self.itemsBoundingRect().adjusted(-20, -20, 20, 20)
+        r = self.content_rect().adjusted(-20, -20, 20, 20)
         gen = QtSvg.QSvgGenerator()
         gen.setFileName(path)
         gen.setSize(QtCore.QSize(int(r.width()), int(r.height())))

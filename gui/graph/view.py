@@ -107,7 +107,7 @@ class GraphView(QtWidgets.QGraphicsView):
     def fit(self):
         self.moved_by_user()
         sc = self.scene()
-        r = sc.itemsBoundingRect() if sc.graph is not None and not sc.building else sc.sceneRect()
+        r = sc.content_rect() if sc.graph is not None and not sc.building else sc.sceneRect()
         if r.isEmpty():
             return
         vp = self.viewport().rect()
@@ -144,6 +144,15 @@ class GraphView(QtWidgets.QGraphicsView):
         if self._fitted_on_open:
             self.fit_width_top()
 
+    def refit_if_lost(self):
+        """After new positions (groups collapsed or expanded): where the view now shows none of the
+        graph, fit it again (the whole width, from the top)."""
+        sc = self.scene()
+        content = sc.content_rect()
+        shown = self.mapToScene(self.viewport().rect()).boundingRect()
+        if not content.isEmpty() and not shown.intersects(content):
+            self.fit_width_top()
+
     def moved_by_user(self, *_):
         """The user zoomed, panned or jumped somewhere: later layouts leave the view where it is."""
         self._fitted_on_open = False
@@ -151,7 +160,7 @@ class GraphView(QtWidgets.QGraphicsView):
     def fit_all(self):
         self.moved_by_user()
         sc = self.scene()
-        r = sc.itemsBoundingRect()
+        r = sc.content_rect()
         if not r.isEmpty():
             self.fitInView(r.adjusted(-20, -20, 20, 20), QtCore.Qt.KeepAspectRatio)
             self._after_zoom()
