@@ -5,7 +5,7 @@ import statistics
 import threading
 import time
 
-from . import loader, machine_load, profiles, published, runner, stats
+from . import check, loader, machine_load, profiles, published, runner, stats
 from .planner import make_plan
 
 
@@ -81,9 +81,12 @@ def measure_plans(spec: str, shapes, plans: dict, target: str, repeat: int, forc
 
 
 def bench_model(spec: str, shapes, strategies, hw_name: str, target: str, repeat: int, force=False,
-                progress=None, scheduled=True, cost: str | None = None, tuned: bool = True, cancel=None) -> dict:
+                progress=None, scheduled=True, cost: str | None = None, tuned: bool = True, cancel=None,
+                imported: dict | None = None) -> dict:
     """Plan, build, check and time each strategy on `target`. cost=None: dp/hybrid/optimal decide by
     measured kernel times where the target can time kernels (default_cost), else by the model.
+    `imported`: name -> Plan, plans made elsewhere (read from files: plan_json.imported), measured
+    with the strategies' plans.
 
     The strategies are measured by measure_plans: all from the cache when every one is cached from
     one run, else all sampled again together (round-robin in one worker on cpu and cuda), so that
@@ -108,13 +111,15 @@ def bench_model(spec: str, shapes, strategies, hw_name: str, target: str, repeat
             p = make_plan(g, s, hw, cost=cost, target=target, progress=prog)
         costs[s] = p.notes.get("cost", "model")
         plans[s] = p
+    for name, p in (imported or {}).items():
+        costs[name], plans[name] = "imported", p
 
     def prog(stage, frac):
         if progress:
             progress(stage, share + (1 - share) * frac)
     results, device, sampled = measure_plans(spec, shapes, plans, t.spec, repeat, force=force, progress=prog,
                                              cancel=cancel, scheduled=scheduled, tuned=tuned, graph=g)
-    results = {s: results[s] for s in strategies}
+    results = {s: results[s] for s in plans}
     ort = ort_latency(g, repeat=repeat) if target == "cpu" else None
     return {"model": g.name, "ops": sum(n.kind == "call_tir" for n in g.nodes), "results": results, "ort": ort,
             "graph": g, "costs": costs, "target": t.spec, "device": device,
@@ -162,6 +167,7 @@ def bench_json(b: dict) -> dict:
             "strategies": [{"strategy": s, "latency_ms": r.latency_ms, "samples": r.samples,
                             "planning_ms": round(r.planning_ms, 3),
                             "build_s": round(r.build_s, 3), "kernels": r.kernels, "correct": r.correct,
+                            "check": check.text(r), "nan_matched": r.nan_matched, "weak_check": r.weak_check,
                             "error": r.error, "cached": r.cached, "when": r.when, "busy_share": r.busy_share,
                             "machine_busy": machine_load.is_busy(r.busy_share),
                             "cost": b.get("costs", {}).get(s, "model"),
@@ -199,6 +205,7 @@ def table_row(b: dict) -> dict:
            "all_correct": bool(ran) and all(x.correct is True for x in ran.values()),
            "errors": {s: x.error for s, x in r.items() if x.error},
            "incorrect": [s for s, x in ran.items() if x.correct is not True],
+           "weak_check": [s for s, x in ran.items() if x.correct is True and x.weak_check],
            "cached": {s: x.when for s, x in r.items() if x.cached},
            "not_same_run": not_same_run(r),
            "dp_cost": (b.get("costs") or {}).get("dp"), "hybrid_cost": (b.get("costs") or {}).get("hybrid"),

@@ -149,6 +149,7 @@ def _vs(c, bad: bool = False) -> str:
 
 
 def bench_table(b: dict) -> str:
+    from . import check
     from .stats import comparisons
 
     res = b["results"]
@@ -169,11 +170,11 @@ def bench_table(b: dict) -> str:
         rows.append([label(s), _ms(lat["median"]), _ms(lat["min"]), _ms(lat["max"]), len(r.samples) or "-",
                      _vs(comps.get((s, "none")), r.correct is not True and s != "none") if s != "none" else "",
                      _plan_time(r.planning_ms), f"{r.build_s:.1f}", r.kernels, _schedule(r),
-                     "yes" if r.correct else "NO", note])
+                     check.text(r), note])
     head = [f"{b['model']} ({b['ops']} ops)", "median ms", "min", "max", "n", "vs none [95% CI]", "planned in",
             "build s", "kernels", "schedule", "correct", ""]
     rows = [r + [""] * (len(head) - len(r)) for r in rows]
-    lines = [table(rows, head)]
+    lines = [table(rows, head), *check.notes(res)]
     measured = [s for s, c in (b.get("costs") or {}).items() if c == "measured" and s in res and not res[s].error]
     if measured:
         lines.append(f"{', '.join(measured)} decided by measured kernel times (--cost measured: the learned model, "
@@ -284,6 +285,9 @@ def published_table_md(rows: list[dict], target: str) -> str:
         if r.get("machine_busy"):
             notes.append(f"{r['model']}: the machine was busy while timing: other processes used "
                          f"{(r.get('busy_share') or 0) * 100:.0f}% of its CPU time; its figures may be distorted")
+        if r.get("weak_check"):
+            notes.append(f"{r['model']}: weak check ({', '.join(r['weak_check'])}): the reference's outputs are "
+                         "(nearly) constant, so the check vouches for little")
         if r.get("incorrect") or r.get("errors"):
             notes.append(f"{r['model']}: not compared: " + ", ".join(
                 [f"{s} (result NOT correct)" for s in r.get("incorrect") or []]

@@ -25,9 +25,8 @@ import math
 import statistics
 import time
 
-from . import machine_load, runner, runs
+from . import machine_load, ort_check, runner, runs
 from .cache_dir import write_json
-from .child import ChildFailed, run_in_child
 
 SAMPLE_MS = 50.0   # each sample lasts about this long
 
@@ -38,8 +37,8 @@ def bench_plans(spec: str, input_shapes: dict | None, plans: dict, target: str =
     """strategy -> Plan, built and timed together on `target` (always measured: the caller decides
     what the cache answers). Returns (strategy -> BenchResult, the device's description as the
     worker saw it, or None). Never raises for a failed build or run: the results carry `error`.
-    Raises Cancelled when `cancel` is set, TargetError when the target is not there. force: rebuild
-    the unfused reference too."""
+    Raises Cancelled when `cancel` is set, TargetError when the target is not there, ModelError for
+    a model ONNX Runtime cannot run (engine/ort_check.py). force: rebuild the unfused reference too."""
     from . import loader, targets
 
     graph = loader.load(spec, input_shapes)
@@ -47,11 +46,8 @@ def bench_plans(spec: str, input_shapes: dict | None, plans: dict, target: str =
     targets.check(t)
     job = {"spec": spec, "shapes": input_shapes, "target": t.spec, "repeat": int(repeat), "scheduled": scheduled,
            "tuned": tuned, "force": force, "plans": [[s, p.groups] for s, p in plans.items()]}
-    try:
-        payload = run_in_child(_job, job, progress=progress, cancel=cancel,
-                               timeout_s=timeout_s or 900 * max(1, len(plans)), what="benchmark worker")
-    except ChildFailed as e:
-        payload = {"error": str(e)}
+    payload = ort_check.run_worker(_job, job, graph.source or spec, progress=progress, cancel=cancel,
+                                   timeout_s=timeout_s or 900 * max(1, len(plans)), what="benchmark worker")
     when, run = time.strftime("%Y-%m-%d %H:%M:%S"), runs.new_id()   # one run: its figures compare
     per = payload.get("results") or {}
     out = {}
@@ -103,8 +99,12 @@ def _job(job, say):
     say("loading model", 0.02)
     graph = loader.load(job["spec"], job["shapes"])
     graph.mod
-    dev, load, _remote = runner._session(t)
     x = build.random_inputs(graph, seed=0)
+    say(ort_check.STAGE, 0.04)
+    bad = ort_check.problem(graph, x, job)
+    if bad:
+        return {"model_error": bad}
+    dev, load, _remote = runner._session(t)
 
     def run(exe):
         vm = relax.VirtualMachine(load(exe), dev)
@@ -131,12 +131,12 @@ def _job(job, say):
             build_s = time.perf_counter() - tb
             say(f"{s}: checking outputs", 0.15 + 0.45 * (k + 0.8) / n)
             vm, args, out = run(exe)
-            err, correct = runner._check(out, ref)
-            if not correct and not getattr(ref, "fresh", True):  # as runner: a stored reference may be bad
+            c = runner._check(out, ref)
+            if not c.correct and not getattr(ref, "fresh", True):  # as runner: a stored reference may be bad
                 ref = runner._reference(graph, t, job["scheduled"], run, ref_say, force=True)
-                err, correct = runner._check(out, ref)
+                c = runner._check(out, ref)
             entries[s] = built[h] = {"vm": vm, "args": args, "groups": groups, "build_s": build_s, "report": report,
-                                     "err": err, "correct": correct}
+                                     "check": c}
         except Exception as e:  # noqa: BLE001 - this plan's error; the others still run
             results[s] = {"error": _error(e)}
 
@@ -173,7 +173,7 @@ def _job(job, say):
         report = e["report"]
         results[s] = {"latency_ms": {"median": statistics.median(res), "min": min(res), "max": max(res)},
                       "samples": res, "build_s": e["build_s"], "kernels": len(kernel_groups(graph, e["groups"])),
-                      "correct": e["correct"], "max_abs_err": e["err"], "kernel_us": kernel_us,
+                      **runner.check_fields(e["check"]), "kernel_us": kernel_us,
                       "schedule_report": runner._jsonable(report), "schedule": runner._schedule_kind(report),
                       "tuned_kernels": len(report.get("tuned", [])), "busy_share": busy_share}
     return {"results": results, "device": _describe(t, dev), "rounds": rounds}

@@ -60,6 +60,13 @@ def _jsonable(o):
 
 def load(path, graph) -> Plan:
     """Read a plan file for `graph`; refuse one for another model or an illegal partition."""
+    return from_dict(read(path), graph, str(path))
+
+
+def read(path) -> dict:
+    """A plan file's contents, checked by `check_schema` (types and sizes) but not yet against a
+    model: the command line reads its plan files before any work, and checks them against the
+    model once it is loaded (from_dict). Every failure is one PlanError."""
     from ..cache_dir import FileTooLargeError, NotRegularFileError, read_file
 
     src = str(path)
@@ -83,7 +90,41 @@ def load(path, graph) -> Plan:
         raise PlanError(f"{src}: not a plan file (a number with too many digits)") from None
     except RecursionError:
         raise PlanError(f"{src}: not a plan file (JSON nested too deeply)") from None
-    return from_dict(d, graph, src)
+    check_schema(d, src)
+    return d
+
+
+# the notes that describe how a plan was planned and priced: an imported plan's are worked out again
+_PLANNING_NOTES = ("cost", "cost_note", "measure", "measured_group_us", "estimate", "roofline_us", "group_source")
+
+
+def imported(plan: Plan, src: str, graph, hw) -> Plan:
+    """A plan read from `src` (from_dict), made ready to print, build and time: re-estimated for
+    profile `hw` by the roofline (kernel count, group costs and kinds), its explanations those of
+    its groups' edges now (the file's reason kept where the edge is still between groups: a hand
+    edit may have moved them), and notes saying where it came from (imported_from,
+    imported_strategy; notes["cost"] "imported"). The strategy name stays the file's."""
+    from . import annotate, explain
+
+    plan.notes = {**{k: v for k, v in plan.notes.items() if k not in _PLANNING_NOTES},
+                  "imported_from": src, "imported_strategy": plan.strategy}
+    cm = annotate(plan, graph, hw)
+    plan.notes["cost"] = "imported"
+    plan.notes["cost_note"] = (f"imported from {src} (planned by {plan.strategy!r}); estimates: the roofline on "
+                               f"profile {hw.name}")
+    given = {(e.get("src"), e.get("dst")): e for e in plan.explanations
+             if isinstance(e.get("reason"), str) and isinstance(e.get("detail"), str)}
+    out = []
+    for e in explain.explain(graph, plan.groups, cm, "custom"):
+        k = (e["src"], e["dst"])
+        if k in given:
+            e = {**given[k], "src_group": e["src_group"], "dst_group": e["dst_group"]}
+        elif e["reason"] == "cost" and e["fused_us"] < e["split_us"]:   # explain's words are the DP's
+            e["detail"] = (f"fusing these two alone would save {e['split_us'] - e['fused_us']:.1f} us; the imported "
+                           "plan keeps them apart")
+        out.append(e)
+    plan.explanations = out
+    return plan
 
 
 _NUMBER = (int, float)
