@@ -4,9 +4,8 @@ Every failure becomes a `ModelError` naming the file and the problem: a file tha
 (missing, a folder, a device or pipe, over 2 GB, permission denied), is not ONNX, stamps an opset
 outside SUPPORTED_OPSETS, has a node with more than MAX_NODE_INPUTS inputs or a tensor of rank
 above MAX_RANK (TVM would crash on either), names a value no earlier node produces (a dangling
-input or a cycle), has no outputs, or has a tensor too large for memory (`max_tensor_bytes`: available RAM, or
-$FUSELENS_MAX_TENSOR_BYTES). Once its shapes are fixed (`check_indices`), a Gather whose constant
-indices lie outside the axis is refused too (TVM would read outside the tensor, ONNX Runtime refuses).
+input or a cycle), or has a tensor too large for memory (`max_tensor_bytes`: available RAM, or
+$FUSELENS_MAX_TENSOR_BYTES).
 """
 from __future__ import annotations
 
@@ -75,8 +74,6 @@ def read(path: str | os.PathLike) -> onnx.ModelProto:
     del data
     if not model.graph.node:
         raise ModelError(src, "not a valid ONNX file (no graph nodes); the file may be truncated or not ONNX")
-    if not model.graph.output:
-        raise ModelError(src, "the model has no outputs (the graph declares none): nothing to compute, check or time")
     check_text(model, src)
     check_opset(model, src)
     check_limits(model, src)
@@ -250,6 +247,10 @@ def resolve_shapes(model: onnx.ModelProto, given: dict[str, list[int]], src: str
     for n in given:
         if n not in names:
             raise ModelError(src, f"--input-shape names {n!r}, but the model's inputs are: {', '.join(names)}")
+    # a dim named in an input given is that size in every input (input_ids=1,128 fixes the
+    # attention_mask's [batch,sequence] too)
+    named = {d: v for vi in inputs if vi.name in given for d, v in zip(input_dims(vi), given[vi.name])
+             if isinstance(d, str) and d != "?"}
     shapes, unresolved = {}, []
     for vi in inputs:
         dims = input_dims(vi)
@@ -265,19 +266,83 @@ def resolve_shapes(model: onnx.ModelProto, given: dict[str, list[int]], src: str
             shapes[vi.name] = list(g)
             continue
         # A dynamic leading dim, or one named like a batch, is the batch: 1.
-        res = [guessed_dim(d, i) for i, d in enumerate(dims)]
+        res = [named[d] if d in named else guessed_dim(d, i) for i, d in enumerate(dims)]
         if any(r is None for r in res):
             unresolved.append(vi)
         shapes[vi.name] = res
     if unresolved:
         desc = "; ".join(f"{vi.name} {_fmt(input_dims(vi))}" for vi in unresolved)
-        ex = unresolved[0]
-        # the hint fills in what is known (fixed dims, the batch as 1) and names each dim still to give
-        hint = ",".join(str(r) if r is not None else f"<{d}>" for d, r in zip(input_dims(ex), shapes[ex.name]))
-        raise ModelError(src, f"unresolved dynamic input dims: {desc}. Give them with --input-shape {ex.name}={hint}")
+        raise ModelError(src, f"unresolved dynamic input dims: {desc}. Give them with "
+                              f"{suggest_shapes(model, unresolved, shapes)}")
     for vi in inputs:
         check_tensor_size(f"input {vi.name!r}", shapes[vi.name], _elem_type_name(vi), src)
     return shapes
+
+
+# ---- what to suggest for the dims still to give --------------------------------------------------
+
+EXAMPLE_DIM = 128  # a dim the model does not pin, in the suggestion (a sequence length, an image side)
+
+
+def suggest_shapes(model: onnx.ModelProto, unresolved: list, shapes: dict) -> str:
+    """One --input-shape per unresolved input, pasteable as printed: what is known (fixed dims, the
+    batch as 1), a dim the first node reading the input pins (a Conv's input channels, a MatMul's
+    or Gemm's inner dim), else EXAMPLE_DIM, and then which dims took the example."""
+    import shlex
+
+    pinned = _pinned_dims(model, {vi.name for vi in unresolved})
+    chosen = {}  # dim name -> size: a dim shared by several inputs is given one size in all
+    for (name, k), v in pinned.items():
+        d = input_dims(next(vi for vi in unresolved if vi.name == name))[k]
+        if d != "?":
+            chosen.setdefault(d, v)
+    flags, examples = [], []
+    for vi in unresolved:
+        dims = []
+        for k, (d, r) in enumerate(zip(input_dims(vi), shapes[vi.name])):
+            if r is None:
+                r = pinned.get((vi.name, k), chosen.get(d))
+            if r is None:
+                r = EXAMPLE_DIM
+                if d != "?":
+                    chosen[d] = r
+                what = f"{vi.name}'s dim {k}" if d == "?" else d
+                if what not in examples:
+                    examples.append(what)
+            dims.append(str(r))
+        flags.append("--input-shape " + shlex.quote(f"{vi.name}={','.join(dims)}"))
+    note = f" ({EXAMPLE_DIM} for {', '.join(examples)} is an example: put your own)" if examples else ""
+    return " ".join(flags) + note
+
+
+def _pinned_dims(model: onnx.ModelProto, names: set) -> dict:
+    """{(input, axis): size} for the dims of these inputs that the weights of a node reading them
+    fix: a Conv's input channels (axis 1), a MatMul's or Gemm's inner dim (the last axis)."""
+    g = model.graph
+    shape = {t.name: list(t.dims) for t in g.initializer}
+    if any(n.op_type in ("Conv", "MatMul", "Gemm") and set(n.input[:1]) & names for n in g.node):
+        try:  # weights made by nodes (ConstantOfShape, ...): their shapes from ONNX shape inference
+            inferred = onnx.shape_inference.infer_shapes(model, data_prop=True)
+            for vi in inferred.graph.value_info:
+                d = vi.type.tensor_type.shape.dim
+                if d and all(x.HasField("dim_value") for x in d):
+                    shape.setdefault(vi.name, [x.dim_value for x in d])
+        except Exception:  # noqa: BLE001 - the suggestion only
+            pass
+    out = {}
+    for n in g.node:
+        if len(n.input) < 2 or n.input[0] not in names or n.input[1] not in shape:
+            continue
+        w = shape[n.input[1]]
+        attrs = {a.name: onnx.helper.get_attribute_value(a) for a in n.attribute}
+        rank = len(input_dims(next(vi for vi in g.input if vi.name == n.input[0])))
+        if n.op_type == "Conv" and len(w) >= 2:
+            out.setdefault((n.input[0], 1), w[1] * int(attrs.get("group", 1)))
+        elif n.op_type == "MatMul" and len(w) >= 2 and rank:
+            out.setdefault((n.input[0], rank - 1), w[-2])
+        elif n.op_type == "Gemm" and len(w) == 2 and rank == 2:
+            out.setdefault((n.input[0], 0 if attrs.get("transA") else 1), w[1] if attrs.get("transB") else w[0])
+    return out
 
 
 # ---- tensors that cannot fit in memory ----------------------------------------------------------
@@ -385,55 +450,6 @@ def freeze(model: onnx.ModelProto, shapes: dict[str, list[int]], src: str) -> on
     if not ok:
         raise ModelError(src, "onnxsim could not validate the model after fixing input shapes")
     return simplified
-
-
-def check_indices(model: onnx.ModelProto, src: str) -> None:
-    """ModelError for a Gather whose constant indices (an initializer or a Constant node) lie outside
-    the gathered axis: TVM's kernel would read outside the tensor (garbage or a crash), ONNX Runtime
-    refuses it. Dims come from initializers, graph inputs and ONNX shape inference (shapes fixed)."""
-    import numpy as np
-    from onnx import numpy_helper
-
-    g = model.graph
-    consts = {t.name: t for t in g.initializer}
-    consts.update({n.output[0]: a.t for n in g.node if n.op_type == "Constant" and n.output
-                   for a in n.attribute if a.name == "value" and a.type == onnx.AttributeProto.TENSOR})
-    gathers = [(k, n) for k, n in enumerate(g.node) if n.op_type == "Gather" and len(n.input) == 2
-               and n.input[1] in consts]
-    if not gathers:
-        return
-    dims = {t.name: list(t.dims) for t in g.initializer}
-
-    def add(vis):
-        for vi in vis:
-            if vi.type.tensor_type.HasField("shape"):
-                d = vi.type.tensor_type.shape.dim
-                if all(x.HasField("dim_value") for x in d):
-                    dims.setdefault(vi.name, [x.dim_value for x in d])
-
-    add(g.input)
-    if any(n.input[0] not in dims for _, n in gathers):
-        try:
-            add(onnx.shape_inference.infer_shapes(model).graph.value_info)
-        except Exception:  # noqa: BLE001 - no inferred shapes: what is known is checked
-            pass
-    for k, n in gathers:
-        shape = dims.get(n.input[0])
-        if not shape:
-            continue
-        axis = next((a.i for a in n.attribute if a.name == "axis"), 0)
-        axis = axis + len(shape) if axis < 0 else axis
-        if not 0 <= axis < len(shape):
-            continue   # the ONNX checker's and the importer's to report
-        try:
-            idx = numpy_helper.to_array(consts[n.input[1]]).astype(np.int64, copy=False)
-        except Exception:  # noqa: BLE001 - external or malformed: the importer reports it
-            continue
-        size = shape[axis]
-        bad = idx[(idx < -size) | (idx >= size)]
-        if bad.size:
-            raise ModelError(src, f"{_node_desc(n, k)} gathers index {int(bad.flat[0])} on axis {axis} of size {size} "
-                             f"(valid: {-size} to {size - 1}); the model's constant indices are out of range")
 
 
 SHAPE_OPS = {"Shape", "ConstantOfShape", "Size", "Range", "NonZero"}
