@@ -315,16 +315,21 @@ def test_a_reference_file_that_does_not_load_is_a_miss_and_deleted(tmp_path, dam
     assert runner._load_ref(f) is None and not f.exists()
 
 
+def _err_ok(out, ref):
+    c = runner._check(out, ref)
+    return c.err, c.correct
+
+
 def test_check_counts_shapes_and_dtypes():
     a = [np.ones((2, 3), "float32")]
-    assert runner._check(a, a) == (0.0, True)
-    assert runner._check(a, a + a) == (None, False)
-    assert runner._check(a + a, a) == (None, False)
-    assert runner._check(a, [np.ones((3, 2), "float32")]) == (None, False)
-    assert runner._check(a, [np.ones((2, 3), "float64")]) == (None, False)
-    assert runner._check([], []) == (None, False)
-    assert runner._check([np.full((2, 3), np.nan, "float32")], a) == (None, False)
-    assert runner._check([a[0] + 1], a)[1] is False
+    assert _err_ok(a, a) == (0.0, True)
+    assert _err_ok(a, a + a) == (None, False)
+    assert _err_ok(a + a, a) == (None, False)
+    assert _err_ok(a, [np.ones((3, 2), "float32")]) == (None, False)
+    assert _err_ok(a, [np.ones((2, 3), "float64")]) == (None, False)
+    assert _err_ok([], []) == (None, False)
+    assert _err_ok([np.full((2, 3), np.nan, "float32")], a) == (None, False)   # NaN where the reference has a number
+    assert _err_ok([a[0] + 1], a)[1] is False
 
 
 # ---- kernel times ------------------------------------------------------------------------------------------
