@@ -4,8 +4,9 @@ Every failure becomes a `ModelError` naming the file and the problem: a file tha
 (missing, a folder, a device or pipe, over 2 GB, permission denied), is not ONNX, stamps an opset
 outside SUPPORTED_OPSETS, has a node with more than MAX_NODE_INPUTS inputs or a tensor of rank
 above MAX_RANK (TVM would crash on either), names a value no earlier node produces (a dangling
-input or a cycle), or has a tensor too large for memory (`max_tensor_bytes`: available RAM, or
-$FUSELENS_MAX_TENSOR_BYTES).
+input or a cycle), has no outputs, or has a tensor too large for memory (`max_tensor_bytes`: available RAM, or
+$FUSELENS_MAX_TENSOR_BYTES). Once its shapes are fixed (`check_indices`), a Gather whose constant
+indices lie outside the axis is refused too (TVM would read outside the tensor, ONNX Runtime refuses).
 """
 from __future__ import annotations
 
@@ -74,6 +75,8 @@ def read(path: str | os.PathLike) -> onnx.ModelProto:
     del data
     if not model.graph.node:
         raise ModelError(src, "not a valid ONNX file (no graph nodes); the file may be truncated or not ONNX")
+    if not model.graph.output:
+        raise ModelError(src, "the model has no outputs (the graph declares none): nothing to compute, check or time")
     check_text(model, src)
     check_opset(model, src)
     check_limits(model, src)
@@ -450,6 +453,55 @@ def freeze(model: onnx.ModelProto, shapes: dict[str, list[int]], src: str) -> on
     if not ok:
         raise ModelError(src, "onnxsim could not validate the model after fixing input shapes")
     return simplified
+
+
+def check_indices(model: onnx.ModelProto, src: str) -> None:
+    """ModelError for a Gather whose constant indices (an initializer or a Constant node) lie outside
+    the gathered axis: TVM's kernel would read outside the tensor (garbage or a crash), ONNX Runtime
+    refuses it. Dims come from initializers, graph inputs and ONNX shape inference (shapes fixed)."""
+    import numpy as np
+    from onnx import numpy_helper
+
+    g = model.graph
+    consts = {t.name: t for t in g.initializer}
+    consts.update({n.output[0]: a.t for n in g.node if n.op_type == "Constant" and n.output
+                   for a in n.attribute if a.name == "value" and a.type == onnx.AttributeProto.TENSOR})
+    gathers = [(k, n) for k, n in enumerate(g.node) if n.op_type == "Gather" and len(n.input) == 2
+               and n.input[1] in consts]
+    if not gathers:
+        return
+    dims = {t.name: list(t.dims) for t in g.initializer}
+
+    def add(vis):
+        for vi in vis:
+            if vi.type.tensor_type.HasField("shape"):
+                d = vi.type.tensor_type.shape.dim
+                if all(x.HasField("dim_value") for x in d):
+                    dims.setdefault(vi.name, [x.dim_value for x in d])
+
+    add(g.input)
+    if any(n.input[0] not in dims for _, n in gathers):
+        try:
+            add(onnx.shape_inference.infer_shapes(model).graph.value_info)
+        except Exception:  # noqa: BLE001 - no inferred shapes: what is known is checked
+            pass
+    for k, n in gathers:
+        shape = dims.get(n.input[0])
+        if not shape:
+            continue
+        axis = next((a.i for a in n.attribute if a.name == "axis"), 0)
+        axis = axis + len(shape) if axis < 0 else axis
+        if not 0 <= axis < len(shape):
+            continue   # the ONNX checker's and the importer's to report
+        try:
+            idx = numpy_helper.to_array(consts[n.input[1]]).astype(np.int64, copy=False)
+        except Exception:  # noqa: BLE001 - external or malformed: the importer reports it
+            continue
+        size = shape[axis]
+        bad = idx[(idx < -size) | (idx >= size)]
+        if bad.size:
+            raise ModelError(src, f"{_node_desc(n, k)} gathers index {int(bad.flat[0])} on axis {axis} of size {size} "
+                             f"(valid: {-size} to {size - 1}); the model's constant indices are out of range")
 
 
 SHAPE_OPS = {"Shape", "ConstantOfShape", "Size", "Range", "NonZero"}
