@@ -43,6 +43,7 @@ from .layout_controller import Layouts
 from .overlays import Overlays
 from .panels.cost_model import CostModelPanel
 from .panels.differences import DifferencesPanel
+from .panels.kernels import KernelsPanel
 from .panels.latency import LatencyPanel
 from .panels.properties import PropertiesPanel
 from .panels.recommendation import RecommendationPanel
@@ -218,14 +219,19 @@ class MainWindow(QtWidgets.QMainWindow):
         self.costpanel.follow(self.model, self.state, self.fidelity)
         self.costpanel.time_requested.connect(lambda: self.time_kernels())
         self.costpanel.group_requested.connect(self._show_group)
+        self.kernels = KernelsPanel()
+        self.kernels.follow(self.model, self.state)
+        self.kernels.group_requested.connect(self._show_group)
         self.dock_props = self._dock("Properties", self.props.container(), QtCore.Qt.RightDockWidgetArea, "props")
         self.dock_latency = self._dock("Latency", self.latency, QtCore.Qt.BottomDockWidgetArea, "latency")
         self.dock_rec = self._dock("Recommendation", self.recpanel, QtCore.Qt.BottomDockWidgetArea, "rec")
         self.dock_diff = self._dock("Differences", self.diffs, QtCore.Qt.RightDockWidgetArea, "diff")
         self.dock_cost = self._dock("Cost Model", self.costpanel, QtCore.Qt.BottomDockWidgetArea, "cost")
+        self.dock_kernels = self._dock("Kernels", self.kernels, QtCore.Qt.BottomDockWidgetArea, "kernels")
         self.splitDockWidget(self.dock_props, self.dock_diff, QtCore.Qt.Vertical)
         self.splitDockWidget(self.dock_latency, self.dock_rec, QtCore.Qt.Horizontal)
         self.tabifyDockWidget(self.dock_rec, self.dock_cost)   # beside the recommendation, one tab each
+        self.tabifyDockWidget(self.dock_cost, self.dock_kernels)
         self.dock_rec.raise_()
         self.resizeDocks([self.dock_props], [400], QtCore.Qt.Horizontal)
         self.resizeDocks([self.dock_latency], [320], QtCore.Qt.Vertical)
@@ -360,7 +366,8 @@ class MainWindow(QtWidgets.QMainWindow):
         plan = self.view.scene().plan
         if self.doc is None or plan is None or plan is not self.doc.plans.get(self.strategy) or gi >= len(plan.groups):
             return
-        sel = ("collapsed", gi) if gi in self.state.collapsed_in(plan) else ("group", gi)
+        sel = ("collapsed", gi) if gi in self.state.collapsed_in(plan) else \
+            ("node", plan.groups[gi][0]) if len(plan.groups[gi]) == 1 else ("group", gi)
         self.selection.activate(self.view, sel)
         self.view.reveal(sel, fit=True)
 

@@ -1,0 +1,187 @@
+"""The Kernels panel: a row per kernel of the shown plan (engine/kernel_table.py: its name, ops, kind,
+estimated and measured time, share of the total, and the linters' flags), sortable by any column and
+filtered by text or by "flagged only". It follows the models: the open Document's plans and results,
+the device (workspace), the strategy shown and the selection (state). Clicking a row asks for its
+group (`group_requested`); the window selects it in the ViewState, and the row follows the selection."""
+from __future__ import annotations
+
+from PySide6 import QtCore, QtGui, QtWidgets
+
+from engine.kernel_table import LINTS, SLOW_FACTOR, kernel_rows
+
+COLUMNS = ("#", "kernel", "kind", "ops", "estimated us", "measured us", "share", "flags")
+_NUMERIC = {0, 3, 4, 5, 6}
+
+
+GROUP_ROLE = QtCore.Qt.UserRole + 1     # the row's group index
+SORT_ROLE = QtCore.Qt.UserRole + 2      # what a column sorts by: its number, or its text in lower case
+
+
+class _Filter(QtCore.QSortFilterProxyModel):
+    def __init__(self, parent=None):
+        super().__init__(parent)
+        self.text = ""
+        self.flagged_only = False
+
+    def filterAcceptsRow(self, row, parent):  # noqa: N802
+        m = self.sourceModel()
+        if self.flagged_only and not m.item(row, 7).text():
+            return False
+        if not self.text:
+            return True
+        hay = " ".join(m.item(row, c).text() for c in (1, 2, 7)) + " " + (m.item(row, 1).toolTip() or "")
+        return self.text in hay.lower()
+
+
+class KernelsPanel(QtWidgets.QWidget):
+    group_requested = QtCore.Signal(int)   # a row was clicked: its group index in the shown plan
+
+    def __init__(self, parent=None):
+        super().__init__(parent)
+        self._workspace = self._state = None
+        self.rows = []
+        self.header = QtWidgets.QLabel()
+        self.header.setWordWrap(True)
+        self.filter_edit = QtWidgets.QLineEdit()
+        self.filter_edit.setPlaceholderText("Filter kernels (name, kind, op, flag)")
+        self.filter_edit.setClearButtonEnabled(True)
+        self.flagged = QtWidgets.QCheckBox("Flagged only")
+        self.flagged.setToolTip("Only kernels a linter flags: " + "; ".join(LINTS.values())
+                                + f" (slower: measured at least {SLOW_FACTOR:g}x the estimate)")
+        self.model = QtGui.QStandardItemModel(0, len(COLUMNS), self)
+        self.model.setHorizontalHeaderLabels(list(COLUMNS))
+        self.proxy = _Filter(self)
+        self.proxy.setSourceModel(self.model)
+        self.proxy.setSortRole(SORT_ROLE)
+        self.table = QtWidgets.QTableView()
+        self.table.setModel(self.proxy)
+        self.table.setSortingEnabled(True)
+        self.table.setSelectionBehavior(QtWidgets.QAbstractItemView.SelectRows)
+        self.table.setSelectionMode(QtWidgets.QAbstractItemView.SingleSelection)
+        self.table.setEditTriggers(QtWidgets.QAbstractItemView.NoEditTriggers)
+        self.table.verticalHeader().hide()
+        self.table.setWordWrap(False)
+        self.table.setTextElideMode(QtCore.Qt.ElideRight)
+        hh = self.table.horizontalHeader()
+        hh.setSectionResizeMode(QtWidgets.QHeaderView.Interactive)
+        hh.setStretchLastSection(True)
+        self.table.clicked.connect(self._on_click)
+        self.filter_edit.textChanged.connect(self._on_filter)
+        self.flagged.toggled.connect(self._on_flagged)
+        bar = QtWidgets.QHBoxLayout()
+        bar.setContentsMargins(0, 0, 0, 0)
+        bar.addWidget(self.filter_edit, 1)
+        bar.addWidget(self.flagged)
+        lay = QtWidgets.QVBoxLayout(self)
+        lay.setContentsMargins(4, 4, 4, 4)
+        lay.setSpacing(4)
+        lay.addWidget(self.header)
+        lay.addLayout(bar)
+        lay.addWidget(self.table, 1)
+        self.header.setText("Open a model: a row per kernel of the shown plan.")
+
+    def follow(self, workspace, state):
+        """Redraw from the models from now on."""
+        self._workspace, self._state = workspace, state
+        workspace.events.document.connect(lambda ev: QtCore.QTimer.singleShot(0, self.redraw))
+        for name in ("plans", "results", "device"):
+            workspace.events[name].connect(lambda ev: self.redraw())
+        state.events.strategy.connect(lambda ev: self.redraw())
+        state.events.selection.connect(lambda ev: self._show_selection())
+
+    # ---- contents ---------------------------------------------------------------------------------
+
+    def redraw(self):
+        ws, st = self._workspace, self._state
+        doc = ws.doc if ws is not None else None
+        plan = doc.plans.get(st.strategy) if doc is not None else None
+        sort_col = self.table.horizontalHeader().sortIndicatorSection()
+        sort_order = self.table.horizontalHeader().sortIndicatorOrder()
+        self.model.removeRows(0, self.model.rowCount())
+        self.rows = []
+        if plan is None:
+            self.header.setText("Open a model: a row per kernel of the shown plan." if doc is None
+                                else f"{st.strategy}: planning...")
+            return
+        result = doc.result(ws.device, st.strategy)
+        self.rows = kernel_rows(doc.graph, plan, result, doc.plans.get("greedy"))
+        measured = any(r.measured_us is not None for r in self.rows)
+        flagged = sum(bool(r.lints) for r in self.rows)
+        self.header.setText(
+            f"<b>{st.strategy}</b>: {len(self.rows)} kernels, {flagged} flagged; share of the "
+            + (f"measured total on {ws.device}" if measured and all(r.measured_us is not None for r in self.rows)
+               else "estimated total" + ("" if measured else " (Benchmark to measure each kernel)")))
+        self.header.setTextFormat(QtCore.Qt.RichText)
+        for r in self.rows:
+            cells = [(str(r.group), r.group), (r.name, None), (r.kind, None), (str(len(r.ops)), len(r.ops)),
+                     (_us(r.estimated_us), r.estimated_us), (_us(r.measured_us), r.measured_us),
+                     (f"{100 * r.share:.1f} %", r.share), (r.flags, None)]
+            items = []
+            for c, (text, num) in enumerate(cells):
+                it = QtGui.QStandardItem(text)
+                it.setData((float(num) if num is not None else -1.0) if c in _NUMERIC else text.lower(), SORT_ROLE)
+                it.setData(r.group, GROUP_ROLE)
+                if c in _NUMERIC:
+                    it.setTextAlignment(QtCore.Qt.AlignRight | QtCore.Qt.AlignVCenter)
+                items.append(it)
+            items[1].setToolTip(f"group {r.group}: {', '.join(f'{o} {n}' for o, n in zip(r.ops, r.op_names))}")
+            if r.lints:
+                items[7].setForeground(QtGui.QBrush(QtGui.QColor("#c0392b")))
+                items[7].setToolTip("\n".join(_LINT_TIPS[k] for k in r.lints))
+            self.model.appendRow(items)
+        self.table.sortByColumn(sort_col if sort_col >= 0 else 0, sort_order)
+        self.table.resizeColumnsToContents()
+        self.table.setColumnWidth(1, min(self.table.columnWidth(1), 360))
+        self._show_selection()
+
+    def visible_groups(self) -> list[int]:
+        """The group of each row as shown now (sorted and filtered), top to bottom."""
+        return [self.proxy.index(i, 0).data(GROUP_ROLE) for i in range(self.proxy.rowCount())]
+
+    # ---- what the user does -------------------------------------------------------------------------
+
+    def _on_filter(self, text: str):
+        self.proxy.text = text.strip().lower()
+        self.proxy.invalidate()
+
+    def _on_flagged(self, on: bool):
+        self.proxy.flagged_only = on
+        self.proxy.invalidate()
+
+    def _on_click(self, index):
+        gi = index.data(GROUP_ROLE)
+        if gi is not None:
+            self.group_requested.emit(int(gi))
+
+    def _show_selection(self):
+        """The row of the group selected in the left pane is the table's current row."""
+        st = self._state
+        sel = st.selection.left if st is not None else None
+        gi = None
+        if sel and sel[0] in ("group", "collapsed"):
+            gi = sel[1]
+        elif sel and sel[0] == "node" and self._workspace is not None and self._workspace.doc is not None:
+            plan = self._workspace.doc.plans.get(st.strategy)
+            gi = plan.group_of().get(sel[1]) if plan is not None else None
+        sm = self.table.selectionModel()
+        for i in range(self.proxy.rowCount()):
+            if self.proxy.index(i, 0).data(GROUP_ROLE) == gi:
+                if self.table.currentIndex().row() != i:
+                    sm.blockSignals(True)
+                    self.table.selectRow(i)
+                    sm.blockSignals(False)
+                    self.table.scrollTo(self.proxy.index(i, 0))
+                return
+        self.table.clearSelection()
+
+
+_LINT_TIPS = {"slow": f"measured at least {SLOW_FACTOR:g}x its estimate: the cost model misjudges this kernel",
+              "layout": "only moves data between layouts (transpose / layout_transform)",
+              "fallback": "no schedule rule took this kernel: the generic fallback schedule ran it",
+              "unfused": "a single-op kernel that greedy (TVM's FuseOps rules) fuses with a neighbour"}
+
+
+def _us(v) -> str:
+    if v is None:
+        return ""
+    return f"{v:,.1f}" if v < 10_000 else f"{v / 1000:,.1f} ms"

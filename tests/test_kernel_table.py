@@ -1,0 +1,106 @@
+"""The per-kernel table's rows and linters (engine/kernel_table.py), and the Kernels panel that shows
+them: sortable, filterable, a click selects the kernel's group in the ViewState."""
+from __future__ import annotations
+
+import pytest
+
+from engine.kernel_table import kernel_function_names, kernel_rows
+from engine.runner import BenchResult
+from tests.synthetic import Builder, chain
+
+
+def _plans(g):
+    from engine import hardware
+    from engine.planner import make_plan
+
+    hw = hardware.get("t4")
+    return {s: make_plan(g, s, hw) for s in ("none", "greedy")}
+
+
+def _transposing():
+    b = Builder()
+    x = b.add("conv2d", [])
+    x = b.add("relu", [x])
+    t = b.add("transpose", [x], pattern="Injective")
+    b.add("conv2d", [t])
+    return b.graph("transposing")
+
+
+def test_rows_shares_and_every_linter():
+    g = _transposing()
+    plans = _plans(g)
+    none, greedy = plans["none"], plans["greedy"]
+    # a measured run: kernel 0 ran 10x its estimate; kernel 3's function fell back
+    ku = [10 * none.group_us[0]] + [none.group_us[k] for k in range(1, len(none.groups))]
+    fallback_name = g.nodes[3].func
+    r = BenchResult(model="m", strategy="none", target="cpu", kernel_us=ku,
+                    schedule_report={"fallback": [fallback_name]})
+    rows = kernel_rows(g, none, r, greedy)
+    assert [row.group for row in rows] == list(range(len(none.groups)))
+    assert abs(sum(row.share for row in rows) - 1.0) < 1e-9
+    assert rows[0].share == pytest.approx(ku[0] / sum(ku))
+    lints = {row.ops[0]: set(row.lints) for row in rows}
+    assert "slow" in lints["n0"] and "slow" not in lints["n3"]
+    assert lints["n2"] >= {"layout"} and "layout" not in lints["n0"]
+    assert "fallback" in lints["n3"] and not any("fallback" in v for k, v in lints.items() if k != "n3")
+    greedy_of = greedy.group_of()
+    fusable = [m for m in ("n0", "n1", "n2", "n3") if len(greedy.groups[greedy_of[m]]) > 1]
+    assert fusable and all("unfused" in lints[m] for m in fusable)
+    # greedy's own rows are not flagged for what greedy fuses; without a result: estimated shares
+    assert not any("unfused" in row.lints for row in kernel_rows(g, greedy, None, greedy))
+    assert all(row.measured_us is None for row in kernel_rows(g, greedy, None, greedy))
+
+
+def test_fused_function_names_follow_the_builder():
+    g = chain(12)
+    greedy = _plans(g)["greedy"]
+    names = kernel_function_names(g, greedy.groups)
+    multi = [gi for gi, grp in enumerate(greedy.groups) if len(grp) > 1]
+    assert sorted(gi for gi in names.values() if gi in multi) == multi
+    assert len(set(names)) == len(names) and all(n.startswith("fused_") for n, gi in names.items() if gi in multi)
+
+
+pytest.importorskip("pytestqt")
+
+
+def test_kernels_panel_sorts_filters_and_selects(new_window, qtbot):
+    from tests.gui_helpers import TIMEOUT_MS, open_graph, shot
+
+    win = new_window(size=(1400, 900), strategy="greedy")
+    open_graph(qtbot, win, chain(40))
+    qtbot.waitUntil(lambda: win.view.scene().plan is win.doc.plans.get("greedy"), timeout=TIMEOUT_MS)
+    panel = win.kernels
+    plan = win.doc.plans["greedy"]
+    assert panel.model.rowCount() == plan.kernels and "fused_" not in " ".join(r.name for r in panel.rows)
+    # sorted by estimated time, largest first
+    panel.table.sortByColumn(4, __import__("PySide6").QtCore.Qt.DescendingOrder)
+    order = panel.visible_groups()
+    est = [plan.group_us[gi] for gi in order]
+    assert est == sorted(est, reverse=True)
+    # filtered
+    panel.filter_edit.setText("relu")
+    shown = panel.visible_groups()
+    assert 0 < len(shown) < len(order) and all("relu" in " ".join(win.doc.graph.by_id[m].op for m in plan.groups[gi])
+                                              for gi in shown)
+    panel.filter_edit.clear()
+    # a click selects the group in the ViewState (the panes and Properties follow)
+    gi = next(gi for gi in order if len(plan.groups[gi]) > 1)
+    row = order.index(gi)
+    idx = panel.proxy.index(row, 1)
+    rect = panel.table.visualRect(idx)
+    win.dock_kernels.show()
+    win.dock_kernels.raise_()
+    panel.table.scrollTo(idx)
+    qtbot.waitUntil(lambda: panel.table.isVisible(), timeout=5000)
+    rect = panel.table.visualRect(idx)
+    from PySide6 import QtCore
+
+    qtbot.mouseClick(panel.table.viewport(), QtCore.Qt.LeftButton, pos=rect.center())
+    assert win.state.selection.left == ("group", gi)
+    assert win.view.scene().selected == ("group", gi)
+    # and the table follows a selection made elsewhere
+    other = next(g2 for g2 in order if g2 != gi and len(plan.groups[g2]) > 1)
+    win.state.select(("group", other))
+    cur = panel.table.selectionModel().selectedRows()
+    assert cur and cur[0].data(QtCore.Qt.UserRole + 1) == other
+    shot(win, "kernels-panel.png")
