@@ -18,6 +18,21 @@ def table(rows: list[list], header: list[str]) -> str:
     return "\n".join([fmt(cells[0]), "  ".join("-" * x for x in w)] + [fmt(r) for r in cells[1:]])
 
 
+def fit(parts: list[str], width: int, sep: str = " ") -> str:
+    """`parts` joined by `sep` in at most `width` characters: whole parts only, then '...' for those
+    left out (a table never cuts a name mid-word)."""
+    s = sep.join(parts)
+    if len(s) <= width:
+        return s
+    out = ""
+    for part in parts:
+        longer = f"{out}{sep}{part}" if out else part
+        if len(longer) + len(sep) + 3 > width:
+            break
+        out = longer
+    return f"{out}{sep}..." if out else parts[0][: max(width - 3, 1)] + "..."
+
+
 def graph_summary(g) -> str:
     s = g.summary()
     lines = [f"model    {g.name}   sha256 {g.sha256[:16]}",
@@ -72,7 +87,7 @@ def plan_summary(g, p, hw, explain: bool = False, top: int = 8) -> str:
     rows = []
     for gi in order:
         ops = [g.by_id[m].op for m in p.groups[gi] if g.by_id[m].kind == "call_tir"]
-        rows.append([gi, len(p.groups[gi]), kinds_of[gi], f"{p.group_us[gi]:.1f}", "+".join(ops)[:70]])
+        rows.append([gi, len(p.groups[gi]), kinds_of[gi], f"{p.group_us[gi]:.1f}", fit(ops, 70, "+")])
     src = p.notes.get("group_source") or []
     if src:
         for r, gi in zip(rows, order):
@@ -163,7 +178,7 @@ def bench_table(b: dict) -> str:
 
     for s, r in res.items():
         if r.error:
-            rows.append([label(s), "error", "", "", "", "", "", "", "", "", "", r.error[:70]])
+            rows.append([label(s), "error", "", "", "", "", "", "", "", "", "", fit(r.error.split(), 70)])
             continue
         lat = r.latency_ms
         note = f"cached {r.when}" if r.cached else ""
