@@ -1,10 +1,35 @@
 """What the views draw over the graph: the heat overlay (measured kernel time, or the plan's estimate,
-titled by the model that made it: roofline, learned, or measured while planning) with its legend, and
-the minimap. The overlay follows the ViewState (heat on / off, its scale) and the open
-Document's results; `apply` redraws it where a pane's plan changed."""
+titled by the model that made it: roofline, learned, or measured while planning) with its legend, the
+latency-delta overlay side by side (each group coloured by how much faster or slower the other plan
+runs its operators, engine/plan_delta.py, with its legend), and the minimap. The overlays follow the
+ViewState (heat on / off, its scale, side by side), the DeltaOverlay (on / off) and the open Document's
+results; `apply` redraws them where a pane's plan changed."""
 from __future__ import annotations
 
+from engine import plan_delta
+
 from .document import estimate_label, estimate_source
+from .events import EmitterGroup
+
+
+class DeltaOverlay:
+    """Whether side by side colours each group by the latency delta to the other plan (evented, no Qt:
+    `events.on(value=...)` on a change; the Differences panel's box and the panes follow it)."""
+
+    def __init__(self):
+        self.events = EmitterGroup(self, "on")
+        self._on = False
+
+    @property
+    def on(self) -> bool:
+        return self._on
+
+    @on.setter
+    def on(self, value: bool):
+        value = bool(value)
+        if value != self._on:
+            self._on = value
+            self.events.on(value=value)
 
 
 class Overlays:
@@ -16,6 +41,16 @@ class Overlays:
         win.state.events.heat_log.connect(lambda ev: self._on_heat_log(ev.value))
         win.model.events.results.connect(self._on_results)
         win.model.events.device.connect(lambda ev: self.apply())
+        self.delta = DeltaOverlay()
+        self.delta.events.on.connect(lambda ev: self._on_delta(ev.value))
+        win.state.events.side_by_side.connect(lambda ev: self.apply())
+        win.diffs.delta_requested.connect(lambda on: setattr(self.delta, "on", on))
+
+    def _on_delta(self, on: bool):
+        self.win.diffs.set_delta(on)
+        self.apply()
+        for v in (self.win.view, self.win.rview):
+            v.minimap.rebuild()
 
     def _on_results(self, ev):
         if ev.target == self.win.device():
@@ -48,25 +83,50 @@ class Overlays:
         return {"values": list(plan.group_us), "log": log, "source": estimate_source(plan),
                 "title": f"{label} ({doc.hw.title})"}
 
+    def delta_for(self, strategy: str, other: str) -> dict | None:
+        """Side by side: per group of `strategy`, the time `other` takes for its operators over this
+        plan's (measured where both plans' kernels were timed on the device, else estimated)."""
+        doc = self.win.doc
+        if doc is None or strategy not in doc.plans or other not in doc.plans:
+            return None
+        a, b = doc.plans[strategy], doc.plans[other]
+        dev = self.win.device()
+        ta, ka = plan_delta.times(a, doc.result(dev, strategy))
+        tb, kb = plan_delta.times(b, doc.result(dev, other))
+        if ka != kb:   # one measured, one estimated: compare the estimates
+            ta, ka = list(a.group_us), "estimated"
+            tb = list(b.group_us)
+        return {"kind": "delta", "values": plan_delta.deltas(a, ta, b, tb), "log": True, "source": ka,
+                "title": f"{ka} latency in {other} vs {strategy}", "other": other}
+
     def apply(self):
         """Draw the overlay (or none) on each pane, with its legend."""
         w = self.win
         st = w.state
-        for v, s, on in ((w.view, st.strategy, True), (w.rview, st.right_strategy, st.side_by_side)):
+        delta = st.side_by_side and self.delta.on
+        for v, s, o, on in ((w.view, st.strategy, st.right_strategy, True),
+                            (w.rview, st.right_strategy, st.strategy, st.side_by_side)):
             sc = v.scene()
             if sc.plan is None:
                 v.legend.hide()
+                v.delta_legend.hide()
                 continue
             if w.doc is not None and sc.plan is not w.doc.plans.get(s):
                 continue  # the pane still shows an older plan; it gets its heat when the plan is shown
-            heat = self.heat_for(s) if st.heat and on else None
+            heat = self.delta_for(s, o) if delta and on else self.heat_for(s) if st.heat and on else None
             sc.set_heat(heat)
             rng = sc.heat_range()
-            if heat is not None and rng is not None:
+            if heat is not None and heat.get("kind") == "delta":
+                v.legend.hide()
+                v.delta_legend.set_plans(heat["title"], heat["other"])
+                v.delta_legend.show()
+            elif heat is not None and rng is not None:
+                v.delta_legend.hide()
                 v.legend.set_range(heat["title"], rng[0], rng[1], heat["log"])
                 v.legend.show()
             else:
                 v.legend.hide()
+                v.delta_legend.hide()
             v.place_overlays()  # the kinds legend sits above the heat legend
 
     def set_minimap(self, on: bool):

@@ -127,3 +127,59 @@ class KindLegend(QtWidgets.QWidget):
 
 def _us(v: float) -> str:
     return f"{v / 1000:.2f} ms" if v >= 1000 else f"{v:.1f} us"
+
+
+DELTA_MAX = 2.0   # the ends of the delta overlay's scale: 2x faster, 2x slower
+
+
+def delta_colour(ratio: float) -> QtGui.QColor:
+    """The delta overlay's colour for other / this: blue where the other plan is faster, red where it
+    is slower, grey-white where both take the same time (a log scale, clamped at DELTA_MAX)."""
+    import math
+
+    t = max(-1.0, min(1.0, math.log(max(ratio, 1e-9)) / math.log(DELTA_MAX)))
+    mid, fast, slow = (238, 238, 238), (33, 102, 172), (178, 24, 43)
+    end = slow if t > 0 else fast
+    f = abs(t)
+    return QtGui.QColor(*(round(a + (b - a) * f) for a, b in zip(mid, end)))
+
+
+class DeltaLegend(QtWidgets.QWidget):
+    """The latency-delta overlay's scale, side by side: what the colours say about the other plan."""
+
+    def __init__(self, parent):
+        super().__init__(parent)
+        self.setFixedSize(260, 58)
+        self.title = ""
+        self.other = ""
+        self.hide()
+
+    def set_plans(self, title: str, other: str):
+        self.title, self.other = title, other
+        self.update()
+
+    def paintEvent(self, ev):  # noqa: N802
+        p = QtGui.QPainter(self)
+        p.setRenderHint(QtGui.QPainter.Antialiasing)
+        pal = self.palette()
+        bg = QtGui.QColor(pal.color(QtGui.QPalette.Window))
+        bg.setAlpha(230)
+        p.setBrush(bg)
+        p.setPen(QtGui.QPen(pal.color(QtGui.QPalette.Mid)))
+        p.drawRoundedRect(QtCore.QRectF(self.rect()).adjusted(0.5, 0.5, -0.5, -0.5), 5, 5)
+        p.setPen(pal.color(QtGui.QPalette.WindowText))
+        f = p.font()
+        f.setPointSizeF(8)
+        p.setFont(f)
+        p.drawText(QtCore.QRectF(8, 3, self.width() - 16, 16), QtCore.Qt.AlignLeft, self.title)
+        grad = QtGui.QLinearGradient(8, 0, self.width() - 8, 0)
+        for i in range(11):
+            grad.setColorAt(i / 10, delta_colour(DELTA_MAX ** (i / 5 - 1)))
+        p.setBrush(grad)
+        p.setPen(QtCore.Qt.NoPen)
+        p.drawRect(QtCore.QRectF(8, 21, self.width() - 16, 12))
+        p.setPen(pal.color(QtGui.QPalette.WindowText))
+        p.drawText(QtCore.QRectF(8, 36, 120, 16), QtCore.Qt.AlignLeft, f"{DELTA_MAX:g}x faster in {self.other}")
+        p.drawText(QtCore.QRectF(self.width() - 128, 36, 120, 16), QtCore.Qt.AlignRight,
+                   f"{DELTA_MAX:g}x slower")
+        p.end()

@@ -12,6 +12,7 @@ from engine import layout as L
 
 from .. import style
 from .boxes import GroupBoxes
+from .legend import delta_colour
 from .items import NODE_PEN_W, Z_EDGE, Z_NODE, EdgeItem, edge_path, rounded, routed_path
 
 
@@ -386,7 +387,8 @@ class GraphScene(QtWidgets.QGraphicsScene):
 
     def set_heat(self, heat: dict | None):
         """heat = {"values": [per group, None allowed], "log": bool, "source": "measured" (benchmarked) |
-        "roofline" | "learned" | "measured" (the plan's estimate: document.estimate_source)} or None."""
+        "roofline" | "learned" | "measured" (the plan's estimate: document.estimate_source)} or None;
+        with "kind": "delta", the values are the other plan's time over this one's (the delta overlay)."""
         if heat is None and self.heat is None:
             return
         self.heat = heat
@@ -397,7 +399,7 @@ class GraphScene(QtWidgets.QGraphicsScene):
                 it.setBrush(self.group_colours.get(gi, self.theme.grey))
 
     def heat_range(self) -> tuple[float, float] | None:
-        if not self.heat:
+        if not self.heat or self.heat.get("kind") == "delta":
             return None
         vals = [v for v in self.heat["values"] if v is not None and v > 0]
         return (min(vals), max(vals)) if vals else None
@@ -426,8 +428,11 @@ class GraphScene(QtWidgets.QGraphicsScene):
                     continue
             if self.heat is not None:
                 v = self.heat["values"][gi] if gi < len(self.heat["values"]) else None
-                c = grey_small if v is None or rng is None else style.ramp(
-                    style.heat_fraction(v, rng[0], rng[1], self.heat.get("log", False)))
+                if self.heat.get("kind") == "delta":   # other plan's time / this one's (legend.delta_colour)
+                    c = grey_small if v is None else delta_colour(v)
+                else:
+                    c = grey_small if v is None or rng is None else style.ramp(
+                        style.heat_fraction(v, rng[0], rng[1], self.heat.get("log", False)))
                 b = QtGui.QBrush(c)
             elif len(members) > 1:
                 key = members[0] if len(members) == 1 else min(members, key=L.node_number)

@@ -8,7 +8,7 @@ from __future__ import annotations
 from PySide6 import QtCore, QtGui, QtWidgets
 
 from .. import style
-from .legend import HeatLegend, KindLegend
+from .legend import DeltaLegend, HeatLegend, KindLegend
 from .minimap import Minimap
 from .scene import GraphScene
 
@@ -38,6 +38,7 @@ class GraphView(QtWidgets.QGraphicsView):
         self._fitted_on_open = False   # the view is where fit_width_top left it: the user has not moved it
         self.minimap = Minimap(self)
         self.legend = HeatLegend(self)
+        self.delta_legend = DeltaLegend(self)   # side by side: the latency-delta overlay's scale
         self.kinds_legend = KindLegend(self)
         scene.plan_changed.connect(self._update_kinds_legend)
         scene.collapsed_changed.connect(self.minimap.rebuild)
@@ -67,7 +68,9 @@ class GraphView(QtWidgets.QGraphicsView):
             self.minimap.rebuild()
         self.minimap.move(vp.right() - self.minimap.width() - 6, vp.bottom() - self.minimap.height() - 6)
         self.legend.move(vp.left() + 8, vp.bottom() - self.legend.height() - 8)  # the minimap has the right
-        above = self.legend.y() - 6 if not self.legend.isHidden() else vp.bottom() - 8
+        self.delta_legend.move(vp.left() + 8, vp.bottom() - self.delta_legend.height() - 8)
+        shown = self.delta_legend if not self.delta_legend.isHidden() else self.legend
+        above = shown.y() - 6 if not shown.isHidden() else vp.bottom() - 8
         self.kinds_legend.move(vp.left() + 8, above - self.kinds_legend.height())
 
     def _update_kinds_legend(self):

@@ -11,6 +11,7 @@ class DifferencesPanel(QtWidgets.QWidget):
     by Previous / Next (`step`), or by the keyboard in the list."""
 
     chosen = QtCore.Signal(int)
+    delta_requested = QtCore.Signal(bool)   # the "colour by latency delta" box was toggled by the user
 
     def __init__(self, parent=None):
         super().__init__(parent)
@@ -31,6 +32,10 @@ class DifferencesPanel(QtWidgets.QWidget):
         self.next_button.setToolTip("Next difference (N)")
         self.next_button.clicked.connect(lambda: self.step(+1))
         self.position = QtWidgets.QLabel()
+        self.delta_box = QtWidgets.QCheckBox("Colour groups by latency delta")
+        self.delta_box.setToolTip("Each group coloured by how much faster (blue) or slower (red) the other plan "
+                                  "runs its operators: measured where both plans were benchmarked, else estimated")
+        self.delta_box.toggled.connect(self.delta_requested.emit)
         bar = QtWidgets.QHBoxLayout()
         bar.setContentsMargins(0, 0, 0, 0)
         bar.addWidget(self.prev_button)
@@ -42,10 +47,18 @@ class DifferencesPanel(QtWidgets.QWidget):
         lay.setSpacing(4)
         lay.addWidget(self.header)
         lay.addLayout(bar)
+        lay.addWidget(self.delta_box)
         lay.addWidget(self.list, 1)
         self.set_differences([], "Side by side (Ctrl+D) lists the fused groups only one of the two plans has.")
 
     # ---- contents ---------------------------------------------------------------------------------
+
+    def set_delta(self, on: bool):
+        """Show whether the latency-delta overlay is on (the box follows the overlay's state)."""
+        if self.delta_box.isChecked() != on:
+            self.delta_box.blockSignals(True)
+            self.delta_box.setChecked(on)
+            self.delta_box.blockSignals(False)
 
     def set_differences(self, rows: list[tuple], header: str):
         """rows: (key, text, tooltip, colour or None). The current row stays when the rows are the same."""

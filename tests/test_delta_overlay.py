@@ -1,0 +1,56 @@
+"""The latency-delta overlay side by side: each group coloured by how much faster or slower the other
+plan runs its operators (engine/plan_delta.py), with a legend, switched from the Differences panel."""
+from __future__ import annotations
+
+import pytest
+
+from engine import plan_delta
+from engine.planner.plan import Plan
+
+
+def test_other_plans_time_for_the_same_operators():
+    a = Plan("a", [["n0", "n1"], ["n2"], ["n3"]], group_us=[10.0, 4.0, 6.0])
+    b = Plan("b", [["n0"], ["n1", "n2", "n3"]], group_us=[3.0, 9.0])
+    # a's first group: b's n0 kernel (3) plus a third of b's second kernel (9 / 3)
+    assert plan_delta.other_time(a, a.group_us, b, b.group_us) == [6.0, 3.0, 3.0]
+    assert plan_delta.deltas(a, a.group_us, b, b.group_us) == [0.6, 0.75, 0.5]
+    assert plan_delta.deltas(a, [0.0, 4.0, 6.0], b, [3.0, None])[0] is None
+    t, kind = plan_delta.times(a)
+    assert t == a.group_us and kind == "estimated"
+
+
+pytest.importorskip("pytestqt")
+
+
+def test_side_by_side_delta_overlay_colours_and_legend(new_window, qtbot):
+    from gui.graph.legend import delta_colour
+    from tests.gui_helpers import TIMEOUT_MS, open_graph, settle, shot
+    from tests.synthetic import chain
+
+    win = new_window(size=(1400, 900), strategy="greedy")
+    open_graph(qtbot, win, chain(30))
+    win.set_right_strategy("none")
+    win.set_side_by_side(True)
+    settle(qtbot, win)
+    qtbot.waitUntil(lambda: win.rview.scene().plan is win.doc.plans.get("none"), timeout=TIMEOUT_MS)
+    greedy, none = win.doc.plans["greedy"], win.doc.plans["none"]
+    sc = win.view.scene()
+    assert not win.view.delta_legend.isVisible()
+    win.diffs.delta_box.setChecked(True)        # the user ticks the box: the overlay's state, then the panes
+    assert win.overlays.delta.on
+    assert win.view.delta_legend.isVisible() and win.rview.delta_legend.isVisible()
+    assert "none" in win.view.delta_legend.other and "greedy" in win.rview.delta_legend.other
+    where = none.group_of()
+    multi = [gi for gi, g in enumerate(greedy.groups) if len(g) > 1]
+    assert multi
+    for gi in multi:
+        members = greedy.groups[gi]
+        ratio = sum(none.group_us[where[m]] for m in members) / greedy.group_us[gi]
+        assert sc.node_colours[members[0]].rgb() == delta_colour(ratio).rgb()
+    # the unfused plan is slower for fused groups: red; the right pane the other way round: blue
+    assert any(sc.node_colours[greedy.groups[gi][0]].red() > sc.node_colours[greedy.groups[gi][0]].blue()
+               for gi in multi)
+    shot(win, "delta-overlay.png")
+    win.overlays.delta.on = False                 # the state changes: the box and the panes follow
+    assert not win.diffs.delta_box.isChecked() and not win.view.delta_legend.isVisible()
+    assert sc.heat is None
