@@ -38,6 +38,7 @@ class Recommendation:
     excluded: dict = field(default_factory=dict)      # strategy -> why its result does not count
     comparisons: dict = field(default_factory=dict)   # strategy -> stats.Speedup.to_dict() against greedy
     busy_note: str | None = None   # set when results behind the measured verdict were timed on a busy machine
+    unfused_note: str | None = None   # set when the unfused plan (none) measured fastest, chosen or not
 
     @staticmethod
     def tree() -> dict:
@@ -47,7 +48,7 @@ class Recommendation:
         return {"verdict": self.verdict, "tests": self.tests, "path": self.path,
                 "measured_verdict": self.measured_verdict, "measured_detail": self.measured_detail,
                 "disagreement": self.disagreement, "excluded": self.excluded, "comparisons": self.comparisons,
-                "busy_note": self.busy_note}
+                "busy_note": self.busy_note, "unfused_note": self.unfused_note}
 
 
 def count_ops(graph) -> int:
@@ -150,23 +151,25 @@ def _add_measured(rec: Recommendation, measured: dict, budget_pct: float) -> Non
         return f"{v:+.0f}% compile" + ("" if s in within else f", over the {budget_pct:.0f}% budget")
 
     others = [f"{vs_greedy[s].text(s, 'greedy')}, at {cost(s)}" for s in rows if s in vs_greedy and s != best]
+    if best == "none":
+        rec.unfused_note = "the unfused plan measured fastest: fusion did not pay here"
+    elif "none" in rows and (c := stats.speedup(ok[best], ok["none"])) is not None and c.lo > 1.0:
+        rec.unfused_note = (f"the unfused plan measured fastest ({c.text('none', best)})"
+                            + ("" if "none" in within else f", but is over the {budget_pct:.0f}% compile budget"))
+        others = [o for o in others if not o.startswith("none vs greedy")]   # said once, in the note
+    lead = f"{rec.unfused_note}; " if rec.unfused_note else ""
     if best == "greedy":
-        rec.measured_detail = (f"greedy: nothing within the {budget_pct:.0f}% compile budget was significantly "
+        rec.measured_detail = (f"{lead}greedy: nothing within the {budget_pct:.0f}% compile budget was significantly "
                                f"faster ({'; '.join(others) or 'nothing else measured'}){ignored}")
     else:
         c = vs_greedy[best]
         b = rows[best]
-        detail = (("the unfused plan measured fastest: fusion did not pay here; " if best == "none" else "")
-                  + f"{best} was {c.ratio:.2f}x faster than greedy, 95% interval {c.interval} "
+        detail = (f"{lead}{best} was {c.ratio:.2f}x faster than greedy, 95% interval {c.interval} "
                   f"(median {b['latency_ms']:.2f} vs {rows['greedy']['latency_ms']:.2f} ms), "
                   f"at {b['compile_overhead_pct']:+.0f}% compile time")
         if prev not in (None, "greedy"):  # it replaced a cheaper strategy that also beat greedy
             detail += f"; {why.text(best, prev)}"
         rec.measured_detail = detail + (f"; {'; '.join(others)}" if others else "") + ignored
-    if best != "none" and "none" in rows and (c := stats.speedup(ok[best], ok["none"])) is not None and c.lo > 1.0:
-        rec.measured_detail = (f"the unfused plan measured fastest ({c.text('none', best)})"
-                               + ("" if "none" in within else f", but is over the {budget_pct:.0f}% compile budget")
-                               + "; " + rec.measured_detail)
     rec.busy_note = machine_load.busy_line({s: r for s, r in ok.items() if s in rows}, "figures and this verdict")
     if rec.busy_note:
         rec.measured_detail += f"; {rec.busy_note}"

@@ -107,7 +107,7 @@ def _duration(ms: float) -> str:
     return f"{ms / 1000:.1f} s" if ms >= 1000 else f"{ms:.1f} ms"
 
 
-_plan_time = _duration
+duration = _plan_time = _duration   # "12.3 ms", "133.2 s": planning times over 1 s in seconds
 
 
 def machine() -> str:

@@ -1,5 +1,6 @@
-"""Benchmarks through engine.runner: the device list, the runner's cached results for the open model,
-and Benchmark with progress and Cancel. Builds use the target's tuning records where it has them
+"""Benchmarks as `bench` runs them (engine.benchmark.measure_plans: every strategy of a Benchmark sampled
+round-robin in one worker, so that their figures compare): the device list, the runner's cached results
+for the open model, and Benchmark with progress and Cancel. Builds use the target's tuning records where it has them
 (engine/tuned_store.py); a tuned or mixed figure gets the same plan's rules-only figure beside it.
 
 `find_devices` and `run_benchmarks` run on worker threads and touch no Qt object; `Benchmarks` is the
@@ -23,30 +24,27 @@ def find_devices() -> list[dict]:
     return targets.devices()
 
 
-def run_benchmarks(runner, doc, plans: dict, target: str, repeat: int, force: bool, progress, cancel,
+def run_benchmarks(doc, plans: dict, target: str, repeat: int, force: bool, progress, cancel,
                    have_rules: frozenset = frozenset()) -> tuple[dict, dict]:
-    """Worker: build and time each plan on `target` in turn, with the target's tuning records where it
-    has them; stops between plans when cancelled. Where a plan's kernels ran (partly) with tuned
-    schedules and no rules-only figure of it is known (`have_rules`), the plan is measured with the
-    rules only as well (cached after the first time). Returns (results, rules-only results)."""
-    out, rules = {}, {}
-    maybe = [s for s in plans if s not in have_rules] if _has_records(target) else []
-    units = len(plans) + len(maybe)
-    done = 0
-    for s, p in plans.items():
-        if cancel.is_set():
-            break
-        progress(f"{s}: starting", done / units)
-        out[s] = runner.benchmark(doc.spec, doc.shapes, p, target=target, repeat=repeat,
-                                  progress=lambda st, f, s=s, d=done: progress(f"{s}: {st}", (d + (f or 0)) / units),
-                                  cancel=cancel, force=force, tuned=True)
-        done += 1
-        r = out[s]
-        if s in maybe and not r.error and getattr(r, "schedule", "rules") != "rules" and not cancel.is_set():
-            rules[s] = runner.benchmark(
-                doc.spec, doc.shapes, p, target=target, repeat=repeat, cancel=cancel, force=force, tuned=False,
-                progress=lambda st, f, s=s, d=done: progress(f"{s} (rules only): {st}", (d + (f or 0)) / units))
-            done += 1
+    """Worker: build and time the plans on `target` together, with the target's tuning records where
+    it has them, as `bench` does (engine.benchmark.measure_plans: round-robin in one worker on cpu
+    and cuda; the cache answers only when every plan is cached from one run). Where plans' kernels
+    ran (partly) with tuned schedules and no rules-only figure of them is known (`have_rules`), those
+    plans are measured with the rules only as well, together (cached after the first time).
+    Returns (results, rules-only results)."""
+    from engine.benchmark import measure_plans
+
+    records = _has_records(target)
+    share = 0.5 if records else 1.0   # of the bar: the rules-only pass, if any, takes the rest
+    out, _, _ = measure_plans(doc.spec, doc.shapes, plans, target, repeat, force=force, cancel=cancel,
+                              progress=lambda st, f: progress(st, share * max(0.0, f or 0.0)), graph=doc.graph)
+    maybe = {s: plans[s] for s, r in out.items() if records and s not in have_rules and not r.error
+             and getattr(r, "schedule", "rules") != "rules"}
+    rules = {}
+    if maybe and not cancel.is_set():
+        rules, _, _ = measure_plans(doc.spec, doc.shapes, maybe, target, repeat, force=force, cancel=cancel,
+                                    tuned=False, graph=doc.graph,
+                                    progress=lambda st, f: progress(f"rules only: {st}", share + share * (f or 0)))
     return out, rules
 
 
@@ -122,8 +120,6 @@ class Benchmarks:
         if w.doc is None:
             w.show_error("open a model first", "Benchmark")
             return
-        from engine import runner
-
         if strategies is None:
             strategies = [s for s in w.doc.strategies() if s in w.doc.plans] if all_strategies else \
                 [w.strategy] + ([w.right_strategy] if w.state.side_by_side and
@@ -165,7 +161,7 @@ class Benchmarks:
             ok = [self._figure(s, r, ref.get(s)) for s, r in results.items() if not r.error and r.latency_ms]
             w.status(f"Benchmark on {target}: " + (", ".join(ok) or "no result"), 15000)
 
-        w.activity.run("bench", f"Benchmarking {', '.join(strategies)} on {target}", run_benchmarks, runner, doc,
+        w.activity.run("bench", f"Benchmarking {', '.join(strategies)} on {target}", run_benchmarks, doc,
                        plans, target, repeat, force, have_rules=have_rules, request=req, on_done=done,
                        on_failed=lambda m: w.show_error(m, "Benchmark failed"),
                        on_cancelled=lambda: w.status("Benchmark cancelled"))

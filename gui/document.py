@@ -38,6 +38,7 @@ class Document:
     plan_errors: dict = field(default_factory=dict)    # strategy -> message
     rules_results: dict = field(default_factory=dict)  # (target, strategy) -> (Plan, BenchResult): rules only
     fidelity: dict = field(default_factory=dict)       # (target, strategy) -> Fidelity
+    measured_plans: dict = field(default_factory=dict)  # (target, strategy) -> the Plan its result measured
 
     def __post_init__(self):
         self.events = EmitterGroup(self, "plans", "results", "fidelity")
@@ -48,7 +49,9 @@ class Document:
         """Plans (and planning errors) for some strategies, beside the ones there are."""
         self.plans.update(plans)
         self.plan_errors.update(errors or {})
+        stale = self._drop_stale_results()
         self.events.plans(strategies=list(plans))
+        self._results_dropped(stale)
 
     def replace_plans(self, plans: dict, errors: dict, hw=None) -> None:
         """Every plan and planning error at once (a re-plan), and `hw` when they were planned for
@@ -57,7 +60,25 @@ class Document:
             self.hw = hw
         self.plans = dict(plans)
         self.plan_errors = dict(errors)
+        stale = self._drop_stale_results()
         self.events.plans(strategies=list(plans))
+        self._results_dropped(stale)
+
+    def _drop_stale_results(self) -> dict:
+        """Forget the results that measured another plan than the current one of their strategy (a
+        re-plan changed its groups): a strategy's figures are always its shown plan's. Returns
+        target -> the strategies dropped."""
+        out: dict = {}
+        for (t, s), p in list(self.measured_plans.items()):
+            if not _same_plan(self.plans.get(s), p):
+                self.results.pop((t, s), None)
+                del self.measured_plans[(t, s)]
+                out.setdefault(t, []).append(s)
+        return out
+
+    def _results_dropped(self, stale: dict) -> None:
+        for t, strategies in stale.items():
+            self.events.results(target=t, strategies=strategies)
 
     def note_plan_error(self, strategy: str, message: str) -> None:
         """Why `strategy` has no plan, unless a reason is known already."""
@@ -70,6 +91,7 @@ class Document:
         dropped = [k for k in self.results if k[1] == "custom"]
         for k in dropped:
             del self.results[k]
+            self.measured_plans.pop(k, None)
         self.plans["custom"] = plan
         for t in {t for t, _ in dropped}:
             self.events.results(target=t, strategies=["custom"])
@@ -84,7 +106,11 @@ class Document:
         for s, r in results.items():
             if keep and (target, s) in self.results:
                 continue
+            if s in plans and not _same_plan(self.plans.get(s), plans[s]):
+                continue   # it measured a plan replaced meanwhile (a re-plan during the benchmark)
             self.results[(target, s)] = r
+            if s in plans:
+                self.measured_plans[(target, s)] = plans[s]
             self._set_rules_result(target, s, plans.get(s), r)
             changed.append(s)
         for s, r in (rules or {}).items():
@@ -142,8 +168,7 @@ class Document:
         the groups drops it: it measured another plan)."""
         out = {}
         for (t, s), (p, r) in self.rules_results.items():
-            cur = self.plans.get(s)
-            if t == target and cur is not None and (cur is p or cur.groups == p.groups):
+            if t == target and _same_plan(self.plans.get(s), p):
                 out[s] = r
         return out
 
@@ -175,6 +200,11 @@ class Document:
                for side, p, other in ((0, pa, sb), (1, pb, sa))
                for gi, g in enumerate(p.groups) if len(g) > 1 and frozenset(g) not in other]
         return [(side, gi) for _, side, gi in sorted(out)]
+
+
+def _same_plan(cur, measured) -> bool:
+    """Whether `measured` (the plan a result measured) is the current plan `cur` (the same groups)."""
+    return cur is not None and (cur is measured or cur.groups == measured.groups)
 
 
 def schedule_of(result) -> str:
@@ -248,6 +278,13 @@ def group_estimate(plan, gi: int) -> tuple[str, float] | None:
     return ESTIMATE_TITLES["measured" if gi < len(src) and src[gi] == "measured" else "learned"], us[gi]
 
 
+def strategy_label(s: str, plan) -> str:
+    """"dp (measured)": a cost-deciding strategy with what decided its plan (cost_tag), as the strategy
+    boxes, the Latency panel and the exports name it; other strategies by their name."""
+    tag = cost_tag(plan) if plan is not None else ""
+    return f"{s} ({tag})" if tag else s
+
+
 def cost_tag(plan) -> str:
     """What a cost-deciding strategy decided by ("roofline" | "learned" | "measured"); "" for others
     and for plans without notes."""
@@ -289,7 +326,7 @@ def plan_strategies(graph, hw, strategies, progress=None, cancel=None, cost: str
 
 RESULT_COLUMNS = ["model", "strategy", "target", "latency_median_ms", "latency_min_ms", "latency_max_ms",
                   "planning_ms", "build_s", "kernels", "correct", "estimated_ms", "hardware_profile", "error", "cached",
-                  "schedule", "tuned_kernels"]
+                  "schedule", "tuned_kernels", "label", "run_id"]   # label: "dp (measured)"; run_id: engine/runs.py
 
 
 def write_results_csv(doc: Document, path) -> int:
@@ -302,20 +339,21 @@ def write_results_csv(doc: Document, path) -> int:
             lat = r.latency_ms or {}
             w.writerow([doc.name, s, target, lat.get("median"), lat.get("min"), lat.get("max"), r.planning_ms,
                         r.build_s, r.kernels, r.correct, p.estimated_us / 1000 if p else None, doc.hw.name,
-                        r.error or "", r.cached, schedule_of(r), getattr(r, "tuned_kernels", 0)])
+                        r.error or "", r.cached, schedule_of(r), getattr(r, "tuned_kernels", 0), strategy_label(s, p),
+                        getattr(r, "run_id", "")])
             rows += 1
         for (target, s), r in sorted(doc.rules_for_all().items()):  # rules-only references of tuned figures
             p = doc.plans.get(s)
             lat = r.latency_ms or {}
             w.writerow([doc.name, s, target, lat.get("median"), lat.get("min"), lat.get("max"), r.planning_ms,
                         r.build_s, r.kernels, r.correct, p.estimated_us / 1000 if p else None, doc.hw.name,
-                        "", r.cached, "rules", 0])
+                        "", r.cached, "rules", 0, strategy_label(s, p), getattr(r, "run_id", "")])
             rows += 1
         for s in doc.strategies():  # strategies not measured: their estimates
             if any(k[1] == s for k in doc.results) or s not in doc.plans:
                 continue
             p = doc.plans[s]
             w.writerow([doc.name, s, "", "", "", "", round(p.planning_ms, 3), "", p.kernels, "",
-                        p.estimated_us / 1000, doc.hw.name, "not yet measured", "", "", ""])
+                        p.estimated_us / 1000, doc.hw.name, "not yet measured", "", "", "", strategy_label(s, p), ""])
             rows += 1
     return rows

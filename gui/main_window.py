@@ -200,6 +200,7 @@ class MainWindow(QtWidgets.QMainWindow):
 
     def _on_plans(self, ev):
         actions.fill_strategy_boxes(self)
+        self.strategies.name_boxes()      # "dp (measured)": what decided each plan
         self.plans_changed.emit()
 
     def _on_results(self, ev):
@@ -264,6 +265,7 @@ class MainWindow(QtWidgets.QMainWindow):
             self.state.strategy = "greedy" if self.strategy in ("tvm", "custom") or "greedy" in doc.plans else \
                 next(iter(doc.plans), "greedy")
         actions.fill_strategy_boxes(self)
+        self.strategies.name_boxes()
         if plan_tvm:
             self.planning.plan_tvm()
         self.layouts.request(full=True)

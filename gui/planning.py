@@ -239,6 +239,7 @@ class Planning:
                 self.plan_tvm()  # TVM's FuseOps for the new profile (in the background)
             if late:
                 self.reprice(late)
+            w.bench.load_cached_results()   # results of the new plans the runner has (the old ones were dropped)
             w.set_strategy(w.strategy, force=True)
             if w.state.side_by_side:
                 w.set_right_strategy(w.right_strategy)

@@ -8,7 +8,7 @@ import time
 from PySide6 import QtCore
 
 from .actions import all_strategies
-from .document import decided_by, estimate_label
+from .document import decided_by, estimate_label, strategy_label
 
 
 class Strategies:
@@ -58,9 +58,21 @@ class Strategies:
         # own layout does clearly better (decided off the UI thread)
         w.layouts.request(full=True, only_if_better=not w.layouts.compact)
         how = decided_by(plan)
-        w.status(f"{s}: {plan.kernels} kernels, {len(plan.groups)} groups, {estimate_label(plan)} "
+        w.status(f"{strategy_label(s, plan)}: {plan.kernels} kernels, {len(plan.groups)} groups, {estimate_label(plan)} "
                  f"{plan.estimated_us / 1000:.3f} ms on {w.doc.hw.title}" + (f"; {how}" if how else "")
                  + f" (toggle {self.last_toggle_ms:.0f} ms)")
+
+    def name_boxes(self):
+        """Name each planned strategy in the strategy boxes by what decided its plan ("dp (measured)",
+        document.strategy_label): the name the Latency panel and the exports use for the same plan."""
+        w = self.win
+        if w.doc is None:
+            return
+        for box in (w.strategy_box, w.right_box):
+            for i in range(box.count()):
+                s = box.itemData(i)
+                if s in w.doc.plans:
+                    box.setItemText(i, strategy_label(s, w.doc.plans[s]))
 
     def set_right_strategy(self, s: str):
         """Show strategy `s` in the right pane (side by side)."""

@@ -99,7 +99,7 @@ def assert_labelled(win, qtbot, word: str):
     plan = win.doc.plans["dp"]
     win.set_strategy("dp", force=True)
     msg = win.statusBar().currentMessage()
-    assert msg.startswith("dp: ") and f"{label} {plan.estimated_us / 1000:.3f} ms" in msg, msg
+    assert msg.startswith(f"dp ({word}): ") and f"{label} {plan.estimated_us / 1000:.3f} ms" in msg, msg
     gi = next(i for i, g in enumerate(plan.groups) if len(g) > 1)
     win.selection.activate(win.view, ("group", gi))
     v = win.props.values()

@@ -36,7 +36,7 @@ def latency_rows(qtbot, plans, name, shapes):
     qtbot.addWidget(panel)
     results = {s: res(s) for s in plans}
     panel.update_data(name, list(plans), plans, results, "cpu", "T4", input_shapes=shapes)
-    col = COLUMNS.index("published T4 ms")
+    col = COLUMNS.index("published T4 GPU ms")
     table = {panel.table.item(i, 0).text(): panel.table.item(i, col).text() for i in range(panel.table.rowCount())}
     return panel, {r["strategy"]: r["published"] for r in panel.rows}, table
 

@@ -125,7 +125,7 @@ def test_legend_keeps_its_entries_in_order_and_redraws(qtbot):
     settle()
     assert [lab.text for _, lab in panel.legend.items] == ["measured (cpu)", "measured, rules only",
                                                           "roofline estimate (T4)",
-                                                          "published T4"]
+                                                          "published T4 GPU (right axis)"]
     check(panel, 4, True, (900, 500))
     strategies, plans, results, rules = data(4, False)
     panel.update_data("m", strategies, plans, results, "cpu", "T4", rules=rules, input_shapes={"input": [1]})

@@ -304,6 +304,18 @@ class FakeRunner:
                            tuned_kernels=k, schedule_report={"tuned": ["f"] * k, "kernels_total": n})
 
 
+    def bench_plans(self, spec, shapes, plans, target="cpu", repeat=10, progress=None, cancel=None, tuned=True,
+                    **kw):
+        """engine.roundrobin.bench_plans: the plans sampled together, one run."""
+        from engine import runs
+
+        run, out = runs.new_id(), {}
+        for s, p in plans.items():
+            out[s] = self(spec, shapes, p, target, repeat, progress, cancel, tuned=tuned)
+            out[s].run_id = run
+        return out, None
+
+
 def table(w) -> dict:
     cols = [w.latency.table.horizontalHeaderItem(c).text() for c in range(w.latency.table.columnCount())]
     return {w.latency.table.item(r, 0).text(): {c: w.latency.table.item(r, i).text() for i, c in enumerate(cols)}
@@ -315,8 +327,11 @@ def fake_benchmarks(monkeypatch, has: dict) -> FakeRunner:
     from engine import runner
     from gui import tune_controller
 
+    from engine import roundrobin
+
     fake = FakeRunner()
     monkeypatch.setattr(runner, "benchmark", fake)
+    monkeypatch.setattr(roundrobin, "bench_plans", fake.bench_plans)   # the app samples plans round-robin
     monkeypatch.setattr(tune_controller, "records", lambda target: 5 if has["v"] else 0)
     return fake
 

@@ -1,7 +1,9 @@
 """Latency panel (pyqtgraph): per strategy, measured median latency with min-max whiskers, the plan's
 estimate (named by the model that made it: "roofline estimate", "learned estimate"; a cost-deciding
-strategy's name says what it decided by, "dp (learned)"), and the published T4 figures as a reference series; beside it, compile time
-(planning + build) with the kernel count, and a table of the numbers.
+strategy's name says what it decided by, "dp (learned)"), and the published T4 GPU figures as a reference
+series on an axis of their own (right: another device, not comparable with this one's milliseconds);
+beside it, compile time as two labelled series, planning and build, with the kernel count; and, in a tab
+of its own, a table of the numbers (planning times over 1 s in seconds).
 
 Every measured figure says whose schedules its kernels ran with (under the strategy's name and in the
 table's schedule column): "rules" (ours), "tuned n/n" or "mixed k/n" (k kernels from the tuning
@@ -14,14 +16,17 @@ import pyqtgraph as pg
 from PySide6 import QtCore, QtGui, QtWidgets
 
 from engine import machine_load
+from engine.report import duration
 
 from .. import style
-from ..document import ESTIMATE_TITLES, cost_tag, estimate_source, schedule_label, schedule_of
+from ..document import ESTIMATE_TITLES, cost_tag, estimate_source, schedule_label, schedule_of, strategy_label
 from . import follow_results
 
 PUBLISHED_KEY = {"none": "baseline", "greedy": "greedy", "dp": "dp"}
-COLUMNS = ["strategy", "median ms", "min ms", "max ms", "estimated ms", "estimate", "published T4 ms", "compile s",
-           "kernels", "correct", "source", "schedule", "rules-only ms"]
+COLUMNS = ["strategy", "decided by", "median ms", "min ms", "max ms", "estimated ms", "estimate", "published T4 GPU ms",
+           "planning", "build s", "kernels", "correct", "source", "schedule", "rules-only ms"]
+PLANNING_COLOUR = "#c7cbd1"   # the compile chart's planning bars (build bars: the strategy's colour)
+NOT_MEASURED = ("not yet measured", "not measured", "none yet")   # the in-plot label, longest that fits first
 
 
 SERIES_TITLES = {**ESTIMATE_TITLES, "measured": "measured kernel times (while planning)"}
@@ -37,10 +42,7 @@ def estimates_title(plans) -> str:
     return "estimate: " + ", ".join(kinds) if kinds else "estimate"
 
 
-def strategy_title(s: str, plan) -> str:
-    """"dp (learned)": a cost-deciding strategy with what it decided by; others by their name."""
-    tag = cost_tag(plan) if plan is not None else ""
-    return f"{s} ({tag})" if tag else s
+strategy_title = strategy_label   # "dp (learned)": document.strategy_label, the name everywhere
 
 
 def published_for(model_name: str, input_shapes: dict | None = None) -> dict | None:
@@ -73,7 +75,20 @@ class _Sample(pg.ItemSample):
 
     def paint(self, p, *args):
         p.scale(self.SIZE / 20, self.SIZE / 20)
-        super().paint(p, *args)
+        brushes = self.item.opts.get("brushes") if isinstance(self.item, pg.BarGraphItem) else None
+        if not brushes:
+            super().paint(p, *args)
+            return
+        # bars of several colours (one a strategy): the swatch shows them side by side, not pyqtgraph's grey
+        colours = list(dict.fromkeys(pg.mkBrush(b).color().name() for b in brushes))[:6]
+        w = 18 / len(colours)
+        p.setPen(QtCore.Qt.NoPen)
+        for k, c in enumerate(colours):
+            p.setBrush(pg.mkBrush(c))
+            p.drawRect(QtCore.QRectF(2 + k * w, 2, w, 18))
+        p.setPen(pg.mkPen(self.item.opts.get("pen") or "#333"))
+        p.setBrush(QtCore.Qt.NoBrush)
+        p.drawRect(QtCore.QRectF(2, 2, 18, 18))
 
 
 class FlowLegend(pg.GraphicsWidget):
@@ -145,7 +160,7 @@ class LatencyPanel(QtWidgets.QWidget):
         pg.setConfigOptions(antialias=True)
         self.plot = pg.PlotWidget()
         self.cplot = pg.PlotWidget()
-        for p, title, unit in ((self.plot, "Latency", "ms"), (self.cplot, "Compile time; number: kernels", "s")):
+        for p, title, unit in ((self.plot, "Latency", "ms"), (self.cplot, "Compile time (number: kernels)", "s")):
             p.setMenuEnabled(False)
             p.setMouseEnabled(x=False, y=False)
             p.hideButtons()
@@ -154,39 +169,43 @@ class LatencyPanel(QtWidgets.QWidget):
             p.showGrid(y=True, alpha=0.25)
             p.disableAutoRange()  # ranges are set explicitly; auto-ranging on every addItem is slow
             p.getAxis("left").enableAutoSIPrefix(False)
-        # the legend has a row of its own between the title and the bars (the plot's unused top-axis row),
-        # as tall as the legend and as wide as the plot: outside the view box, it never covers a bar.
-        self.legend = FlowLegend("8pt")
-        self.legend_row = pg.GraphicsWidget()
-        self.legend_row.setMinimumWidth(0)
-        self.legend_row.setFixedHeight(0)
-        self.legend.setParentItem(self.legend_row)
+        # each plot's legend has a row of its own between the title and the bars (the plot's unused top-axis
+        # row), as tall as the legend and as wide as the plot: outside the view box, it never covers a bar.
+        self.legend, self.legend_row = self._legend_row(self.plot)
+        self.clegend, self.clegend_row = self._legend_row(self.cplot)
+        # the published T4 GPU figures: a view box of their own, on the right axis (another device's ms)
         pi = self.plot.getPlotItem()
-        pi.layout.removeItem(pi.getAxis("top"))   # hidden, never shown: its cell takes the legend
-        pi.layout.addItem(self.legend_row, 1, 0, 1, 3)
-        pi.legend = self.legend            # items added with a name join the legend (PlotItem.addItem)
-        self.legend_row.geometryChanged.connect(self._fit_legend)
+        self.pub_view = pg.ViewBox(enableMenu=False)
+        self.pub_view.setMouseEnabled(x=False, y=False)
+        pi.scene().addItem(self.pub_view)
+        pi.getAxis("right").linkToView(self.pub_view)
+        pi.getAxis("right").enableAutoSIPrefix(False)
+        self.pub_view.setXLink(pi)
+        pi.vb.sigResized.connect(self._fit_pub_view)
+        pi.vb.sigResized.connect(lambda *_: self._fit_marks())
+        self.marks: list[pg.TextItem] = []    # "not yet measured" over a strategy without a figure
         self.note = QtWidgets.QLabel("not yet measured")
         self.note.setWordWrap(True)
         self.table = QtWidgets.QTableWidget(0, len(COLUMNS))
         self.table.setHorizontalHeaderLabels(COLUMNS)
         self.table.setEditTriggers(QtWidgets.QAbstractItemView.NoEditTriggers)
         self.table.verticalHeader().hide()
+        self.table.verticalHeader().setDefaultSectionSize(QtGui.QFontMetrics(self.table.font()).height() + 6)
         self.table.horizontalHeader().setSectionResizeMode(QtWidgets.QHeaderView.ResizeToContents)
         plots = QtWidgets.QSplitter(QtCore.Qt.Horizontal)
         plots.addWidget(self.plot)
         plots.addWidget(self.cplot)
         plots.setStretchFactor(0, 3)
         plots.setStretchFactor(1, 2)
-        split = QtWidgets.QSplitter(QtCore.Qt.Vertical)
-        split.addWidget(plots)
-        split.addWidget(self.table)
-        split.setStretchFactor(0, 3)
-        split.setStretchFactor(1, 1)
+        # the charts and the table in tabs: each gets the panel's whole height (the table all its rows)
+        self.tabs = QtWidgets.QTabWidget()
+        self.tabs.setDocumentMode(True)
+        self.tabs.addTab(plots, "Charts")
+        self.tabs.addTab(self.table, "Table")
         lay = QtWidgets.QVBoxLayout(self)
         lay.setContentsMargins(2, 2, 2, 2)
         lay.addWidget(self.note)
-        lay.addWidget(split)
+        lay.addWidget(self.tabs, 1)
         self.rows: list[dict] = []
         self.series: dict[str, list] = {}
         self.busy_note: str | None = None   # the line the note carries when results were timed on a busy machine
@@ -211,7 +230,7 @@ class LatencyPanel(QtWidgets.QWidget):
         for p in (self.plot, self.cplot):
             p.setBackground("#1e1f22" if dark else "w")
             fg = "#dfe1e5" if dark else "#333"
-            for ax in ("left", "bottom"):
+            for ax in ("left", "bottom", "right"):
                 p.getAxis(ax).setPen(fg)
                 p.getAxis(ax).setTextPen(fg)
 
@@ -225,8 +244,10 @@ class LatencyPanel(QtWidgets.QWidget):
         rules = rules or {}
         self.plot.clear()
         self.cplot.clear()
-        if self.legend is not None:
-            self.legend.clear()
+        self.pub_view.clear()
+        self.legend.clear()
+        self.clegend.clear()
+        self.marks = []
         pub = published_for(model_name, input_shapes)
         pub_res = published_elsewhere(model_name)
         rows = []
@@ -243,9 +264,10 @@ class LatencyPanel(QtWidgets.QWidget):
                 "title": strategy_title(s, p),
                 "cost": cost_tag(p) if p is not None else "",
                 "published": pub.get(PUBLISHED_KEY[s]) if pub and s in PUBLISHED_KEY else None,
-                "compile_s": ((r.build_s or 0) + (r.planning_ms or 0) / 1000) if ok else
-                (p.planning_ms / 1000 if p is not None else None),
-                "compile_measured": bool(ok),
+                # planning and build apart: the plan's own planning time (its results measured it)
+                "planning_s": (p.planning_ms / 1000 if p is not None else
+                               (r.planning_ms or 0) / 1000 if ok else None),
+                "build_s": (r.build_s or 0) if ok else None,
                 "kernels": (r.kernels if ok and r.kernels else (p.kernels if p is not None else None)),
                 "correct": (r.correct if ok else None),
                 "error": getattr(r, "error", None) if r is not None else None,
@@ -259,12 +281,16 @@ class LatencyPanel(QtWidgets.QWidget):
                 rows[-1][f"rules_{k}"] = ref.latency_ms.get(k) if paired else None
         self.rows = rows
         paired = [(i, row) for i, row in enumerate(rows) if row["rules_median"] is not None]
-        # bar slots per strategy: measured [, rules only], estimate, published
-        w = 0.2 if paired else 0.26
-        x_meas, x_rules, x_est, x_pub = (-1.5 * w, -0.5 * w, 0.5 * w, 1.5 * w) if paired else (-w, None, 0.0, w)
+        pubr = [(i, row) for i, row in enumerate(rows) if row["published"] is not None]
+        # bar slots per strategy: measured [, rules only], estimate [, published (right axis)]
+        slots = 2 + bool(paired) + bool(pubr)
+        w = 0.8 / slots
+        xs = [(k - (slots - 1) / 2) * w for k in range(slots)]
+        x_meas, x_rules = xs[0], (xs[1] if paired else None)
+        x_est = xs[1 + bool(paired)]
+        x_pub = xs[-1] if pubr else None
         measured = [(i, row) for i, row in enumerate(rows) if row["median"] is not None]
         est = [(i, row) for i, row in enumerate(rows) if row["estimated"] is not None]
-        pubr = [(i, row) for i, row in enumerate(rows) if row["published"] is not None]
         self.series = {"measured": [(rows[i]["strategy"], r["median"]) for i, r in measured],
                        "rules": [(rows[i]["strategy"], r["rules_median"]) for i, r in paired],
                        "estimated": [(rows[i]["strategy"], r["estimated"]) for i, r in est],
@@ -297,22 +323,31 @@ class LatencyPanel(QtWidgets.QWidget):
                                               pen=pg.mkPen("#777", width=1, style=QtCore.Qt.DashLine),
                                               name=f"{estimates_title(plans.get(s) for s in strategies)} "
                                                    f"({profile_title})"))
-        if pubr:
-            self.plot.addItem(pg.BarGraphItem(x=[i + x_pub for i, _ in pubr], height=[r["published"] for _, r in pubr],
-                                              width=w, brush=pg.mkBrush(style.STRATEGY_COLOURS["published"]),
-                                              pen=pg.mkPen("#333", width=0.8),
-                                              name="published T4"))
+        pi = self.plot.getPlotItem()
+        if pubr:   # another device: its own axis on the right, its own range
+            pb = pg.BarGraphItem(x=[i + x_pub for i, _ in pubr], height=[r["published"] for _, r in pubr],
+                                 width=w, brush=pg.mkBrush(style.STRATEGY_COLOURS["published"]),
+                                 pen=pg.mkPen("#333", width=0.8))
+            self.pub_view.addItem(pb)
+            self.legend.addItem(pb, "published T4 GPU (right axis)")
+            pi.showAxis("right")
+            pi.setLabel("right", "T4 GPU ms")
+            self.pub_view.setYRange(0, max(r["published"] for _, r in pubr) * 1.08, padding=0)
+        else:
+            pi.hideAxis("right")
         ymax = max([r["max"] or 0 for r in rows] + [r["rules_max"] or 0 for r in rows] +
-                   [r["estimated"] or 0 for r in rows] + [r["published"] or 0 for r in rows] + [1e-3])
+                   [r["estimated"] or 0 for r in rows] + [1e-3])
         for i, row in enumerate(rows):
             if row["median"] is None:
-                label = "benchmark failed" if row["error"] else "not yet measured"
+                label = "benchmark failed" if row["error"] else NOT_MEASURED[0]
                 t = pg.TextItem(label, color="#d62728" if row["error"] else "#999", anchor=(0, 0.5), angle=90)
+                t.full = label
                 font = t.textItem.font()
-                font.setPointSizeF(max(6.0, font.pointSizeF() - 1.5))   # fits a low plot (two-line names)
+                font.setPointSizeF(max(6.0, font.pointSizeF() - 1.5))
                 t.setFont(font)
                 t.setPos(i + x_meas, ymax * 0.02)
                 self.plot.addItem(t)
+                self.marks.append(t)
         ax = self.plot.getAxis("bottom")
         # under each measured strategy: whose schedules its kernels ran with
         # and, under a cost-deciding strategy, what it decided by: "dp / (learned) / rules"
@@ -321,27 +356,12 @@ class LatencyPanel(QtWidgets.QWidget):
         lines = max((len(lab) for lab in labels), default=1)
         ax.setTicks([[(i, "\n".join(lab)) for i, lab in enumerate(labels)]])
         ax.setHeight(lines * QtGui.QFontMetrics(ax.font()).lineSpacing() + 12 if lines > 1 else None)
-        self.plot.setXRange(-0.7, len(strategies) - 0.3, padding=0)
+        self.plot.setXRange(-0.5, len(strategies) - 0.5, padding=0)
         self.plot.setYRange(0, ymax * 1.08, padding=0)   # the legend is above the view box: no room needed for it
+        self._draw_compile(strategies, rows, ax)
         self._fit_legend()
-        # compile time and kernels
-        cs = [(i, r) for i, r in enumerate(rows) if r["compile_s"] is not None]
-        if cs:
-            self.cplot.addItem(pg.BarGraphItem(
-                x=[i for i, _ in cs], height=[r["compile_s"] for _, r in cs], width=0.6,
-                brushes=[pg.mkBrush(style.STRATEGY_COLOURS.get(r["strategy"], "#888") if r["compile_measured"]
-                                    else QtGui.QColor(160, 160, 160, 90)) for _, r in cs],
-                pen=pg.mkPen("#333", width=0.8)))
-            cmax = max(r["compile_s"] for _, r in cs) or 1e-3
-            for i, r in cs:
-                if r["kernels"] is not None:
-                    t = pg.TextItem(f"{r['kernels']}", color="#777", anchor=(0.5, 1))
-                    t.setPos(i, r["compile_s"] + cmax * 0.02)
-                    self.cplot.addItem(t)
-            self.cplot.setYRange(0, cmax * 1.2, padding=0)
-        self.cplot.getAxis("bottom").setTicks([[(i, s) for i, s in enumerate(strategies)]])
-        self.cplot.getAxis("bottom").setHeight(ax.fixedHeight)   # the two plots' baselines level
-        self.cplot.setXRange(-0.7, len(strategies) - 0.3, padding=0)
+        self._fit_pub_view()
+        self._fit_marks()
         n = len(measured)
         tuned_n = sum(r["schedule_kind"] != "rules" for _, r in measured)
         busy = machine_load.busy_line({s: results[s] for s in strategies if results.get(s) is not None}, "figures")
@@ -355,20 +375,85 @@ class LatencyPanel(QtWidgets.QWidget):
             + f"Grey dashed bars: each plan's {estimates_title(plans.get(s) for s in strategies)}"
             + (" (in brackets under dp, hybrid and optimal: what they decided by)." if any(
                 cost_tag(plans.get(s)) for s in strategies if plans.get(s) is not None) else ".")
-            + (f" Brown: published T4 figures ({pub_res} px input)." if pub else
-               f" No published T4 figures: they are for {pub_res} px input at batch 1." if pub_res else "")
+            + (f" Brown: published T4 figures ({pub_res} px input), on the right axis: a GPU, another device." if pub
+               else f" No published T4 figures: they are for {pub_res} px input at batch 1." if pub_res else "")
             + (f"\n{hint}" if hint else ""))
         self._fill_table()
 
-    def _fit_legend(self, *_):
-        """The legend's entries flowed in rows as wide as the plot, the legend centred in its row and the row
-        as tall as the legend (none without entries); again whenever the row resizes."""
-        avail = self.legend_row.size().width()
-        self.legend.flow(avail)
-        self.legend.setPos(max(0.0, (avail - self.legend.width()) / 2), 0)
-        h = float(self.legend.height()) if self.legend.items else 0.0
-        if self.legend_row.maximumHeight() != h:
-            self.legend_row.setFixedHeight(h)
+    def _draw_compile(self, strategies: list[str], rows: list[dict], ax):
+        """The compile chart: planning and build time as two labelled series side by side (build once
+        measured), the kernel count over each strategy."""
+        plan_r = [(i, r) for i, r in enumerate(rows) if r["planning_s"] is not None]
+        build_r = [(i, r) for i, r in enumerate(rows) if r["build_s"] is not None]
+        w = 0.38
+        if plan_r:
+            self.cplot.addItem(pg.BarGraphItem(
+                x=[i - w / 2 for i, _ in plan_r], height=[r["planning_s"] for _, r in plan_r], width=w,
+                brush=pg.mkBrush(PLANNING_COLOUR), pen=pg.mkPen("#555", width=0.8), name="planning"))
+        if build_r:
+            self.cplot.addItem(pg.BarGraphItem(
+                x=[i + w / 2 for i, _ in build_r], height=[r["build_s"] for _, r in build_r], width=w,
+                brushes=[pg.mkBrush(style.STRATEGY_COLOURS.get(r["strategy"], "#888")) for _, r in build_r],
+                pen=pg.mkPen("#333", width=0.8), name="build (measured)"))
+        tops = {i: max(r["planning_s"] or 0, r["build_s"] or 0) for i, r in enumerate(rows)}
+        cmax = max(tops.values(), default=0) or 1e-3
+        for i, r in enumerate(rows):
+            if r["kernels"] is not None and (r["planning_s"] is not None or r["build_s"] is not None):
+                t = pg.TextItem(f"{r['kernels']}", color="#777", anchor=(0.5, 1))
+                t.setPos(i, tops[i] + cmax * 0.02)
+                self.cplot.addItem(t)
+        self.cplot.setYRange(0, cmax * 1.2, padding=0)
+        self.cplot.getAxis("bottom").setTicks([[(i, s) for i, s in enumerate(strategies)]])
+        self.cplot.getAxis("bottom").setHeight(ax.fixedHeight)   # the two plots' baselines level
+        self.cplot.setXRange(-0.5, len(strategies) - 0.5, padding=0)
+
+    def _legend_row(self, plot) -> tuple[FlowLegend, pg.GraphicsWidget]:
+        """A FlowLegend in a row of its own above `plot`'s view box (the cell of its hidden top axis); items
+        added to the plot with a name join it."""
+        legend, row = FlowLegend("8pt"), pg.GraphicsWidget()
+        row.setMinimumWidth(0)
+        row.setFixedHeight(0)
+        legend.setParentItem(row)
+        pi = plot.getPlotItem()
+        pi.layout.removeItem(pi.getAxis("top"))   # hidden, never shown: its cell takes the legend
+        pi.layout.addItem(row, 1, 0, 1, 3)
+        pi.legend = legend            # items added with a name join the legend (PlotItem.addItem)
+        row.geometryChanged.connect(lambda: self._fit_legend(legend, row))
+        return legend, row
+
+    def _fit_legend(self, legend=None, row=None):
+        """A legend's entries flowed in rows as wide as its plot, the legend centred in its row and the row
+        as tall as the legend (none without entries); again whenever the row resizes. Both plots' without
+        arguments."""
+        if legend is None:
+            self._fit_legend(self.legend, self.legend_row)
+            self._fit_legend(self.clegend, self.clegend_row)
+            return
+        avail = row.size().width()
+        legend.flow(avail)
+        legend.setPos(max(0.0, (avail - legend.width()) / 2), 0)
+        h = float(legend.height()) if legend.items else 0.0
+        if row.maximumHeight() != h:
+            row.setFixedHeight(h)
+
+    def _fit_pub_view(self, *_):
+        """The published figures' view box over the latency plot's, x linked."""
+        vb = self.plot.getPlotItem().vb
+        self.pub_view.setGeometry(vb.sceneBoundingRect())
+        self.pub_view.linkedViewChanged(vb, self.pub_view.XAxis)
+
+    def _fit_marks(self):
+        """Each "not yet measured" label (rotated, over the empty slot) in the longest wording that fits
+        the view box's height, so none is cut off at any panel size (hidden when even the shortest does not)."""
+        vb = self.plot.getPlotItem().vb
+        room = vb.sceneBoundingRect().height() * 0.9
+        for t in self.marks:
+            texts = (t.full,) if t.full != NOT_MEASURED[0] else NOT_MEASURED
+            fm = QtGui.QFontMetricsF(t.textItem.font())
+            fit = next((x for x in texts if fm.horizontalAdvance(x) + 8 <= room), None)
+            t.setVisible(fit is not None)
+            if fit is not None and t.textItem.toPlainText() != fit:
+                t.setText(fit)
 
     def _whiskers(self, xs, meds, w):
         """min-max whiskers over bars at xs; meds: (median, min, max) each."""
@@ -391,9 +476,10 @@ class LatencyPanel(QtWidgets.QWidget):
             src = ("error: " + row["error"]) if row["error"] else ("cached" if row["cached"] else
                                                                   "measured" if row["median"] is not None
                                                                   else "not yet measured")
-            vals = [row["strategy"], f(row["median"]), f(row["min"]), f(row["max"]), f(row["estimated"]),
-                    row["estimate"] or "", f(row["published"], "{:.1f}"), f(row["compile_s"], "{:.2f}"), f(row["kernels"], "{}"),
-                    "" if row["correct"] is None else ("yes" if row["correct"] else "NO"), src,
+            planning = "" if row["planning_s"] is None else duration(row["planning_s"] * 1000)
+            vals = [row["strategy"], row["cost"], f(row["median"]), f(row["min"]), f(row["max"]), f(row["estimated"]),
+                    row["estimate"] or "", f(row["published"], "{:.1f}"), planning, f(row["build_s"], "{:.1f}"),
+                    f(row["kernels"], "{}"), "" if row["correct"] is None else ("yes" if row["correct"] else "NO"), src,
                     row["schedule"] or "", f(row["rules_median"])]
             for c, v in enumerate(vals):
                 it = QtWidgets.QTableWidgetItem(v)
