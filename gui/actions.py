@@ -83,8 +83,7 @@ def build_actions(win):
     win.a_expand = A("&Expand Group", lambda: win.selection.expand_selected(), "E")
     win.a_collapse_all = A("Collapse &All Groups", lambda: win.collapse_all(), "Ctrl+Shift+C")
     win.a_expand_all = A("E&xpand All Groups", lambda: win.expand_all(), "Ctrl+Shift+E")
-    win.a_find = A("&Find...", lambda: (win.find_edit.setFocus(), win.find_edit.selectAll()),
-                    QtGui.QKeySequence.Find)
+    win.a_find = A("&Find...", lambda: win.finder.focus(), QtGui.QKeySequence.Find)
     win.a_find_next = A("Find &Next", lambda: win.find_step(+1), [QtGui.QKeySequence.FindNext, "F3"])
     win.a_find_prev = A("Find &Previous", lambda: win.find_step(-1), [QtGui.QKeySequence.FindPrevious,
                                                                       "Shift+F3"])
@@ -113,7 +112,8 @@ def build_actions(win):
                           for i in range(9)]
 
 def build_toolbar(win):
-    """The toolbar: strategy boxes, profile, device, cost, budget, Benchmark / Tune / Heat, the find box."""
+    """The toolbar: strategy boxes, profile, device, cost, budget, Benchmark / Tune / Heat; then the find box
+    (gui/find.py places it)."""
     tb = win.addToolBar("Main")
     tb.setObjectName("toolbar_main")
     tb.addAction(win.a_open)
@@ -180,27 +180,7 @@ def build_toolbar(win):
     tb.addAction(win.a_bench)
     tb.addAction(win.a_tune)
     tb.addAction(win.a_heat)
-    tb.addSeparator()
-    win.find_edit = QtWidgets.QLineEdit()
-    win.find_edit.setPlaceholderText("Find op (Ctrl+F)")
-    win.find_edit.setClearButtonEnabled(True)
-    win.find_edit.setMaximumWidth(180)
-    win.find_edit.textChanged.connect(win.find)
-    win.find_edit.returnPressed.connect(lambda: win.find_step(-1 if QtWidgets.QApplication.keyboardModifiers()
-                                                                & QtCore.Qt.ShiftModifier else +1))
-    tb.addWidget(win.find_edit)
-    win.find_label = QtWidgets.QLabel("")
-    tb.addWidget(win.find_label)
-    prev_b = QtWidgets.QToolButton()
-    prev_b.setArrowType(QtCore.Qt.UpArrow)
-    prev_b.setToolTip("Previous match (Shift+F3)")
-    prev_b.clicked.connect(lambda: win.find_step(-1))
-    next_b = QtWidgets.QToolButton()
-    next_b.setArrowType(QtCore.Qt.DownArrow)
-    next_b.setToolTip("Next match (F3)")
-    next_b.clicked.connect(lambda: win.find_step(+1))
-    tb.addWidget(prev_b)
-    tb.addWidget(next_b)
+    win.finder.build()  # the find box: at the menu bar's right end, never in the toolbar's overflow
 
 def fill_strategy_boxes(win):
     """The strategy boxes: every strategy of the open Document, marked while planning or failed."""
