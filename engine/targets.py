@@ -127,9 +127,22 @@ def session(t: Target, timeout_s: float | None = None):
             return _request(connect_tracker(t.host, t.port, timeout_s), t, timeout_s)
         return _connect_server(t.host, t.port, "", timeout_s)
     except TargetError as e:
-        raise TargetError(f"{t.spec}: cannot reach {what} ({e})") from None
+        raise TargetError(f"{t.spec}{_UNREACHABLE}{what} ({e})") from None
     except Exception as e:  # noqa: BLE001 - TVM raises TVMError/RuntimeError variants
-        raise TargetError(f"{t.spec}: cannot reach {what} ({str(e).strip().splitlines()[-1][:160]})") from None
+        raise TargetError(f"{t.spec}{_UNREACHABLE}{what} ({str(e).strip().splitlines()[-1][:160]})") from None
+
+
+_UNREACHABLE = ": cannot reach "
+
+
+def network_fault(text: str) -> str | None:
+    """session()'s line for a device it could not reach, found in `text` (another process's error
+    message, e.g. a MetaSchedule runner's), else None."""
+    for ln in str(text).splitlines():   # "TargetError: rpc://...: cannot reach ..." in a traceback
+        at = ln.find("rpc://")
+        if at >= 0 and _UNREACHABLE in ln[at:]:
+            return ln[at:].strip()
+    return None
 
 
 DEFAULT_NETWORK_TIMEOUT_S = 10.0

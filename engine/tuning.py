@@ -179,7 +179,8 @@ def _tune_job(job, say):
         if cb.limit and time.perf_counter() - cb.t0 > cb.limit:
             cb.time_up, report.stopped = True, "time limit"
         if cb.time_up:
-            by_key[k].note = "time limit reached before its turn"
+            by_key[k].note = "the device stopped answering before its turn" if cb.fault else \
+                "time limit reached before its turn"
             continue
         say(f"tuning {tasks[k]['names'][0]} ({plan[k]} trials)", 0.15 + 0.85 * cb.frac)
         db = ms.database.MemoryDatabase(module_equality="structural")
@@ -202,6 +203,8 @@ def _tune_job(job, say):
             else:
                 msg = str(e).strip().splitlines()
                 by_key[k].note = f"MetaSchedule: {msg[-1][:200] if msg else type(e).__name__}"
+    if cb.fault:
+        report.stopped, report.error = "", cb.fault
     for kt in report.kernels:
         kt.trials = cb.trials.get(kt.key, 0)
         if kt.best_us is None:
@@ -269,18 +272,56 @@ def _weights(graph, groups, mod, t, tasks) -> dict[str, float]:
     return {k: v / 3 for k, v in per.items()}
 
 
+RUN_DEADLINE_S = 120   # one candidate's run on an RPC device: session, upload, timing
+
+
 def _runner(t):
+    """MetaSchedule's runner for `t`. Over RPC, every run has deadlines: its session is asked of the
+    tracker and opened by targets.session (each network step within FUSELENS_NETWORK_TIMEOUT_S, one
+    line naming the peer), and the whole run (session, upload, timing) ends after RUN_DEADLINE_S
+    (MetaSchedule's RPC pool has no time limit of its own: a peer that went silent held it forever)."""
     from tvm.s_tir import meta_schedule as ms
 
     evaluator = ms.runner.EvaluatorConfig(number=3, repeat=3, min_repeat_ms=20, enable_cpu_cache_flush=False)
     if t.kind == "rpc":
+        import os
+        from pathlib import Path
+
+        from tvm.support.popen_pool import PopenPoolExecutor
+
         from . import targets
 
         free = targets.free_devices(t)
+        deadline = RUN_DEADLINE_S + (targets.QUEUE_WAIT + 1) * targets.network_timeout_s()
         cfg = ms.runner.RPCConfig(tracker_host=t.host, tracker_port=t.port, tracker_key=t.key,
-                                  session_priority=1, session_timeout_sec=120)
-        return ms.runner.RPCRunner(rpc_config=cfg, evaluator_config=evaluator, max_workers=free)
+                                  session_priority=1, session_timeout_sec=int(deadline))
+        # the runner's workers (fresh interpreters) import _rpc_session from this package
+        root = str(Path(__file__).resolve().parents[1])
+        paths = [p for p in os.environ.get("PYTHONPATH", "").split(os.pathsep) if p]
+        os.environ["PYTHONPATH"] = os.pathsep.join([root, *[p for p in paths if p != root]])
+        runner = ms.runner.RPCRunner(rpc_config=cfg, evaluator_config=evaluator, max_workers=free,
+                                     f_create_session=_rpc_session)
+        runner.pool.shutdown()
+        runner.pool = PopenPoolExecutor(max_workers=free, timeout=deadline)
+        return runner
     return ms.runner.LocalRunner(evaluator_config=evaluator, timeout_sec=60)
+
+
+def _rpc_session(rpc_config):
+    """A session on a free device of the tracker key, in one of MetaSchedule's runner workers, with
+    the deadlines of targets.session."""
+    from . import targets
+
+    t = targets.parse(f"rpc://{rpc_config.tracker_host}:{rpc_config.tracker_port}/{rpc_config.tracker_key}")
+    return targets.session(t)
+
+
+def _network_fault(errors) -> str | None:
+    """When every one of a batch's runs failed on the network (targets.session's line), that line."""
+    from . import targets
+
+    lines = [targets.network_fault(e or "") for e in errors]
+    return lines[-1] if lines and all(lines) else None
 
 
 def _profiler():
@@ -339,9 +380,14 @@ def _time_rules(tasks, tgt, builder, runner, by_key) -> None:
             continue
         args = ms.arg_info.ArgInfo.from_entry_func(inp.mod, remove_preproc=True)
         runs.append((k, runner.run([ms.runner.RunnerInput(br.artifact_path, _device_type(tgt), args)])[0]))
+    errors = []
     for k, fut in runs:
         res = fut.result()
         by_key[k].rules_us = _median_us(res.run_secs) if not res.error_msg else None
+        errors.append(res.error_msg)
+    fault = _network_fault(errors)
+    if fault:   # the device is not there: no candidate could run either
+        raise TargetError(fault)
 
 
 def _device_type(tgt) -> str:
@@ -448,6 +494,7 @@ def _make_harvest_class():
             self.trials: dict[str, int] = {}
             self.errors: dict[str, str] = {}
             self.time_up = False
+            self.fault = None           # the network fault that ended the run, if one did
             self.current = None
             self.frac = 0.0
 
@@ -472,6 +519,10 @@ def _make_harvest_class():
                     if beats_rules and (old is None or us < old.get("run_us", float("inf"))):
                         self.store.put(self.tasks[k]["mod"], _trace_json(cand.sch.trace), us, kt.rules_us,
                                        kt.names[0], self.trials[k])
+            fault = _network_fault([rr.error_msg for rr in runner_results])
+            if fault:   # the device went away: stop, and say so
+                self.time_up, self.fault = True, fault
+                raise _TimeUp("FuseLensNetworkFault")
             done = sum(self.trials.values())
             elapsed = time.perf_counter() - self.t0
             frac = done / self.total if self.total else 0.0
