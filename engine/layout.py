@@ -39,6 +39,11 @@ class LayoutInput:
     edges: list[tuple[str, str]]              # laid-out edges
     loose_edges: list[tuple[str, str]] = field(default_factory=list)  # drawn, not laid out (high fan-out)
     clusters: list[list[str]] = field(default_factory=list)
+    # the model's scopes (engine/scopes.py) as nested clusters around the group clusters: scope key ->
+    # (its label, the enclosing scope's key or None); each laid-out node's and group cluster's innermost scope
+    scopes: dict[str, tuple[str, str | None]] = field(default_factory=dict)
+    scope_of: dict[str, str] = field(default_factory=dict)
+    cluster_scope: list[str | None] = field(default_factory=list)
 
     def key(self) -> str:
         """A content key for caching a layout of exactly this input."""
@@ -47,6 +52,8 @@ class LayoutInput:
         h = hashlib.sha256()
         h.update(json.dumps([self.order, [self.sizes[n] for n in self.order], self.edges,
                              sorted(sorted(c) for c in self.clusters)]).encode())
+        if self.scopes:
+            h.update(json.dumps([sorted(self.scopes.items()), sorted(self.scope_of.items())]).encode())
         return h.hexdigest()[:32]
 
 
@@ -115,6 +122,22 @@ def collapsed_id(gi: int) -> str:
     return f"g{gi}"
 
 
+def scope_node_id(k: int) -> str:
+    """The id of the k-th scope (in scope_tree order) laid out as one node while collapsed."""
+    return f"s{k}"
+
+
+def scope_node_label(scope) -> str:
+    return f"{scope.label}, {len(scope.ops)} ops"
+
+
+def scope_node_size(scope) -> tuple[float, float]:
+    return max(90.0, len(scope_node_label(scope)) * CHAR_W + 24), NODE_H + 6
+
+
+SCOPE_LABEL_H = 14.0     # room at the top of a scope's box for its name
+
+
 def collapsed_size(graph, members, kind: str | None = None) -> tuple[float, float]:
     return max(90.0, len(collapsed_label(graph, members, kind)) * CHAR_W + 16), NODE_H
 
@@ -140,15 +163,32 @@ def group_hue(members) -> float:
 
 # ---- what to lay out ------------------------------------------------------------------------------
 
-def build_input(graph, groups=None, collapsed=(), clusters: bool = True, kinds=None) -> LayoutInput:
+def scope_reps(tree: dict, collapsed_scopes=()) -> dict[str, str]:
+    """Operator id -> the node of the outermost collapsed scope holding it (scope_node_id)."""
+    index = {k: i for i, k in enumerate(tree)}
+    out: dict[str, str] = {}
+    for k in tree:      # outer scopes come first: an op keeps its outermost collapsed scope
+        if k in collapsed_scopes:
+            for m in tree[k].ops:
+                out.setdefault(m, scope_node_id(index[k]))
+    return out
+
+
+def build_input(graph, groups=None, collapsed=(), clusters: bool = True, kinds=None, scopes=None,
+                collapsed_scopes=()) -> LayoutInput:
     """The layout problem for `graph`: one node per op, or per collapsed group (`collapsed`: group indices;
-    `kinds`: the plan's group_kinds, which a collapsed group's label names)."""
+    `kinds`: the plan's group_kinds, which a collapsed group's label names). `scopes`: the model's scope
+    tree for these groups (engine/scopes.scope_tree), laid out as nested clusters; those in
+    `collapsed_scopes` (keys) as one node each."""
     groups = groups or [[n.id] for n in graph.nodes]
     collapsed = set(collapsed)
+    tree = scopes or {}
+    in_scope = scope_reps(tree, set(collapsed_scopes)) if tree else {}
+    keys = list(tree)
     rep: dict[str, str] = {}
     for gi, g in enumerate(groups):
         for m in g:
-            rep[m] = collapsed_id(gi) if gi in collapsed and len(g) > 1 else m
+            rep[m] = in_scope.get(m) or (collapsed_id(gi) if gi in collapsed and len(g) > 1 else m)
     sizes: dict[str, tuple[float, float]] = {}
     order: list[str] = []
     for n in graph.nodes:
@@ -157,6 +197,8 @@ def build_input(graph, groups=None, collapsed=(), clusters: bool = True, kinds=N
             continue
         if r == n.id:
             sizes[r] = node_size(n)
+        elif r.startswith("s"):
+            sizes[r] = scope_node_size(tree[keys[int(r[1:])]])
         else:
             gi = int(r[1:])
             kind = kinds[gi].get("kind") if kinds and len(kinds) == len(groups) else None
@@ -176,9 +218,39 @@ def build_input(graph, groups=None, collapsed=(), clusters: bool = True, kinds=N
     cl = []
     if clusters:
         for gi, g in enumerate(groups):
-            if len(g) > 1 and not (gi in collapsed):
+            if len(g) > 1 and not (gi in collapsed) and not any(m in in_scope for m in g):
                 cl.append(list(g))
-    return LayoutInput(sizes=sizes, order=order, edges=laid, loose_edges=loose, clusters=cl)
+    inp = LayoutInput(sizes=sizes, order=order, edges=laid, loose_edges=loose, clusters=cl)
+    if tree and clusters:
+        _scope_clusters(inp, tree, rep, set(collapsed_scopes))
+    return inp
+
+
+def _scope_clusters(inp: LayoutInput, tree: dict, rep: dict, collapsed_scopes: set) -> None:
+    """Fill inp.scopes / scope_of / cluster_scope: the scopes drawn open (not collapsed, not inside a
+    collapsed one), each node's and group cluster's innermost open scope."""
+    open_ = {}
+    for k, sc in tree.items():
+        p = sc.parent
+        if k in collapsed_scopes or (p is not None and p not in open_):
+            continue
+        open_[k] = (sc.label, p)
+    inner: dict[str, str] = {}
+    for k in open_:            # outer first: inner scopes overwrite
+        for m in tree[k].ops:
+            inner[m] = k
+    for k, sc in tree.items():   # a collapsed scope's node sits in its parent scope
+        if k in collapsed_scopes and sc.parent in open_:
+            for m in sc.ops:
+                r = rep[m]
+                if r.startswith("s"):
+                    inp.scope_of[r] = sc.parent
+    for m, k in inner.items():
+        r = rep[m]
+        if r == m or r.startswith("g"):
+            inp.scope_of.setdefault(r, k)
+    inp.scopes = open_
+    inp.cluster_scope = [inp.scope_of.get(c[0]) for c in inp.clusters]
 
 
 # ---- graphviz dot -------------------------------------------------------------------------------
@@ -197,18 +269,39 @@ def to_dot(inp: LayoutInput, flags: dict | None = None) -> str:
     out = ["digraph G {", "  graph [" + ", ".join(f"{k}={_q(v)}" for k, v in attrs.items()) + "];",
            '  node [shape=box, fixedsize=true, label=""];']
     in_cluster = set()
+    kids: dict[str | None, list[str]] = {}
+    for k, (_, p) in inp.scopes.items():
+        kids.setdefault(p, []).append(k)
+    scope_ix = {k: i for i, k in enumerate(inp.scopes)}
+    clusters_in: dict[str | None, list[int]] = {}
+    for ci in range(len(inp.clusters)):
+        clusters_in.setdefault(inp.cluster_scope[ci] if ci < len(inp.cluster_scope) else None, []).append(ci)
+    nodes_in: dict[str | None, list[str]] = {}
     for ci, members in enumerate(inp.clusters):
-        out.append(f"  subgraph cluster_{ci} {{ margin={CLUSTER_PAD:.0f};")
-        for m in members:
-            if m in inp.sizes:
-                in_cluster.add(m)
-                w, h = inp.sizes[m]
-                out.append(f"    {_q(m)} [width={w / 72:.3f}, height={h / 72:.3f}];")
-        out.append("  }")
+        in_cluster.update(m for m in members if m in inp.sizes)
     for n in inp.order:
         if n not in in_cluster:
+            nodes_in.setdefault(inp.scope_of.get(n) if inp.scopes else None, []).append(n)
+
+    def emit(scope, ind):
+        for k in kids.get(scope, ()):
+            label = inp.scopes[k][0]
+            out.append(f"{ind}subgraph cluster_s{scope_ix[k]} {{ margin={CLUSTER_PAD:.0f}; label={_q(label)}; "
+                       f"fontsize={SCOPE_LABEL_H - 4:.0f}; labeljust=l;")
+            emit(k, ind + "  ")
+            out.append(f"{ind}}}")
+        for ci in clusters_in.get(scope, ()):
+            out.append(f"{ind}subgraph cluster_{ci} {{ margin={CLUSTER_PAD:.0f};")
+            for m in inp.clusters[ci]:
+                if m in inp.sizes:
+                    w, h = inp.sizes[m]
+                    out.append(f"{ind}  {_q(m)} [width={w / 72:.3f}, height={h / 72:.3f}];")
+            out.append(f"{ind}}}")
+        for n in nodes_in.get(scope, ()):
             w, h = inp.sizes[n]
-            out.append(f"  {_q(n)} [width={w / 72:.3f}, height={h / 72:.3f}];")
+            out.append(f"{ind}{_q(n)} [width={w / 72:.3f}, height={h / 72:.3f}];")
+
+    emit(None, "  ")
     for a, b in inp.edges:
         out.append(f"  {_q(a)} -> {_q(b)};")
     out.append("}")

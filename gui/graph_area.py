@@ -3,6 +3,8 @@ pan and zoom, groups found in only one plan highlighted, and a summary of kernel
 for each side (saying which model estimated it: roofline, learned, or measured)."""
 from __future__ import annotations
 
+import html
+
 from PySide6 import QtCore, QtWidgets
 
 from .document import decided_by, estimate_label
@@ -38,6 +40,84 @@ class ViewSync(QtCore.QObject):
 
     def now(self):
         self._sync(self.a, self.b)
+
+
+class ScopeBar(QtWidgets.QWidget):
+    """Above the graph: the breadcrumb of the selection's blocks (the model's ONNX scopes, engine/scopes.py;
+    a crumb brings its block into view), whether blocks are drawn, "collapse to depth N" and "expand
+    all". It follows the ScopeView, the selection and the left pane's plan; its requests go to the
+    Scopes controller (gui/scope_controller.py)."""
+
+    depth_requested = QtCore.Signal(int)
+    expand_requested = QtCore.Signal()
+    shown_requested = QtCore.Signal(bool)
+    scope_requested = QtCore.Signal(str)
+
+    def __init__(self, parent=None):
+        super().__init__(parent)
+        self.crumbs = QtWidgets.QLabel()
+        self.crumbs.setTextFormat(QtCore.Qt.RichText)
+        self.crumbs.setTextInteractionFlags(QtCore.Qt.LinksAccessibleByMouse)
+        self.crumbs.linkActivated.connect(lambda href: self.scope_requested.emit(href[len("scope:"):]))
+        self.crumbs.setSizePolicy(QtWidgets.QSizePolicy.Ignored, QtWidgets.QSizePolicy.Preferred)
+        self.shown_box = QtWidgets.QCheckBox("Blocks")
+        self.shown_box.setToolTip("Draw the model's blocks (its ONNX name scopes) as boxes around the fused groups")
+        self.shown_box.toggled.connect(self.shown_requested.emit)
+        self.depth = QtWidgets.QSpinBox()
+        self.depth.setRange(1, 1)
+        self.depth.setPrefix("depth ")
+        self.depth.setToolTip("Collapse every block at this depth into one node")
+        self.collapse_button = QtWidgets.QPushButton("Collapse to depth")
+        self.collapse_button.clicked.connect(lambda: self.depth_requested.emit(self.depth.value()))
+        self.expand_button = QtWidgets.QPushButton("Expand all")
+        self.expand_button.setToolTip("Draw every block open again")
+        self.expand_button.clicked.connect(self.expand_requested.emit)
+        lay = QtWidgets.QHBoxLayout(self)
+        lay.setContentsMargins(2, 0, 2, 0)
+        lay.addWidget(self.crumbs, 1)
+        for wdg in (self.shown_box, self.collapse_button, self.depth, self.expand_button):
+            lay.addWidget(wdg)
+        self._win = None
+        self._inner: tuple | None = None   # (tree, op id -> innermost scope key)
+
+    def follow(self, win, scope_view):
+        self._win = win
+        self.shown_box.setChecked(scope_view.shown)
+        scope_view.events.shown.connect(lambda ev: self.shown_box.setChecked(ev.value))
+        win.state.events.selection.connect(lambda ev: self.refresh())
+        win.view.scene().plan_changed.connect(self.refresh)
+
+    def refresh(self):
+        """The breadcrumb of what is selected in the left pane, and the depths there are."""
+        from engine import scopes
+
+        w = self._win
+        sc = w.view.scene() if w is not None else None
+        tree = sc.scope_tree if sc is not None else {}
+        self.setEnabled(bool(tree))
+        if not tree:
+            self.crumbs.setText("<i>no blocks: the operators carry no ONNX scopes</i>" if sc and sc.graph else "")
+            return
+        self.depth.setRange(1, scopes.max_depth(tree))
+        if self._inner is None or self._inner[0] is not tree:
+            self._inner = (tree, scopes.innermost(tree, sc.graph, sc.plan.groups))
+        sel = w.state.selection.left
+        op = None
+        if sel and sel[0] == "node":
+            op = sel[1]
+        elif sel and sel[0] in ("group", "collapsed") and sel[1] < len(sc.plan.groups):
+            op = sc.plan.groups[sel[1]][0]
+        key = self._inner[1].get(op) if op is not None else None
+
+        def link(k):
+            return f"<a href='scope:{html.escape(k, quote=True)}'>{html.escape(tree[k].label)}</a>"
+
+        if key is None:
+            tops = [k for k, s in tree.items() if s.parent is None]
+            self.crumbs.setText("<b>model</b> › " + " · ".join(link(k) for k in tops[:8])
+                                + (" ..." if len(tops) > 8 else ""))
+        else:
+            self.crumbs.setText("<b>model</b> › " + " › ".join(link(k) for k in scopes.breadcrumb(tree, key)))
 
 
 class GraphArea(QtWidgets.QWidget):
@@ -93,6 +173,8 @@ class GraphArea(QtWidgets.QWidget):
         lay.setContentsMargins(2, 2, 2, 2)
         lay.addWidget(self.banner)
         lay.addWidget(self.summary)
+        self.scope_bar = ScopeBar()
+        lay.addWidget(self.scope_bar)
         lay.addWidget(self.stack, 1)
         self.sync = ViewSync(self.left, self.right)
         self.show_placeholder("Open a model: File > Open (Ctrl+O), File > Open Sample, or drop an .onnx file here.")

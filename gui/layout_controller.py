@@ -10,6 +10,7 @@ from PySide6 import QtCore
 from engine import layout as L
 from engine.layout_cache import cache_key
 from engine.layout_dot import dot_path
+from engine.scopes import scope_tree
 
 from .layout_service import LayoutService
 
@@ -44,16 +45,22 @@ class Layouts:
             return
         graph, plan, strategy = w.doc.graph, w.doc.plans[w.strategy], w.strategy
         collapsed = () if full else sorted(w.state.collapsed_in(plan))
+        blocks = frozenset() if full else w.scope_view.collapsed
 
         def make():
-            inp = L.build_input(graph, plan.groups, collapsed=collapsed, kinds=plan.group_kinds)
-            return cache_key(graph.sha256, strategy + (f"-c{len(collapsed)}" if collapsed else ""), inp), inp
+            tree = scope_tree(graph, plan.groups)
+            cs = sorted(k for k in blocks if k in tree)
+            inp = L.build_input(graph, plan.groups, collapsed=collapsed, kinds=plan.group_kinds, scopes=tree,
+                                collapsed_scopes=cs)
+            tag = (f"-c{len(collapsed)}" if collapsed else "") + (f"-s{len(cs)}" if cs else "")
+            return cache_key(graph.sha256, strategy + tag, inp), inp
 
         cur = w.view.scene().layout
         keep = (cur, plan.groups, len(graph)) if only_if_better and cur is not None else None
         token = self.service.request(make, keep_unless_better=keep)
         self._pending = {"token": token, "full": full, "strategy": strategy, "req": w.model.request("layout"),
-                         "collapsed": set(collapsed), "t0": time.perf_counter(), "quiet": keep is not None}
+                         "collapsed": set(collapsed), "blocks": blocks, "t0": time.perf_counter(),
+                         "quiet": keep is not None}
         w.activity.hold("layout", None if keep is not None else
                         "laying out the graph" + (" (graphviz dot)" if dot_path() else " (built-in)"),
                         cancel=self.cancel)

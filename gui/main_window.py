@@ -49,6 +49,8 @@ from .panels.properties import PropertiesPanel
 from .panels.recommendation import RecommendationPanel
 from .planning import Planning, cached_results  # noqa: F401 - cached_results: public name
 from .selection import Selection
+from .scope_controller import Scopes
+from .scope_view import ScopeView
 from .settings import Settings
 from .strategies import Strategies
 from .tune_controller import Tuning
@@ -96,6 +98,8 @@ class MainWindow(QtWidgets.QMainWindow):
         self.rview = self.area.right
         self.area.follow(self.state)                # the panes draw the selection and collapsed groups
         self.layouts = Layouts(self, time_limit_s=self.settings.dot_time_limit_s)  # layouts of the two panes
+        self.scope_view = ScopeView()               # the model's blocks (ONNX scopes): shown, collapsed
+        self.scopes = Scopes(self)                  # blocks: collapse to depth, expand all, breadcrumb
         for v in (self.view, self.rview):
             v.activated.connect(lambda sel, v=v: self.selection.activate(v, sel))
             v.double_clicked.connect(lambda sel, v=v: self.selection.double_click(v, sel))

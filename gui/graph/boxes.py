@@ -132,7 +132,7 @@ class GroupBoxes:
         todo = []
         if sc.plan is not None and sc.layout is not None:
             for gi, members in enumerate(sc.plan.groups):
-                if len(members) < 2 or gi in sc.collapsed_items:
+                if len(members) < 2 or gi in sc.collapsed_items or members[0] in sc._scope_rep:
                     continue
                 fs = frozenset(members)
                 style_key = (gi in sc.only_here, sc.group_colours[gi].rgba() if sc.heat is not None else None,

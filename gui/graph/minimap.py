@@ -60,7 +60,8 @@ class Minimap(QtWidgets.QWidget):
         p = QtGui.QPainter(pix)
         # colours quantised to 48 shades: a few dozen draw calls instead of one per group
         bins: dict[int, list] = {}
-        hidden = {m for gi in sc.collapsed for m in sc.plan.groups[gi]} if sc.collapsed and sc.plan else ()
+        hidden = {m for gi in sc.collapsed for m in sc.plan.groups[gi]} if sc.collapsed and sc.plan else set()
+        hidden = hidden | set(sc._scope_rep)     # inside a collapsed scope
         colours = sc.node_colours
         rects = self._rects
         grey = sc.theme.grey
@@ -70,7 +71,13 @@ class Minimap(QtWidgets.QWidget):
             c = colours.get(nid, grey)
             k = (c.red() >> 4) << 8 | (c.green() >> 4) << 4 | (c.blue() >> 4)
             bins.setdefault(k, []).append(rect)
+        for it in sc.collapsed_scope_items.values():
+            pos = it.pos()
+            k = (grey.red() >> 4) << 8 | (grey.green() >> 4) << 4 | (grey.blue() >> 4)
+            bins.setdefault(k, []).append(QtCore.QRectF(pos.x() * s + ox - 3.5, pos.y() * s + oy - 2, 7, 4))
         for gi, it in sc.collapsed_items.items():
+            if not it.isVisible():
+                continue
             c = sc.group_colours.get(gi, grey)
             pos = it.pos()
             k = (c.red() >> 4) << 8 | (c.green() >> 4) << 4 | (c.blue() >> 4)

@@ -12,6 +12,7 @@ from engine import layout as L
 
 from .. import style
 from .boxes import GroupBoxes
+from .scope_boxes import ScopeBoxes
 from .legend import delta_colour
 from .items import NODE_PEN_W, Z_EDGE, Z_NODE, EdgeItem, edge_path, rounded, routed_path
 
@@ -39,6 +40,13 @@ class GraphScene(QtWidgets.QGraphicsScene):
         self.edges: dict[tuple[str, str], QtWidgets.QGraphicsPathItem] = {}
         self.collapsed_items: dict[int, QtWidgets.QGraphicsPathItem] = {}
         self.group_boxes = GroupBoxes(self)
+        self.scope_boxes = ScopeBoxes(self)
+        self.scope_tree: dict = {}          # engine.scopes.scope_tree for the drawn plan
+        self.scope_index: dict[str, int] = {}
+        self.collapsed_scope_items: dict[str, QtWidgets.QGraphicsPathItem] = {}
+        self._scope_rep: dict[str, str] = {}   # op id -> the collapsed scope node it is drawn as
+        self._scopes = None                 # the ScopeView followed (follow_scopes)
+        self._scopes_collapsible = False
         self.node_colours: dict[str, QtGui.QColor] = {}
         self.group_colours: dict[int, QtGui.QColor] = {}
         self.only_here: set[int] = set()
@@ -72,6 +80,57 @@ class GraphScene(QtWidgets.QGraphicsScene):
             self._collapsible = True
             state.events.collapsed.connect(lambda ev: self._show_collapsed())
 
+    def follow_scopes(self, scope_view, collapsible: bool = False):
+        """Draw the model's scopes as `scope_view` (a ScopeView) says: boxes shown or not, and
+        (collapsible) its collapsed scopes as one node each. Nothing else sets either."""
+        self._scopes, self._scopes_collapsible = scope_view, collapsible
+        scope_view.events.shown.connect(lambda ev: self._rebox_scopes())
+        if collapsible:
+            scope_view.events.collapsed.connect(lambda ev: self._show_scopes())
+
+    @property
+    def scopes_shown(self) -> bool:
+        return self._scopes is not None and self._scopes.shown
+
+    @property
+    def collapsed_scopes(self) -> set[str]:
+        """The scopes drawn as one node each."""
+        return set(self.collapsed_scope_items)
+
+    def scope_hidden_keys(self) -> set[str]:
+        """Scopes collapsed, or inside a collapsed one: they have no box."""
+        out = set()
+        for k, s in self.scope_tree.items():   # outer scopes first
+            if k in self.collapsed_scope_items or (s.parent is not None and s.parent in out):
+                out.add(k)
+        return out
+
+    def _update_scope_tree(self):
+        from engine import scopes
+
+        self.scope_tree = scopes.scope_tree(self.graph, self.plan.groups) if self.plan is not None else {}
+        self.scope_index = {k: i for i, k in enumerate(self.scope_tree)}
+
+    def rep_rect(self, nid: str) -> QtCore.QRectF | None:
+        """The scene rectangle of what operator `nid` is drawn as now (with its group box's margin)."""
+        r = self.rep(nid)
+        if r.startswith("s"):
+            it = self.collapsed_scope_items.get(self.scope_key(r))
+        elif r.startswith("g"):
+            it = self.collapsed_items.get(int(r[1:]))
+        else:
+            it = self.nodes.get(r)
+        if it is None or not it.isVisible():
+            return None
+        rect = it.sceneBoundingRect()
+        gi = self.group_of.get(nid)
+        if r == nid and gi is not None and self.plan is not None and len(self.plan.groups[gi]) > 1:
+            rect = rect.adjusted(-L.CLUSTER_PAD, -L.CLUSTER_PAD, L.CLUSTER_PAD, L.CLUSTER_PAD)
+        return rect
+
+    def scope_key(self, rid: str) -> str:
+        return list(self.scope_tree)[int(rid[1:])]
+
     @property
     def selected(self) -> tuple | None:
         """The item highlighted: ("node", id) | ("group", gi) | ("collapsed", gi) | ("edge", (a, b)) | None."""
@@ -104,6 +163,8 @@ class GraphScene(QtWidgets.QGraphicsScene):
     def clear_graph(self):
         self.clear()
         self.group_boxes.clear()
+        self.scope_boxes.clear()
+        self.scope_tree, self.scope_index, self.collapsed_scope_items, self._scope_rep = {}, {}, {}, {}
         self._styled = []
         self._colour_cache = {}
         self._coloured_for = None
@@ -164,11 +225,14 @@ class GraphScene(QtWidgets.QGraphicsScene):
         if plan is not None:
             self.plan = plan
             self.group_of = plan.group_of()
+            self._update_scope_tree()
             self._compute_only_here()
             self._recolour()
             yield
             yield from self._rebox_steps(False, chunk)
         self.building = False
+        if plan is not None and self._wanted_scopes():
+            self._show_scopes()
         if plan is not None:
             self.plan_changed.emit()
 
@@ -236,18 +300,28 @@ class GraphScene(QtWidgets.QGraphicsScene):
     # ---- positions -------------------------------------------------------------------------------
 
     def rep(self, nid: str) -> str:
+        s = self._scope_rep.get(nid)
+        if s is not None:
+            return s
         gi = self.group_of.get(nid)
         if gi is not None and gi in self.collapsed_items:
             return L.collapsed_id(gi)
         return nid
 
     def _pos(self, rid: str) -> QtCore.QPointF:
+        if rid.startswith("s"):
+            it = self.collapsed_scope_items.get(self.scope_key(rid))
+            return it.pos() if it is not None else QtCore.QPointF()
         if rid.startswith("g"):
             it = self.collapsed_items.get(int(rid[1:]))
             return it.pos() if it is not None else QtCore.QPointF()
         return self.nodes[rid].pos()
 
     def _size(self, rid: str) -> tuple[float, float]:
+        if rid.startswith("s"):
+            it = self.collapsed_scope_items.get(self.scope_key(rid))
+            r = it.path().boundingRect() if it is not None else QtCore.QRectF()
+            return r.width(), r.height()
         if rid.startswith("g"):
             it = self.collapsed_items.get(int(rid[1:]))
             r = it.path().boundingRect() if it is not None else QtCore.QRectF()
@@ -275,6 +349,10 @@ class GraphScene(QtWidgets.QGraphicsScene):
                 p = lay.pos.get(L.collapsed_id(gi))
                 if p is not None:
                     it.setPos(p[0], p[1])
+            for key, it in self.collapsed_scope_items.items():
+                p = lay.pos.get(L.scope_node_id(self.scope_index[key]))
+                if p is not None:
+                    it.setPos(p[0], p[1])
             for k, ((a, b), e) in enumerate(self.edges.items()):
                 self._route_one(e, a, b)
                 if k % chunk == chunk - 1:
@@ -291,7 +369,8 @@ class GraphScene(QtWidgets.QGraphicsScene):
         for it in self.nodes.values():
             if it.isVisible():
                 r = r.united(it.sceneBoundingRect())
-        for it in list(self.collapsed_items.values()) + list(self.boxes.values()):
+        for it in (list(self.collapsed_items.values()) + list(self.boxes.values())
+                   + list(self.collapsed_scope_items.values()) + list(self.scope_boxes.boxes.values())):
             if it.isVisible():
                 r = r.united(it.sceneBoundingRect())
         return r
@@ -342,16 +421,21 @@ class GraphScene(QtWidgets.QGraphicsScene):
             for m in old_plan.groups[gi]:
                 self.nodes[m].setVisible(True)
         self.collapsed_items = {}
+        had_scopes = self._drop_collapsed_scopes()
         self.plan = plan
         self.other_plan = other_plan
         self.group_of = plan.group_of()
+        self._update_scope_tree()
         want = self._wanted_collapsed()
         self._compute_only_here()
         self._recolour(old_plan)
         if want:
             self._collapse(want)
+        want_scopes = self._wanted_scopes()
+        if want_scopes:
+            self._collapse_scopes(want_scopes)
         self._rebox(incremental=True)
-        if had_collapsed or want:
+        if had_collapsed or want or had_scopes or want_scopes:
             self.route_edges()
         self._restyle_selection()
         self.plan_changed.emit()
@@ -474,6 +558,7 @@ class GraphScene(QtWidgets.QGraphicsScene):
         """Box the fused groups for the current plan and positions (GroupBoxes), then restyle the
         selection, whose box may be another item now."""
         yield from self.group_boxes.rebox_steps(incremental, chunk)
+        self.scope_boxes.rebox()
         self._restyle_selection()
 
     def group_tooltip(self, gi: int) -> str:
@@ -524,6 +609,7 @@ class GraphScene(QtWidgets.QGraphicsScene):
             if len(members) < 2 or gi in self.collapsed_items:
                 continue
             it = self.group_boxes.collapsed_node(gi, self.text_visible)
+            it.setVisible(members[0] not in self._scope_rep)
             self.addItem(it)
             self.collapsed_items[gi] = it
             for m in members:
@@ -540,9 +626,80 @@ class GraphScene(QtWidgets.QGraphicsScene):
                 continue
             self.removeItem(it)
             for m in self.plan.groups[gi]:
-                self.nodes[m].setVisible(True)
+                self.nodes[m].setVisible(m not in self._scope_rep)
             changed.add(gi)
         return changed
+
+    # ---- collapsed scopes: follow ScopeView.collapsed --------------------------------------------------
+
+    def _wanted_scopes(self) -> set[str]:
+        if not self._scopes_collapsible or self.plan is None or self._scopes is None:
+            return set()
+        keys = {k for k in self._scopes.collapsed if k in self.scope_tree}
+        return {k for k in keys if not self._inside_any(k, keys)}
+
+    def _inside_any(self, key: str, keys) -> bool:
+        p = self.scope_tree[key].parent
+        while p is not None:
+            if p in keys:
+                return True
+            p = self.scope_tree[p].parent
+        return False
+
+    def _show_scopes(self):
+        """Collapse and expand scopes so that what is drawn is what the ScopeView says."""
+        if self.plan is None or self.building:
+            return
+        want = self._wanted_scopes()
+        if want == self.collapsed_scopes:
+            return
+        self._drop_collapsed_scopes()
+        self._collapse_scopes(want)
+        self._rebox()
+        self.route_edges()
+        self._restyle_selection()
+        self.fit_scene_rect()
+        self.collapsed_changed.emit()
+
+    def _drop_collapsed_scopes(self) -> bool:
+        """Draw every scope open again (nodes and collapsed groups shown as the groups say)."""
+        if not self.collapsed_scope_items:
+            return False
+        for it in self.collapsed_scope_items.values():
+            self.removeItem(it)
+        self.collapsed_scope_items = {}
+        hidden_by_group = {m for gi in self.collapsed_items for m in self.plan.groups[gi]}
+        for m in self._scope_rep:
+            it = self.nodes.get(m)
+            if it is not None:
+                it.setVisible(m not in hidden_by_group)
+        self._scope_rep = {}
+        for it in self.collapsed_items.values():
+            it.setVisible(True)
+        return True
+
+    def _collapse_scopes(self, keys):
+        """Draw the scopes `keys` (each outside every other collapsed one) as one node each."""
+        keys = set(keys)
+        self._scope_rep = L.scope_reps(self.scope_tree, keys)
+        drawn = {self.scope_key(r) for r in set(self._scope_rep.values())}
+        for key in drawn:
+            it = self.scope_boxes.collapsed_node(key)
+            it.setVisible(True)
+            for ch in it.childItems():
+                ch.setVisible(self.text_visible)
+            self.addItem(it)
+            self.collapsed_scope_items[key] = it
+        for m in self._scope_rep:
+            self.nodes[m].setVisible(False)
+        for gi, it in self.collapsed_items.items():
+            if self.plan.groups[gi][0] in self._scope_rep:
+                it.setVisible(False)
+
+    def _rebox_scopes(self):
+        if self.plan is not None and not self.building:
+            self.scope_boxes.rebox()
+            self.fit_scene_rect()
 
     # ---- text level of detail ----------------------------------------------------------------------
 
@@ -556,7 +713,7 @@ class GraphScene(QtWidgets.QGraphicsScene):
         self.text_visible = on
         for t in self.texts:
             t.setVisible(on)
-        for it in self.collapsed_items.values():
+        for it in list(self.collapsed_items.values()) + list(self.collapsed_scope_items.values()):
             for ch in it.childItems():
                 ch.setVisible(on)
 
@@ -629,6 +786,8 @@ class GraphScene(QtWidgets.QGraphicsScene):
         kind, key = sel
         if kind == "node":
             rid = self.rep(key)
+            if rid.startswith("s"):
+                return self.collapsed_scope_items[self.scope_key(rid)].sceneBoundingRect()
             if rid != key:
                 return self.collapsed_items[int(rid[1:])].sceneBoundingRect()
             return self.nodes[key].sceneBoundingRect()

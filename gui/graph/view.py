@@ -20,6 +20,7 @@ class GraphView(QtWidgets.QGraphicsView):
 
     activated = QtCore.Signal(object)  # ("node", id) | ("group", gi) | ("collapsed", gi) | ("edge", (a, b)) | None
     double_clicked = QtCore.Signal(object)
+    scope_double_clicked = QtCore.Signal(str)   # a scope's box (collapse it) or its collapsed node (expand it)
     view_changed = QtCore.Signal()
 
     def __init__(self, scene: GraphScene, parent=None):
@@ -268,5 +269,19 @@ class GraphView(QtWidgets.QGraphicsView):
         h = self.hit(ev.position().toPoint())
         if h is not None:
             self.double_clicked.emit(h)
+            return
+        key = self.scope_at(ev.position().toPoint())
+        if key is not None:
+            self.scope_double_clicked.emit(key)
         else:
             super().mouseDoubleClickEvent(ev)
+
+    def scope_at(self, pos) -> str | None:
+        """The innermost scope under `pos` (viewport coordinates): its collapsed node or its box."""
+        for it in self.items(pos):
+            while it is not None and it.data(0) is None:
+                it = it.parentItem()
+            d = it.data(0) if it is not None else None
+            if d is not None and d[0] in ("scope", "scope_box") and it.isVisible():
+                return d[1]
+        return None

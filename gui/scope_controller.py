@@ -1,0 +1,73 @@
+"""The model's blocks (its ONNX scopes, engine/scopes.py): what the block bar and double-clicks on a
+block change in the ScopeView (shown, collapsed: "collapse to depth N", "expand all", one block at a
+time), and asking for the compact layout when blocks are collapsed in the left pane. The panes and the
+bar follow the ScopeView and the selection by themselves."""
+from __future__ import annotations
+
+from engine import scopes
+
+
+class Scopes:
+    def __init__(self, win):
+        self.win = win
+        sv = win.scope_view
+        win.view.scene().follow_scopes(sv, collapsible=True)
+        win.rview.scene().follow_scopes(sv)
+        bar = win.area.scope_bar
+        bar.follow(win, sv)
+        bar.depth_requested.connect(self.collapse_to_depth)
+        bar.expand_requested.connect(self.expand_all)
+        bar.shown_requested.connect(lambda on: setattr(sv, "shown", on))
+        bar.scope_requested.connect(self.reveal)
+        win.view.scope_double_clicked.connect(self.toggle)
+        win.model.events.document.connect(lambda ev: setattr(sv, "collapsed", frozenset()))
+
+    def tree(self) -> dict:
+        """The left pane's scope tree (for its plan)."""
+        return self.win.view.scene().scope_tree
+
+    def toggle(self, key: str):
+        """Collapse block `key`, or expand it where it is collapsed."""
+        sv = self.win.scope_view
+        if key not in self.tree():
+            return
+        sv.collapsed = sv.collapsed - {key} if key in sv.collapsed else sv.collapsed | {key}
+        self._relayout()
+
+    def collapse_to_depth(self, depth: int):
+        """Every block at `depth` (and shallower ones with nothing inside) collapsed, the rest open."""
+        tree = self.tree()
+        if not tree:
+            self.win.status("This model's operators carry no ONNX scopes to group them by")
+            return
+        self.win.scope_view.collapsed = frozenset(scopes.at_depth(tree, depth))
+        self._relayout()
+        self.win.status(f"Collapsed {len(self.win.view.scene().collapsed_scopes)} blocks at depth {depth}")
+
+    def expand_all(self):
+        self.win.scope_view.collapsed = frozenset()
+        self._relayout(expanded=True)
+
+    def reveal(self, key: str):
+        """Bring block `key` into view (a breadcrumb was clicked)."""
+        v = self.win.view
+        sc = v.scene()
+        it = sc.scope_boxes.boxes.get(key) or sc.collapsed_scope_items.get(key)
+        if it is None:
+            return
+        v.moved_by_user()
+        r = it.sceneBoundingRect()
+        vp = v.viewport().rect()
+        s = min(1.0, vp.width() / (r.width() + 40), vp.height() / (r.height() + 40))
+        v.set_scale(max(s, 0.15))
+        v.centerOn(r.center().x(), r.center().y() if r.height() * v.scale_factor() + 40 <= vp.height()
+                   else r.top() + vp.height() / (2 * v.scale_factor()) - 20)
+
+    def _relayout(self, expanded: bool = False):
+        w = self.win
+        if w.state.side_by_side:
+            return  # both panes keep the full layout so that they stay in step
+        if w.scope_view.collapsed or w.state.collapsed_in(w.view.scene().plan):
+            w.layouts.request(full=False)
+        elif w.layouts.compact or expanded:
+            w.layouts.request(full=True)
