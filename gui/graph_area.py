@@ -98,7 +98,9 @@ class ScopeBar(QtWidgets.QWidget):
         if not tree:
             self.crumbs.setText("<i>no blocks: the operators carry no ONNX scopes</i>" if sc and sc.graph else "")
             return
-        self.depth.setRange(1, scopes.max_depth(tree))
+        if self.depth.maximum() != scopes.max_depth(tree):
+            self.depth.setRange(1, scopes.max_depth(tree))
+            self.depth.setValue(min(2, self.depth.maximum()))   # the model's main blocks
         if self._inner is None or self._inner[0] is not tree:
             self._inner = (tree, scopes.innermost(tree, sc.graph, sc.plan.groups))
         sel = w.state.selection.left

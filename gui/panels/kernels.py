@@ -95,8 +95,9 @@ class KernelsPanel(QtWidgets.QWidget):
         ws, st = self._workspace, self._state
         doc = ws.doc if ws is not None else None
         plan = doc.plans.get(st.strategy) if doc is not None else None
-        sort_col = self.table.horizontalHeader().sortIndicatorSection()
-        sort_order = self.table.horizontalHeader().sortIndicatorOrder()
+        hh = self.table.horizontalHeader()
+        sort_col, sort_order = (hh.sortIndicatorSection(), hh.sortIndicatorOrder()) if self.rows else \
+            (0, QtCore.Qt.AscendingOrder)   # the first time: in graph order
         self.model.removeRows(0, self.model.rowCount())
         self.rows = []
         if plan is None:
@@ -129,9 +130,9 @@ class KernelsPanel(QtWidgets.QWidget):
                 items[7].setForeground(QtGui.QBrush(QtGui.QColor("#c0392b")))
                 items[7].setToolTip("\n".join(_LINT_TIPS[k] for k in r.lints))
             self.model.appendRow(items)
-        self.table.sortByColumn(sort_col if sort_col >= 0 else 0, sort_order)
+        self.table.sortByColumn(sort_col if 0 <= sort_col < len(COLUMNS) else 0, sort_order)
         self.table.resizeColumnsToContents()
-        self.table.setColumnWidth(1, min(self.table.columnWidth(1), 360))
+        self.table.setColumnWidth(1, min(self.table.columnWidth(1), 240))   # the numbers and flags stay in view
         self._show_selection()
 
     def visible_groups(self) -> list[int]:
