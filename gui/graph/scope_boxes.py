@@ -75,6 +75,7 @@ class ScopeBoxes:
         tree = sc.scope_tree
         hidden = sc.scope_hidden_keys()
         rects: dict[str, QtCore.QRectF] = {}
+        metrics = QtGui.QFontMetricsF(self.font)
         for key in reversed(list(tree)):      # inner scopes first: an outer box holds its inner ones
             if key in hidden:
                 continue
@@ -91,7 +92,11 @@ class ScopeBoxes:
                     r = r.united(sc.collapsed_scope_items[c].sceneBoundingRect())
             if r.isEmpty():
                 continue
-            rects[key] = r.adjusted(-PAD, -PAD - LABEL_H, PAD, PAD)
+            r = r.adjusted(-PAD, -PAD - LABEL_H, PAD, PAD)
+            need = metrics.horizontalAdvance(s.label) + 12 if s.depth > 2 else 0   # its name fits inside
+            if r.width() < need:
+                r.adjust(-(need - r.width()) / 2, 0, (need - r.width()) / 2, 0)
+            rects[key] = r
         dark = sc.theme.dark
         for key, r in rects.items():
             depth = tree[key].depth
