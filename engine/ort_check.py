@@ -26,30 +26,33 @@ INPUTS = "the benchmark's inputs (floats N(0,1), integers 0 or 1)"
 def problem(graph, inputs, job: dict | None = None) -> str | None:
     """None when ONNX Runtime loads the model's frozen ONNX and runs it on `inputs`; else one line.
     While it runs, the file job[MARKER] exists: a worker that dies then died in ONNX Runtime."""
+    from .loader import frozen_path
+
+    try:
+        path = frozen_path(graph)   # a cache that cannot hold it: its own line, not ONNX Runtime's crash
+    except ModelError as e:
+        return e.problem
     marker = (job or {}).get(MARKER)
     if marker:
         open(marker, "wb").close()
-    bad = _problem(graph, inputs)
+    bad = _problem(path, graph, inputs)
     if marker:
         os.unlink(marker)
     return bad
 
 
-def _problem(graph, inputs) -> str | None:
+def _problem(path, graph, inputs) -> str | None:
     import onnxruntime as ort
 
     from .build import ort_feed
     from .cpus import usable_cores
-    from .loader import frozen_path
 
     ort.set_default_logger_severity(4)   # its own error lines on fd 2 would be a second line on the terminal
     so = ort.SessionOptions()
     so.log_severity_level = 4
     so.intra_op_num_threads = usable_cores()
     try:
-        sess = ort.InferenceSession(str(frozen_path(graph)), so, providers=["CPUExecutionProvider"])
-    except ModelError:
-        raise
+        sess = ort.InferenceSession(str(path), so, providers=["CPUExecutionProvider"])
     except Exception as e:  # noqa: BLE001 - InvalidGraph, NotImplemented, Fail: the model's
         return f"ONNX Runtime rejects the model: {clean(e)}"
     if os.environ.get("FUSELENS_WORKER_FAULT") == "ort-segv":   # fault injection for the tests
