@@ -16,6 +16,7 @@ import pyqtgraph as pg
 from PySide6 import QtCore, QtGui, QtWidgets
 
 from engine import machine_load
+from engine.benchmark import comparison_base, not_same_run
 from engine.report import duration
 
 from .. import style
@@ -209,6 +210,7 @@ class LatencyPanel(QtWidgets.QWidget):
         self.rows: list[dict] = []
         self.series: dict[str, list] = {}
         self.busy_note: str | None = None   # the line the note carries when results were timed on a busy machine
+        self.apart_note: str | None = None  # ... and when some were sampled in another run (not compared)
         self.set_theme(False)
 
     def follow(self, workspace, tuning):
@@ -366,10 +368,15 @@ class LatencyPanel(QtWidgets.QWidget):
         tuned_n = sum(r["schedule_kind"] != "rules" for _, r in measured)
         busy = machine_load.busy_line({s: results[s] for s in strategies if results.get(s) is not None}, "figures")
         self.busy_note = busy[0].upper() + busy[1:] + "." if busy else None
+        shown = {s: results[s] for s in strategies if results.get(s) is not None}
+        apart = not_same_run(shown)   # figures of another run than the base's: no verdict between them
+        self.apart_note = (f"Not compared with {comparison_base(shown)} (not the same run): {', '.join(apart)}; "
+                           "benchmark them together to compare. " if apart else None)
         self.note.setText(
             (f"Measured on {target}: {n} of {len(strategies)} strategies. " if n else
              f"Not yet measured on {target}: press Benchmark (Ctrl+B). ")
             + (f"{self.busy_note} " if self.busy_note else "")
+            + (self.apart_note or "")
             + ("Hatched: kernels with tuned schedules (under the name: tuned/built kernels); light bars: the "
                "same plan measured with the rules only. " if tuned_n else "")
             + f"Grey dashed bars: each plan's {estimates_title(plans.get(s) for s in strategies)}"

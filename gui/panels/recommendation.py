@@ -1,6 +1,12 @@
 """Recommendation panel: the published decision tree drawn as a tree, the path taken for this model
 and hardware profile highlighted, each test's value against its threshold, and the measured verdict
-beside the rule's (with any disagreement stated, and a caveat where it was timed on a busy machine)."""
+beside the rule's (with any disagreement stated, a note when the unfused plan measured fastest, and a
+caveat where it was timed on a busy machine).
+
+The tree is laid out as a chain (each question's leaf below it, the next question to its right), so it
+suits a wide, low dock; it is never drawn smaller than MIN_SCALE (the view scrolls instead), and the
+verdict's text scrolls in a tab of its own, so a longer verdict never shrinks the tree. Expand (or a
+double-click on the tree) opens it in a window of its own, as large as the user makes it."""
 from __future__ import annotations
 
 import html
@@ -10,8 +16,10 @@ from PySide6 import QtCore, QtGui, QtWidgets
 from .. import style
 from . import follow_results
 
-NODE_W, NODE_H, LEAF_W, LEAF_H = 250.0, 56.0, 90.0, 32.0
-HGAP, VGAP = 24.0, 46.0
+NODE_W, NODE_H, LEAF_W, LEAF_H = 120.0, 64.0, 72.0, 28.0
+HGAP, VGAP = 28.0, 26.0
+FONT_PT = 9.5
+MIN_SCALE = 0.8    # the tree's text at least ~7.5 pt (10 px) on screen: below that the view scrolls
 
 
 def normalise_tree(tree) -> tuple[str, dict[str, tuple[str, str, str]]]:
@@ -47,40 +55,96 @@ def no_verdict_text(rec, measured=None) -> str:
     return f"<b>No measured verdict:</b> {html.escape(why)}"
 
 
+class VerdictText(QtWidgets.QTextBrowser):
+    """The measured verdict in full, scrolling in its own room; text(): what it says, as plain text."""
+
+    def text(self) -> str:
+        return self.toPlainText()
+
+
+class TreeView(QtWidgets.QGraphicsView):
+    """A view of the tree's scene that fits it, never below MIN_SCALE (then it scrolls, showing the
+    path's end); a double-click asks for the tree's own window (`expand_requested`)."""
+    expand_requested = QtCore.Signal()
+
+    def __init__(self, scene, parent=None, max_scale: float = 1.0):
+        super().__init__(scene, parent)
+        self.max_scale = max_scale
+        self.focus_rect: QtCore.QRectF | None = None   # what to show when the whole tree does not fit
+        self.setRenderHints(QtGui.QPainter.Antialiasing | QtGui.QPainter.TextAntialiasing)
+        self.setDragMode(QtWidgets.QGraphicsView.ScrollHandDrag)
+
+    def fit(self):
+        rect = self.scene().sceneRect()
+        if rect.isEmpty():
+            return
+        vp = self.viewport().size()
+        k = min(vp.width() / rect.width(), vp.height() / rect.height())
+        k = max(MIN_SCALE, min(self.max_scale, k))
+        self.setTransform(QtGui.QTransform.fromScale(k, k))
+        self.centerOn(self.focus_rect.center() if self.focus_rect is not None and (
+            rect.width() * k > vp.width() or rect.height() * k > vp.height()) else rect.center())
+
+    def scale_factor(self) -> float:
+        return self.transform().m11()
+
+    def resizeEvent(self, ev):  # noqa: N802
+        super().resizeEvent(ev)
+        self.fit()
+
+    def mouseDoubleClickEvent(self, ev):  # noqa: N802
+        self.expand_requested.emit()
+
+
 class RecommendationPanel(QtWidgets.QWidget):
     def __init__(self, parent=None):
         super().__init__(parent)
         self.verdict = QtWidgets.QLabel("No model loaded.")
         self.verdict.setWordWrap(True)
         self.verdict.setTextFormat(QtCore.Qt.RichText)
-        self.measured = QtWidgets.QLabel("")
-        self.measured.setWordWrap(True)
-        self.measured.setTextFormat(QtCore.Qt.RichText)
+        self.headline = QtWidgets.QLabel("")       # the measured verdict in one line
+        self.headline.setWordWrap(True)
+        self.headline.setTextFormat(QtCore.Qt.RichText)
+        self.expand_button = QtWidgets.QToolButton()
+        self.expand_button.setText("Expand")
+        self.expand_button.setToolTip("Open the decision tree in a window of its own (or double-click the tree)")
+        self.expand_button.clicked.connect(self.expand)
         self.scene = QtWidgets.QGraphicsScene(self)
-        self.view = QtWidgets.QGraphicsView(self.scene)
-        self.view.setRenderHints(QtGui.QPainter.Antialiasing | QtGui.QPainter.TextAntialiasing)
-        self.view.setDragMode(QtWidgets.QGraphicsView.ScrollHandDrag)
+        self.view = TreeView(self.scene)
+        self.view.expand_requested.connect(self.expand)
+        self.measured = VerdictText()    # the measured verdict in full: it scrolls, the tree keeps its room
+        self.measured.setOpenLinks(False)
         self.tests = QtWidgets.QTreeWidget()
         self.tests.setHeaderLabels(["test", "value", "threshold", "passed"])
         self.tests.setRootIsDecorated(False)
         self.tests.header().setSectionResizeMode(QtWidgets.QHeaderView.ResizeToContents)
-        self.tests.setMinimumHeight(60)
-        self.tests.setMaximumHeight(96)
+        self.details = QtWidgets.QTabWidget()
+        self.details.setDocumentMode(True)
+        self.details.addTab(self.measured, "Measured verdict")
+        self.details.addTab(self.tests, "Tests")
         split = QtWidgets.QSplitter(QtCore.Qt.Vertical)
         split.addWidget(self.view)
-        split.addWidget(self.tests)
-        split.setStretchFactor(0, 4)
-        split.setStretchFactor(1, 1)
-        split.setSizes([400, 90])
+        split.addWidget(self.details)
+        split.setStretchFactor(0, 1)     # the tree takes what the panel grows by; the verdict's text scrolls
+        split.setStretchFactor(1, 0)
+        split.setChildrenCollapsible(False)
+        self.details.setMinimumHeight(70)
+        split.setSizes([220, 80])
+        top = QtWidgets.QHBoxLayout()
+        heads = QtWidgets.QVBoxLayout()
+        heads.addWidget(self.verdict)
+        heads.addWidget(self.headline)
+        top.addLayout(heads, 1)
+        top.addWidget(self.expand_button, 0, QtCore.Qt.AlignTop)
         lay = QtWidgets.QVBoxLayout(self)
         lay.setContentsMargins(2, 2, 2, 2)
-        lay.addWidget(self.verdict)
+        lay.addLayout(top)
         lay.addWidget(split, 1)
-        lay.addWidget(self.measured)
         self.rec = None
         self._ctx, self._measured = "", None
         self.highlighted: list[str] = []
         self.dark = False
+        self.window_view: TreeView | None = None   # the tree's own window, once opened
 
     def follow(self, workspace):
         """Recommend from the model from now on: the open Document, the results measured on the selected
@@ -108,7 +172,9 @@ class RecommendationPanel(QtWidgets.QWidget):
 
     def set_theme(self, dark: bool):
         self.dark = dark
-        self.view.setBackgroundBrush(QtGui.QColor("#1e1f22" if dark else "#fbfbfc"))
+        for v in (self.view, self.window_view):
+            if v is not None:
+                v.setBackgroundBrush(QtGui.QColor("#1e1f22" if dark else "#fbfbfc"))
         if self.rec is not None:
             self.show_recommendation(self.rec, self._ctx, self._measured)
 
@@ -117,7 +183,8 @@ class RecommendationPanel(QtWidgets.QWidget):
         self.scene.clear()
         self.tests.clear()
         self.verdict.setText(text)
-        self.measured.setText("")
+        self.headline.setText("")
+        self.measured.setHtml("")
 
     def show_recommendation(self, rec, ctx: str = "", measured=None):
         """measured: the strategies with a benchmark result on the device (usable or not), to say what
@@ -125,18 +192,22 @@ class RecommendationPanel(QtWidgets.QWidget):
         self.rec, self._ctx, self._measured = rec, ctx, measured
         self.verdict.setText(f"<b>Rule's verdict: {rec.verdict}</b>"
                              + (f" &nbsp; <small>({ctx})</small>" if ctx else ""))
+        unfused = getattr(rec, "unfused_note", None)
         if rec.measured_verdict:
-            txt = f"<b>Measured verdict: {rec.measured_verdict}</b>"
+            head = f"<b>Measured verdict: {rec.measured_verdict}</b>"
             if getattr(rec, "busy_note", None):   # the detail ends with the whole line
-                txt += " <span style='color:#d97706'><b>(timed on a busy machine: may be distorted)</b></span>"
-            txt += f"<br>{rec.measured_detail or ''}"
+                head += " <span style='color:#d97706'><b>(timed on a busy machine: may be distorted)</b></span>"
             if rec.disagreement:
-                txt += f"<br><span style='color:#d62728'><b>Disagreement:</b> {rec.disagreement}</span>"
+                head += f" &nbsp; <span style='color:#d62728'><b>Disagreement:</b> {html.escape(rec.disagreement)}</span>"
+            elif unfused:
+                head += " &nbsp; <span style='color:#d97706'><b>The unfused plan measured fastest.</b></span>"
             else:
-                txt += "<br><span style='color:#2ca02c'>The rule and the measurements agree.</span>"
+                head += " &nbsp; <span style='color:#2ca02c'>The rule and the measurements agree.</span>"
+            txt = f"{head}<br>{html.escape(rec.measured_detail or '')}"
         else:
-            txt = no_verdict_text(rec, measured)
-        self.measured.setText(txt)
+            head = txt = no_verdict_text(rec, measured)
+        self.headline.setText(head)
+        self.measured.setHtml(txt)
         self.tests.clear()
         for t in rec.tests:
             unit = t.get("unit", "")
@@ -147,7 +218,50 @@ class RecommendationPanel(QtWidgets.QWidget):
             self.tests.addTopLevelItem(it)
         self._draw(rec)
 
+    def expand(self):
+        """The tree in a window of its own (the same scene), fitted to it and resizable."""
+        if self.window_view is None:
+            dlg = QtWidgets.QDialog(self)
+            dlg.setWindowTitle("Decision tree")
+            self.window_view = TreeView(self.scene, dlg, max_scale=2.5)
+            self.window_view.setBackgroundBrush(QtGui.QColor("#1e1f22" if self.dark else "#fbfbfc"))
+            lay = QtWidgets.QVBoxLayout(dlg)
+            lay.setContentsMargins(4, 4, 4, 4)
+            lay.addWidget(self.window_view)
+            r = self.scene.sceneRect()
+            dlg.resize(int(max(900, r.width() * 1.3 + 40)), int(max(320, r.height() * 1.3 + 40)))
+        dlg = self.window_view.parent()
+        self.window_view.focus_rect = self.view.focus_rect
+        dlg.show()
+        dlg.raise_()
+        self.window_view.fit()
+
     # ---- drawing --------------------------------------------------------------------------------
+
+    def _layout(self, root, tree):
+        """Node positions as a chain: a question's inner child continues to its right, its leaf hangs
+        below it (both leaves: yes to the right, no below); a question with two inner children (not in
+        the published tree) puts the no-branch below. -> {"node", "x", "y", "kids": [(label, child)], "q"}."""
+        def place(node, x, y):
+            if node not in tree:
+                return {"node": node, "x": x, "y": y, "kids": [], "w": LEAF_W, "h": LEAF_H}
+            q, yes, no = tree[node]
+            right, below = (("yes", yes), ("no", no)) if yes in tree or no not in tree else (("no", no), ("yes", yes))
+            n = {"node": node, "x": x, "y": y, "q": q, "w": NODE_W, "h": NODE_H}
+            inner = right[1] in tree   # a leaf to the right sits level with this node's middle
+            a = place(right[1], x + NODE_W / 2 + HGAP + (NODE_W if inner else LEAF_W) / 2,
+                      y if inner else y + (NODE_H - LEAF_H) / 2)
+            a["right"] = True
+            # below this node; a whole chain (two questions as children) below everything to its right
+            b_y = (bottom(a) if below[1] in tree else y + NODE_H) + VGAP
+            b = place(below[1], x, b_y)
+            n["kids"] = [(right[0], a), (below[0], b)]
+            return n
+
+        def bottom(n):
+            return max([n["y"] + n["h"]] + [bottom(k) for _, k in n["kids"]])
+
+        return place(root, NODE_W / 2, 0.0)
 
     def _draw(self, rec):
         self.scene.clear()
@@ -163,39 +277,36 @@ class RecommendationPanel(QtWidgets.QWidget):
         dim = QtGui.QColor("#6b6e74" if self.dark else "#9aa0a8")
         hi = QtGui.QColor("#ffcc00" if self.dark else "#e0115f")
         self.highlighted = []
-
-        # lay out: leaves get consecutive x slots; inner nodes centre over their children
-        slots = [0.0]
-
-        def place(node, depth, parent_key):
-            key = f"{parent_key}/{node}"
-            if node not in tree:
-                x = slots[0]
-                slots[0] += LEAF_W + HGAP
-                return {"key": key, "node": node, "x": x + LEAF_W / 2, "y": depth * (NODE_H + VGAP), "kids": []}
-            q, yes, no = tree[node]
-            a = place(yes, depth + 1, key)
-            b = place(no, depth + 1, key)
-            x = (a["x"] + b["x"]) / 2
-            return {"key": key, "node": node, "x": x, "y": depth * (NODE_H + VGAP), "kids": [("yes", a), ("no", b)],
-                    "q": q}
-
-        lay = place(root, 0, "")
+        self.view.setBackgroundBrush(QtGui.QColor("#1e1f22" if self.dark else "#fbfbfc"))
         font = QtGui.QFont()
-        font.setPointSizeF(9.5)
+        font.setPointSizeF(FONT_PT)
         bold = QtGui.QFont(font)
         bold.setBold(True)
+        self.text_items: list[QtWidgets.QGraphicsItem] = []
+        focus = []
+
+        def text(label, f, rect, colour):
+            t = self.scene.addText("", f)
+            t.setDefaultTextColor(colour)
+            t.setTextWidth(rect.width() - 6)
+            t.setHtml(f"<div align='center'>{html.escape(label).replace(chr(10), '<br>')}</div>")
+            br = t.boundingRect()
+            t.setPos(rect.center().x() - br.width() / 2, rect.center().y() - br.height() / 2)
+            self.text_items.append(t)
+            return t
 
         def draw(n, on_path: bool):
             leaf = not n["kids"]
-            w, h = (LEAF_W, LEAF_H) if leaf else (NODE_W, NODE_H)
+            w, h = n["w"], n["h"]
             rect = QtCore.QRectF(n["x"] - w / 2, n["y"], w, h)
             if leaf:
                 c = QtGui.QColor(style.STRATEGY_COLOURS.get(n["node"], "#888"))
                 if not on_path:
                     c.setAlpha(70)
                 item = self.scene.addRect(rect, QtGui.QPen(hi if on_path else dim, 3 if on_path else 1), c)
-                t = self.scene.addSimpleText(n["node"], bold)
+                text(n["node"], bold, rect, fg)
+                if on_path:
+                    focus.append(rect)
             else:
                 test = tests.get(n["node"])
                 fill = QtGui.QColor(hi if on_path else dim)
@@ -203,29 +314,39 @@ class RecommendationPanel(QtWidgets.QWidget):
                 item = self.scene.addRect(rect, QtGui.QPen(hi if on_path else dim, 3 if on_path else 1), fill)
                 label = n["q"]
                 if test is not None:
-                    label += f"\nvalue {test['value']} {test.get('unit', '')} -> {'yes' if test['passed'] else 'no'}"
-                t = self.scene.addSimpleText(label, font)
+                    label += f"\n{test['value']} {test.get('unit', '')}: {'yes' if test['passed'] else 'no'}"
+                text(label, font, rect, fg)
             item.setData(0, n["node"])
             if on_path:
                 self.highlighted.append(n["node"])
-            t.setBrush(fg)
-            br = t.boundingRect()
-            t.setPos(rect.center().x() - br.width() / 2, rect.center().y() - br.height() / 2)
             for lab, k in n["kids"]:
                 kp = on_path and (n["node"], k["node"]) in on_path_edges and lab == (
                     "yes" if tests.get(n["node"], {}).get("passed") else "no")
                 pen = QtGui.QPen(hi if kp else dim, 3 if kp else 1.2)
-                self.scene.addLine(n["x"], n["y"] + h, k["x"], k["y"], pen)
+                if k.get("right"):      # to the right
+                    a, b = QtCore.QPointF(n["x"] + w / 2, n["y"] + h / 2), QtCore.QPointF(k["x"] - k["w"] / 2,
+                                                                                       k["y"] + k["h"] / 2)
+                    at = QtCore.QPointF((a.x() + b.x()) / 2 - 8, a.y() - 18)
+                else:                   # below
+                    a, b = QtCore.QPointF(n["x"], n["y"] + h), QtCore.QPointF(k["x"], k["y"])
+                    at = QtCore.QPointF(a.x() + 4, (a.y() + b.y()) / 2 - 9)
+                self.scene.addLine(QtCore.QLineF(a, b), pen)
                 tl = self.scene.addSimpleText(lab, font)
                 tl.setBrush(hi if kp else dim)
-                tl.setPos((n["x"] + k["x"]) / 2 + 4, (n["y"] + h + k["y"]) / 2 - 8)
+                tl.setPos(at)
                 draw(k, kp)
 
-        draw(lay, True)
-        self.scene.setSceneRect(self.scene.itemsBoundingRect().adjusted(-10, -10, 10, 10))
-        QtCore.QTimer.singleShot(0, lambda: self.view.fitInView(self.scene.sceneRect(), QtCore.Qt.KeepAspectRatio))
+        draw(self._layout(root, tree), True)
+        self.scene.setSceneRect(self.scene.itemsBoundingRect().adjusted(-8, -8, 8, 8))
+        self.view.focus_rect = focus[-1] if focus else None
+        for v in (self.view, self.window_view):
+            if v is not None:
+                v.focus_rect = self.view.focus_rect
+                QtCore.QTimer.singleShot(0, v, v.fit)   # (not after v is gone)
+        self.view.fit()
 
-    def resizeEvent(self, ev):  # noqa: N802
-        super().resizeEvent(ev)
-        if self.scene.items():
-            self.view.fitInView(self.scene.sceneRect(), QtCore.Qt.KeepAspectRatio)
+    def text_pixel_size(self) -> float:
+        """The tree's text height on screen in the panel (px): the font's pixel size times the view's scale."""
+        f = QtGui.QFont()
+        f.setPointSizeF(FONT_PT)
+        return QtGui.QFontMetricsF(f).height() * self.view.scale_factor()
