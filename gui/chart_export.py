@@ -4,6 +4,17 @@ from __future__ import annotations
 import os
 
 
+def chart_series(rows: list[dict]) -> list[tuple[str, str, tuple]]:
+    """(row key, legend name, colour) per bar series; DP and hybrid named by what decided their plans
+    ("DP (measured)", engine.benchmark.table_row's dp_cost / hybrid_cost) where every row agrees."""
+    def named(title, key):
+        costs = {r.get(key) for r in rows} - {None}
+        return f"{title} ({costs.pop()})" if len(costs) == 1 else title
+
+    return [("baseline_ms", "none", (150, 150, 150)), ("greedy_ms", "greedy", (66, 133, 244)),
+            ("dp_ms", named("DP", "dp_cost"), (219, 68, 55)), ("hybrid_ms", named("hybrid", "hybrid_cost"), (244, 180, 0))]
+
+
 def bar_chart_png(rows: list[dict], path) -> None:
     if not os.environ.get("DISPLAY") and not os.environ.get("WAYLAND_DISPLAY"):
         os.environ.setdefault("QT_QPA_PLATFORM", "offscreen")
@@ -16,8 +27,7 @@ def bar_chart_png(rows: list[dict], path) -> None:
     pg.setConfigOptions(background="w", foreground="k", antialias=True)
     plot = pg.PlotWidget(title="Measured latency relative to the unfused baseline (median; lower is better)")
     plot.resize(900, 500)
-    series = [("baseline_ms", "none", (150, 150, 150)), ("greedy_ms", "greedy", (66, 133, 244)),
-              ("dp_ms", "DP", (219, 68, 55)), ("hybrid_ms", "hybrid", (244, 180, 0))]
+    series = chart_series(rows)
     plot.addLegend()
     w = 0.8 / len(series)
     x = np.arange(len(rows))

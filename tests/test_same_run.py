@@ -107,3 +107,19 @@ def test_the_measured_verdict_ignores_figures_of_another_run():
     r = recommend(BIG, hw(), 40, m)
     assert r.measured_verdict == "greedy" and r.excluded == {"dp": "not the same run as greedy"}
     assert "ignored: dp (not the same run as greedy)" in r.measured_detail and "dp" not in r.measured
+
+
+def test_the_plan_and_its_chart_name_the_cost_that_decided_it():
+    from engine import report
+    from engine.planner import make_plan
+    from gui.chart_export import chart_series
+
+    g = chain(12)
+    p = make_plan(g, "dp", hardware.get("t4"), cost="roofline")
+    assert report.plan_summary(g, p, hardware.get("t4")).startswith(f"dp ({p.notes['cost']}): ")
+    assert report.plan_summary(g, make_plan(g, "greedy", hardware.get("t4")), hardware.get("t4")).startswith("greedy: ")
+    rows = [{"dp_cost": "measured", "hybrid_cost": "measured"}, {"dp_cost": "measured", "hybrid_cost": "model"}]
+    names = [n for _, n, _ in chart_series(rows)]
+    assert names == ["none", "greedy", "DP (measured)", "hybrid"]
+    row = benchmark.table_row({**bench({"dp": res("dp", 8.0)}), "costs": {"dp": "measured"}})
+    assert row["dp_cost"] == "measured"
