@@ -12,7 +12,8 @@ def chart_series(rows: list[dict]) -> list[tuple[str, str, tuple]]:
         return f"{title} ({costs.pop()})" if len(costs) == 1 else title
 
     return [("baseline_ms", "none", (150, 150, 150)), ("greedy_ms", "greedy", (66, 133, 244)),
-            ("dp_ms", named("DP", "dp_cost"), (219, 68, 55)), ("hybrid_ms", named("hybrid", "hybrid_cost"), (244, 180, 0))]
+            ("dp_ms", named("DP", "dp_cost"), (219, 68, 55)),
+            ("hybrid_ms", named("hybrid", "hybrid_cost"), (244, 180, 0))]
 
 
 def bar_chart_png(rows: list[dict], path) -> None:

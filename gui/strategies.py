@@ -58,7 +58,8 @@ class Strategies:
         # own layout does clearly better (decided off the UI thread)
         w.layouts.request(full=True, only_if_better=not w.layouts.compact)
         how = decided_by(plan)
-        w.status(f"{strategy_label(s, plan)}: {plan.kernels} kernels, {len(plan.groups)} groups, {estimate_label(plan)} "
+        w.status(f"{strategy_label(s, plan)}: {plan.kernels} kernels, {len(plan.groups)} groups, "
+                 f"{estimate_label(plan)} "
                  f"{plan.estimated_us / 1000:.3f} ms on {w.doc.hw.title}" + (f"; {how}" if how else "")
                  + f" (toggle {self.last_toggle_ms:.0f} ms)")
 

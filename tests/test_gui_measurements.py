@@ -15,7 +15,7 @@ import statistics
 import pytest
 
 pytest.importorskip("pytestqt")
-from PySide6 import QtCore, QtGui, QtWidgets  # noqa: E402
+from PySide6 import QtGui, QtWidgets  # noqa: E402
 
 from tests import synthetic  # noqa: E402
 from tests.gui_helpers import open_graph, settle, shot  # noqa: E402
@@ -170,6 +170,8 @@ def test_latency_panel_legend_table_and_labels_at_the_default_size(qtbot, win):
 def test_not_yet_measured_labels_fit_and_published_figures_have_their_own_axis(qtbot, size):
     import types
 
+    import pyqtgraph as pg
+
     from engine.runner import BenchResult
     from gui.panels.latency import LatencyPanel
 
@@ -187,15 +189,13 @@ def test_not_yet_measured_labels_fit_and_published_figures_have_their_own_axis(q
         QtWidgets.QApplication.processEvents()
     pi = panel.plot.getPlotItem()
     view = pi.vb.mapRectToScene(pi.vb.boundingRect()).adjusted(-1, -1, 1, 1)
-    marks = [it for it in pi.items if isinstance(it, __import__("pyqtgraph").TextItem)]
+    marks = [it for it in pi.items if isinstance(it, pg.TextItem)]
     assert len(marks) == 5
     for m in marks:                  # each label shown in full inside the plot, or not at all
         if m.isVisible():
             assert view.contains(m.mapRectToScene(m.boundingRect())), (size, m.textItem.toPlainText())
     assert any(m.isVisible() for m in marks) or size[1] < 260
     # the T4 GPU figures: a view box and an axis of their own, not the CPU's ms axis
-    import pyqtgraph as pg
-
     assert not any(isinstance(it, pg.BarGraphItem) and it.opts.get("brush") is not None and
                    pg.mkBrush(it.opts["brush"]).color().name() == "#9c755f" for it in pi.items)
     assert panel.pub_view.addedItems and pi.getAxis("right").isVisible()

@@ -198,7 +198,8 @@ class RecommendationPanel(QtWidgets.QWidget):
             if getattr(rec, "busy_note", None):   # the detail ends with the whole line
                 head += " <span style='color:#d97706'><b>(timed on a busy machine: may be distorted)</b></span>"
             if rec.disagreement:
-                head += f" &nbsp; <span style='color:#d62728'><b>Disagreement:</b> {html.escape(rec.disagreement)}</span>"
+                head += (" &nbsp; <span style='color:#d62728'><b>Disagreement:</b> "
+                         f"{html.escape(rec.disagreement)}</span>")
             elif unfused:
                 head += " &nbsp; <span style='color:#d97706'><b>The unfused plan measured fastest.</b></span>"
             else:
