@@ -233,3 +233,34 @@ def test_the_decision_tree_is_readable_at_the_default_size(qtbot, win):
         QtWidgets.QApplication.processEvents()
     assert pan.window_view.isVisible() and pan.window_view.transform().m11() >= 1.0
     pan.window_view.window().close()
+
+
+def test_no_x_axis_label_is_dropped_at_the_default_size(qtbot):
+    """Seven strategies (EfficientNet's, with an imported one), each labelled with its cost and a mixed
+    schedule: pyqtgraph drops a label that would overlap its neighbour; at the Latency dock's default
+    size every one is drawn, inside its axis, in both plots."""
+    import types
+
+    from engine.runner import BenchResult
+    from gui.panels.latency import LatencyPanel
+
+    panel = LatencyPanel()
+    qtbot.addWidget(panel)
+    panel.resize(828, 304)        # the Latency dock in a 1400x900 window
+    panel.show()
+    strategies = ["none", "tvm", "greedy", "dp", "hybrid", "optimal", "custom"]
+    plans = {s: types.SimpleNamespace(estimated_us=9000.0, planning_ms=5.0, kernels=40, strategy=s,
+                                      notes={"cost": "measured"}) for s in strategies}
+    results = {s: BenchResult(model="m", strategy=s, target="cpu", correct=True, build_s=1.0, kernels=40,
+                              latency_ms={"median": 9.0, "min": 8.5, "max": 9.5}, schedule="mixed", tuned_kernels=12)
+               for s in strategies}
+    panel.update_data("efficientnet_b0", strategies, plans, results, "cpu", "T4")
+    for _ in range(5):
+        QtWidgets.QApplication.processEvents()
+    for ax in (panel.plot.getAxis("bottom"), panel.cplot.getAxis("bottom")):
+        img = QtGui.QImage(8, 8, QtGui.QImage.Format_ARGB32)
+        p = QtGui.QPainter(img)
+        texts = ax.generateDrawSpecs(p)[2]
+        p.end()
+        assert len(texts) == len(strategies), [t[2] for t in texts]
+        assert all(ax.boundingRect().contains(t[0]) for t in texts)

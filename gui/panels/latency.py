@@ -27,6 +27,7 @@ PUBLISHED_KEY = {"none": "baseline", "greedy": "greedy", "dp": "dp"}
 COLUMNS = ["strategy", "decided by", "median ms", "min ms", "max ms", "estimated ms", "estimate", "published T4 GPU ms",
            "planning", "build s", "kernels", "correct", "source", "schedule", "rules-only ms"]
 PLANNING_COLOUR = "#c7cbd1"   # the compile chart's planning bars (build bars: the strategy's colour)
+TICK_PT, MIN_TICK_PT = 9.0, 6.5   # the x labels' font: as large as fits a strategy's slot
 NOT_MEASURED = ("not yet measured", "not measured", "none yet")   # the in-plot label, longest that fits first
 
 
@@ -60,6 +61,12 @@ def published_elsewhere(model_name: str) -> int | None:
 
     base = str(model_name).removeprefix("zoo:").partition("@")[0]
     return published.PUBLISHED_RESOLUTION.get(base) if base in published.PUBLISHED_T4 else None
+
+
+def _font(points: float) -> QtGui.QFont:
+    f = QtGui.QFont()
+    f.setPointSizeF(points)
+    return f
 
 
 class _Sample(pg.ItemSample):
@@ -183,7 +190,9 @@ class LatencyPanel(QtWidgets.QWidget):
         pi.getAxis("right").enableAutoSIPrefix(False)
         self.pub_view.setXLink(pi)
         pi.vb.sigResized.connect(self._fit_pub_view)
-        pi.vb.sigResized.connect(lambda *_: self._fit_marks())
+        pi.vb.sigResized.connect(lambda *_: (self._fit_marks(), self._fit_ticks()))
+        self.cplot.getPlotItem().vb.sigResized.connect(lambda *_: self._fit_ticks())
+        self.tick_labels: list[list[str]] = []   # the latency plot's x labels, a list of lines per strategy
         self.marks: list[pg.TextItem] = []    # "not yet measured" over a strategy without a figure
         self.note = QtWidgets.QLabel("not yet measured")
         self.note.setWordWrap(True)
@@ -355,15 +364,15 @@ class LatencyPanel(QtWidgets.QWidget):
         # and, under a cost-deciding strategy, what it decided by: "dp / (learned) / rules"
         labels = [[s] + ([f"({r['cost']})"] if r["cost"] else []) + ([r["schedule"]] if r["schedule"] else [])
                   for s, r in zip(strategies, rows)]
-        lines = max((len(lab) for lab in labels), default=1)
         ax.setTicks([[(i, "\n".join(lab)) for i, lab in enumerate(labels)]])
-        ax.setHeight(lines * QtGui.QFontMetrics(ax.font()).lineSpacing() + 12 if lines > 1 else None)
+        self.tick_labels = labels
         self.plot.setXRange(-0.5, len(strategies) - 0.5, padding=0)
         self.plot.setYRange(0, ymax * 1.08, padding=0)   # the legend is above the view box: no room needed for it
         self._draw_compile(strategies, rows, ax)
         self._fit_legend()
         self._fit_pub_view()
         self._fit_marks()
+        self._fit_ticks()
         n = len(measured)
         tuned_n = sum(r["schedule_kind"] != "rules" for _, r in measured)
         busy = machine_load.busy_line({s: results[s] for s in strategies if results.get(s) is not None}, "figures")
@@ -411,7 +420,6 @@ class LatencyPanel(QtWidgets.QWidget):
                 self.cplot.addItem(t)
         self.cplot.setYRange(0, cmax * 1.2, padding=0)
         self.cplot.getAxis("bottom").setTicks([[(i, s) for i, s in enumerate(strategies)]])
-        self.cplot.getAxis("bottom").setHeight(ax.fixedHeight)   # the two plots' baselines level
         self.cplot.setXRange(-0.5, len(strategies) - 0.5, padding=0)
 
     def _legend_row(self, plot) -> tuple[FlowLegend, pg.GraphicsWidget]:
@@ -448,6 +456,33 @@ class LatencyPanel(QtWidgets.QWidget):
         vb = self.plot.getPlotItem().vb
         self.pub_view.setGeometry(vb.sceneBoundingRect())
         self.pub_view.linkedViewChanged(vb, self.pub_view.XAxis)
+
+    def _fit_ticks(self):
+        """Both plots' x labels in the largest font (TICK_PT down to MIN_TICK_PT) whose widest line fits a
+        strategy's slot, so that pyqtgraph drops none for overlapping its neighbour; the two axes as tall
+        as the latency plot's lines (their baselines level)."""
+        labels = self.tick_labels
+        if not labels:
+            return
+
+        def fit(plot, lines):
+            slot = plot.getPlotItem().vb.width() / len(labels) - 6
+            size = TICK_PT
+            while size > MIN_TICK_PT and max(QtGui.QFontMetricsF(_font(size)).horizontalAdvance(x)
+                                             for lab in lines for x in lab) > slot:
+                size -= 0.5
+            return _font(size)
+
+        ax, cax = self.plot.getAxis("bottom"), self.cplot.getAxis("bottom")
+        font = fit(self.plot, labels)
+        for a, f in ((ax, font), (cax, fit(self.cplot, [lab[:1] for lab in labels]))):
+            if a.style.get("tickFont") is None or a.style["tickFont"].pointSizeF() != f.pointSizeF():
+                a.setStyle(tickFont=f)
+        lines = max(len(lab) for lab in labels)
+        h = lines * QtGui.QFontMetrics(font).lineSpacing() + 12 if lines > 1 else None
+        for a in (ax, cax):
+            if a.fixedHeight != h:
+                a.setHeight(h)
 
     def _fit_marks(self):
         """Each "not yet measured" label (rotated, over the empty slot) in the longest wording that fits
