@@ -233,6 +233,7 @@ class MainWindow(QtWidgets.QMainWindow):
         self.dock_diff = self._dock("Differences", self.diffs, QtCore.Qt.RightDockWidgetArea, "diff")
         self.dock_cost = self._dock("Cost Model", self.costpanel, QtCore.Qt.BottomDockWidgetArea, "cost")
         self.dock_kernels = self._dock("Kernels", self.kernels, QtCore.Qt.BottomDockWidgetArea, "kernels")
+        self.dock_kernels.visibilityChanged.connect(self.kernels.set_shown)   # filled only when seen
         self.splitDockWidget(self.dock_props, self.dock_diff, QtCore.Qt.Vertical)
         self.splitDockWidget(self.dock_latency, self.dock_rec, QtCore.Qt.Horizontal)
         self.tabifyDockWidget(self.dock_rec, self.dock_cost)   # beside the recommendation, one tab each

@@ -71,6 +71,9 @@ def test_kernels_panel_sorts_filters_and_selects(new_window, qtbot):
     qtbot.waitUntil(lambda: win.view.scene().plan is win.doc.plans.get("greedy"), timeout=TIMEOUT_MS)
     panel = win.kernels
     plan = win.doc.plans["greedy"]
+    assert panel.model.rowCount() == 0          # behind another tab: not filled (a toggle stays quick)
+    win.dock_kernels.raise_()                   # in front: it catches up
+    qtbot.waitUntil(lambda: panel.model.rowCount() == plan.kernels, timeout=5000)
     assert panel.model.rowCount() == plan.kernels and "fused_" not in " ".join(r.name for r in panel.rows)
     # sorted by estimated time, largest first
     panel.table.sortByColumn(4, __import__("PySide6").QtCore.Qt.DescendingOrder)
@@ -88,8 +91,6 @@ def test_kernels_panel_sorts_filters_and_selects(new_window, qtbot):
     row = order.index(gi)
     idx = panel.proxy.index(row, 1)
     rect = panel.table.visualRect(idx)
-    win.dock_kernels.show()
-    win.dock_kernels.raise_()
     panel.table.scrollTo(idx)
     qtbot.waitUntil(lambda: panel.table.isVisible(), timeout=5000)
     rect = panel.table.visualRect(idx)

@@ -13,8 +13,81 @@ COLUMNS = ("#", "kernel", "kind", "ops", "estimated us", "measured us", "share",
 _NUMERIC = {0, 3, 4, 5, 6}
 
 
-GROUP_ROLE = QtCore.Qt.UserRole + 1     # the row's group index
-SORT_ROLE = QtCore.Qt.UserRole + 2      # what a column sorts by: its number, or its text in lower case
+GROUP_ROLE = int(QtCore.Qt.UserRole) + 1     # the row's group index
+SORT_ROLE = int(QtCore.Qt.UserRole) + 2      # what a column sorts by: its number, or its text in lower case
+_DISPLAY, _ALIGN, _FORE, _TIP = (int(r) for r in (QtCore.Qt.DisplayRole, QtCore.Qt.TextAlignmentRole,
+                                                 QtCore.Qt.ForegroundRole, QtCore.Qt.ToolTipRole))
+
+
+class KernelModel(QtCore.QAbstractTableModel):
+    """The rows (engine.kernel_table.KernelRow) as a table, each cell made when it is drawn (a plan of
+    thousands of kernels fills in milliseconds)."""
+
+    def __init__(self, parent=None):
+        super().__init__(parent)
+        self.rows: list = []
+        self._cells: dict[int, list] = {}
+
+    def set_rows(self, rows):
+        self.beginResetModel()
+        self.rows = list(rows)
+        self._cells: dict[int, list] = {}
+        self.endResetModel()
+
+    def rowCount(self, parent=QtCore.QModelIndex()):  # noqa: N802
+        return 0 if parent.isValid() else len(self.rows)
+
+    def columnCount(self, parent=QtCore.QModelIndex()):  # noqa: N802
+        return 0 if parent.isValid() else len(COLUMNS)
+
+    def headerData(self, section, orientation, role=QtCore.Qt.DisplayRole):  # noqa: N802
+        if orientation == QtCore.Qt.Horizontal and role == QtCore.Qt.DisplayRole:
+            return COLUMNS[section]
+        return None
+
+    def cells(self, row: int) -> list:
+        """[(text shown, what it sorts by)] of a row's columns, made once."""
+        out = self._cells.get(row)
+        if out is None:
+            r = self.rows[row]
+            raw = [(str(r.group), r.group), (r.name, None), (r.kind, None), (str(len(r.ops)), len(r.ops)),
+                   (_us(r.estimated_us), r.estimated_us), (_us(r.measured_us), r.measured_us),
+                   (f"{100 * r.share:.1f} %", r.share), (r.flags, None)]
+            out = self._cells[row] = [(t, (float(n) if n is not None else -1.0) if c in _NUMERIC else t.lower())
+                                      for c, (t, n) in enumerate(raw)]
+        return out
+
+    def sort(self, column, order=QtCore.Qt.AscendingOrder):
+        """Sort the rows by a column's numbers or text, in Python (one key per row, not a call per comparison)."""
+        if not 0 <= column < len(COLUMNS) or not self.rows:
+            return
+        self.layoutAboutToBeChanged.emit()
+        keys = [self.cells(i)[column][1] for i in range(len(self.rows))]
+        idx = sorted(range(len(self.rows)), key=keys.__getitem__, reverse=order == QtCore.Qt.DescendingOrder)
+        cells = self._cells
+        self.rows = [self.rows[i] for i in idx]
+        self._cells = {k: cells[i] for k, i in enumerate(idx) if i in cells}
+        self.layoutChanged.emit()
+
+    def data(self, index, role=_DISPLAY):
+        role = int(role)
+        if role == _DISPLAY:
+            return self.cells(index.row())[index.column()][0]
+        if role == SORT_ROLE:
+            return self.cells(index.row())[index.column()][1]
+        r, c = self.rows[index.row()], index.column()
+        if role == GROUP_ROLE:
+            return r.group
+        if role == _ALIGN and c in _NUMERIC:
+            return int(QtCore.Qt.AlignRight | QtCore.Qt.AlignVCenter)
+        if role == _FORE and c == 7 and r.lints:
+            return QtGui.QBrush(QtGui.QColor("#c0392b"))
+        if role == _TIP:
+            if c == 7 and r.lints:
+                return "\n".join(_LINT_TIPS[k] for k in r.lints)
+            if c == 1:
+                return f"group {r.group}: {', '.join(f'{o} {n}' for o, n in zip(r.ops, r.op_names))}"
+        return None
 
 
 class _Filter(QtCore.QSortFilterProxyModel):
@@ -23,14 +96,18 @@ class _Filter(QtCore.QSortFilterProxyModel):
         self.text = ""
         self.flagged_only = False
 
+    def sort(self, column, order=QtCore.Qt.AscendingOrder):
+        """The rows are sorted where they are kept (KernelModel.sort); this model only filters them."""
+        self.sourceModel().sort(column, order)
+
     def filterAcceptsRow(self, row, parent):  # noqa: N802
-        m = self.sourceModel()
-        if self.flagged_only and not m.item(row, 7).text():
+        r = self.sourceModel().rows[row]
+        if self.flagged_only and not r.lints:
             return False
         if not self.text:
             return True
-        hay = " ".join(m.item(row, c).text() for c in (1, 2, 7)) + " " + (m.item(row, 1).toolTip() or "")
-        return self.text in hay.lower()
+        hay = " ".join([r.name, r.kind, r.flags, *r.op_names, *r.ops]).lower()
+        return self.text in hay
 
 
 class KernelsPanel(QtWidgets.QWidget):
@@ -40,6 +117,9 @@ class KernelsPanel(QtWidgets.QWidget):
         super().__init__(parent)
         self._workspace = self._state = None
         self.rows = []
+        self._dirty = True
+        self._sized = False
+        self._shown = True      # set_shown follows the dock; a panel on its own is shown when visible
         self.header = QtWidgets.QLabel()
         self.header.setWordWrap(True)
         self.filter_edit = QtWidgets.QLineEdit()
@@ -48,11 +128,9 @@ class KernelsPanel(QtWidgets.QWidget):
         self.flagged = QtWidgets.QCheckBox("Flagged only")
         self.flagged.setToolTip("Only kernels a linter flags: " + "; ".join(LINTS.values())
                                 + f" (slower: measured at least {SLOW_FACTOR:g}x the estimate)")
-        self.model = QtGui.QStandardItemModel(0, len(COLUMNS), self)
-        self.model.setHorizontalHeaderLabels(list(COLUMNS))
+        self.model = KernelModel(self)
         self.proxy = _Filter(self)
         self.proxy.setSourceModel(self.model)
-        self.proxy.setSortRole(SORT_ROLE)
         self.table = QtWidgets.QTableView()
         self.table.setModel(self.proxy)
         self.table.setSortingEnabled(True)
@@ -91,16 +169,29 @@ class KernelsPanel(QtWidgets.QWidget):
 
     # ---- contents ---------------------------------------------------------------------------------
 
+    def set_shown(self, on: bool):
+        """Whether the panel can be seen (its dock's visibilityChanged: a dock behind another tab is not);
+        coming into view, it catches up."""
+        self._shown = bool(on)
+        if on and self._dirty:
+            self.redraw()
+
     def redraw(self):
+        """Fill the table from the models; while the panel cannot be seen, only note that it is out of
+        date: a toggle on a large graph must not wait for thousands of rows nobody looks at."""
+        if not self._shown or not self.isVisible():
+            self._dirty = True
+            return
+        self._dirty = False
         ws, st = self._workspace, self._state
         doc = ws.doc if ws is not None else None
         plan = doc.plans.get(st.strategy) if doc is not None else None
         hh = self.table.horizontalHeader()
         sort_col, sort_order = (hh.sortIndicatorSection(), hh.sortIndicatorOrder()) if self.rows else \
             (0, QtCore.Qt.AscendingOrder)   # the first time: in graph order
-        self.model.removeRows(0, self.model.rowCount())
         self.rows = []
         if plan is None:
+            self.model.set_rows([])
             self.header.setText("Open a model: a row per kernel of the shown plan." if doc is None
                                 else f"{st.strategy}: planning...")
             return
@@ -113,26 +204,12 @@ class KernelsPanel(QtWidgets.QWidget):
             + (f"measured total on {ws.device}" if measured and all(r.measured_us is not None for r in self.rows)
                else "estimated total" + ("" if measured else " (Benchmark to measure each kernel)")))
         self.header.setTextFormat(QtCore.Qt.RichText)
-        for r in self.rows:
-            cells = [(str(r.group), r.group), (r.name, None), (r.kind, None), (str(len(r.ops)), len(r.ops)),
-                     (_us(r.estimated_us), r.estimated_us), (_us(r.measured_us), r.measured_us),
-                     (f"{100 * r.share:.1f} %", r.share), (r.flags, None)]
-            items = []
-            for c, (text, num) in enumerate(cells):
-                it = QtGui.QStandardItem(text)
-                it.setData((float(num) if num is not None else -1.0) if c in _NUMERIC else text.lower(), SORT_ROLE)
-                it.setData(r.group, GROUP_ROLE)
-                if c in _NUMERIC:
-                    it.setTextAlignment(QtCore.Qt.AlignRight | QtCore.Qt.AlignVCenter)
-                items.append(it)
-            items[1].setToolTip(f"group {r.group}: {', '.join(f'{o} {n}' for o, n in zip(r.ops, r.op_names))}")
-            if r.lints:
-                items[7].setForeground(QtGui.QBrush(QtGui.QColor("#c0392b")))
-                items[7].setToolTip("\n".join(_LINT_TIPS[k] for k in r.lints))
-            self.model.appendRow(items)
+        self.model.set_rows(self.rows)
         self.table.sortByColumn(sort_col if 0 <= sort_col < len(COLUMNS) else 0, sort_order)
-        self.table.resizeColumnsToContents()
-        self.table.setColumnWidth(1, min(self.table.columnWidth(1), 240))   # the numbers and flags stay in view
+        if not self._sized:     # column widths once, from the first rows (measuring thousands is slow)
+            self._sized = True
+            self.table.resizeColumnsToContents()
+            self.table.setColumnWidth(1, min(self.table.columnWidth(1), 240))   # numbers and flags stay in view
         self._show_selection()
 
     def visible_groups(self) -> list[int]:
