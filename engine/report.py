@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 from . import machine_load
+from .group_names import group_title
 
 
 def human(n: float, unit: str = "") -> str:
@@ -87,12 +88,14 @@ def plan_summary(g, p, hw, explain: bool = False, top: int = 8) -> str:
     rows = []
     for gi in order:
         ops = [g.by_id[m].op for m in p.groups[gi] if g.by_id[m].kind == "call_tir"]
-        rows.append([gi, len(p.groups[gi]), kinds_of[gi], f"{p.group_us[gi]:.1f}", fit(ops, 70, "+")])
+        name = group_title(g, p.groups[gi], kinds_of[gi] or None)   # its ONNX block, kind and ops
+        rows.append([gi, len(p.groups[gi]), kinds_of[gi], f"{p.group_us[gi]:.1f}", fit(name.split(" "), 48),
+                     fit(ops, 60, "+")])
     src = p.notes.get("group_source") or []
     if src:
         for r, gi in zip(rows, order):
             r.insert(4, src[gi] if gi < len(src) else est)
-    head = ["group", "ops", "kind", "est. us", *(["from"] if src else []), "operators"]
+    head = ["group", "ops", "kind", "est. us", *(["from"] if src else []), "name", "operators"]
     lines += ["", f"most expensive groups ({est} estimates):", table(rows, head)]
     reasons = Counter(e["reason"] for e in p.explanations)
     lines += ["", "edges between groups: " + (", ".join(f"{k} {v}" for k, v in reasons.most_common()) or "none")]
