@@ -158,8 +158,11 @@ class Benchmarks:
             if failed:
                 w.show_error("; ".join(failed), "Benchmark")
             ref = doc.rules_for(target)
-            ok = [self._figure(s, r, ref.get(s)) for s, r in results.items() if not r.error and r.latency_ms]
-            w.status(f"Benchmark on {target}: " + (", ".join(ok) or "no result"), 15000)
+            ok = [self._figure(s, r, ref.get(s)) for s, r in results.items() if not r.error and r.latency_ms
+                  and doc.result(target, s) is r]   # (a plan re-planned meanwhile: its figure is not its own)
+            gone = [s for s, r in results.items() if doc.result(target, s) is not r]
+            w.status(f"Benchmark on {target}: " + (", ".join(ok) or "no result")
+                     + (f"; not kept: {', '.join(gone)} (re-planned while measured)" if gone else ""), 15000)
 
         w.activity.run("bench", f"Benchmarking {', '.join(strategies)} on {target}", run_benchmarks, doc,
                        plans, target, repeat, force, have_rules=have_rules, request=req, on_done=done,
