@@ -300,6 +300,8 @@ def published_table_md(rows: list[dict], target: str) -> str:
         if r.get("cached"):
             notes.append(f"{r['model']}: " + ", ".join(f"{s} from the cache ({w or 'undated'})"
                                                        for s, w in r["cached"].items()))
+        if r.get("not_same_run"):
+            notes.append(f"{r['model']}: not compared (not the same run): " + ", ".join(r["not_same_run"]))
         if r.get("machine_busy"):
             notes.append(f"{r['model']}: the machine was busy while timing: other processes used "
                          f"{(r.get('busy_share') or 0) * 100:.0f}% of its CPU time; its figures may be distorted")

@@ -72,6 +72,8 @@ def test_the_bench_table_compares_only_one_runs_figures():
     assert "not compared: not the same run: dp vs greedy (cached 2026-11-30 09:00:00 / 2026-12-01 10:00:00)" in text
     j = benchmark.bench_json(bench(rs, sampled=["greedy"]))
     assert j["not_same_run"] == ["dp"] and all(not e["vs"] for e in j["strategies"])
+    assert "m: not compared (not the same run): dp" in report.published_table_md(
+        [benchmark.table_row(bench(rs, sampled=["greedy"]))], "cpu")
     rs["dp"].run_id = "a"
     assert "dp vs greedy: 3.33x" in report.bench_table(bench(rs, sampled=["greedy", "dp"]))
 
