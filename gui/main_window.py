@@ -16,9 +16,10 @@ widgets, dialogs and messages:
     tune_controller    Tuning: MetaSchedule tuning of the shown plan's kernels through engine.tuning
     fidelity_controller  FidelityController: Time kernels, the cost model against the shown plan's timed kernels
     layout_controller  Layouts: layout requests and applying them to the two panes
+    scope_controller   Scopes: the model's blocks (ONNX scopes): collapse to depth, expand all, breadcrumb
     strategies         Strategies: the strategies shown and the side-by-side comparison
     differences        Differences: the summary, the groups only one plan has, next / previous difference
-    overlays           Overlays: heat overlay and minimap
+    overlays           Overlays: heat overlay, latency-delta overlay (side by side) and minimap
     selection          Selection: clicks and Collapse / Expand, kept meaningful when plans change
     find               Find: the find box
 

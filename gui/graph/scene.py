@@ -351,6 +351,9 @@ class GraphScene(QtWidgets.QGraphicsScene):
                     it.setPos(p[0], p[1])
             for key, it in self.collapsed_scope_items.items():
                 p = lay.pos.get(L.scope_node_id(self.scope_index[key]))
+                if p is None:   # a layout of every op (side by side): at the top of where its ops are
+                    r = self.group_boxes.members_rect(self.scope_tree[key].ops, pad=0)
+                    p = (r.center().x(), r.top() + it.path().boundingRect().height() / 2) if r is not None else None
                 if p is not None:
                     it.setPos(p[0], p[1])
             for k, ((a, b), e) in enumerate(self.edges.items()):
