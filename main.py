@@ -598,8 +598,10 @@ def main(argv: list[str] | None = None) -> int:
     from engine import faults
     from engine.errors import FuseLensError, Interrupted
 
-    if a.command != "gui":  # the app handles its own signals (gui/app.py)
-        _signals_as_interrupts()
+    if a.command != "gui" and __name__ == "__main__":  # the command-line process: SIGTERM, SIGHUP as Ctrl+C
+        from engine import signals                        # (engine/signals.py); the app handles its own (gui/app.py)
+
+        signals.install()
     try:
         validate(a)
         if a.command == "gui":
@@ -631,27 +633,6 @@ def main(argv: list[str] | None = None) -> int:
         msg = _one_line(f"{type(e).__name__}: {e}")
         print(f"internal error: {msg} (details in {log})", file=sys.stderr)
         return INTERNAL
-
-
-def _signals_as_interrupts() -> None:
-    """SIGTERM and SIGHUP end a command as Ctrl+C does: an exception in the main thread, so every
-    `finally` on the way out stops its workers (engine/child.py), then one line and exit 128 + N.
-    A second signal while stopping is ignored, so the stopping is not cut short."""
-    import signal
-
-    from engine.errors import Interrupted
-
-    fired = []
-
-    def handler(signum, frame):
-        if fired:
-            return
-        fired.append(signum)
-        raise KeyboardInterrupt() if signum == signal.SIGINT else Interrupted(signum)
-
-    for name in ("SIGINT", "SIGTERM", "SIGHUP"):
-        if hasattr(signal, name) and signal.getsignal(getattr(signal, name)) is not signal.SIG_IGN:
-            signal.signal(getattr(signal, name), handler)
 
 
 def _settle_stdout() -> None:

@@ -16,10 +16,13 @@ _ALWAYS = ("memoryerror", "std::bad_alloc", "cannot allocate memory", "out of me
 # what TVM, onnx and the loader say when an allocation failed under an address-space limit (and
 # rarely otherwise): a memory fault only while such a limit is set
 _UNDER_A_LIMIT = ("failed to serialize proto", "registeropattr", "failed to map segment",
-                  "failed to allocate", "cannot map", "resource temporarily unavailable")
+                  "failed to allocate", "cannot map", "can't start new thread",
+                  "error return without exception set")
 
-_DISK = {errno.ENOSPC: "no space left on the device", errno.EDQUOT: "over the disk quota",
-         errno.EROFS: "the file system is read-only", errno.EFBIG: "larger than the file system allows"}
+_SPACE = "free some space or write elsewhere"
+_DISK = {errno.ENOSPC: ("no space left on the device", _SPACE), errno.EDQUOT: ("over the disk quota", _SPACE),
+         errno.EROFS: ("the file system is read-only", "write elsewhere"),
+         errno.EFBIG: ("larger than the file system allows", "write elsewhere")}
 
 
 def memory_limited() -> bool:
@@ -61,5 +64,6 @@ def environment_fault(e: BaseException) -> str | None:
         msg = str(e).strip().splitlines()
         return out_of_memory_line(f"{type(e).__name__}: {msg[-1]}" if msg else type(e).__name__)
     if isinstance(e, OSError) and e.errno in _DISK:
-        return f"cannot write {e.filename or 'the output'}: {_DISK[e.errno]}; free some space or write elsewhere"
+        why, hint = _DISK[e.errno]
+        return f"cannot write {e.filename or 'the output'}: {why}; {hint}"
     return None

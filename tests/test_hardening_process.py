@@ -138,6 +138,36 @@ def test_sigterm_and_sighup_stop_the_workers_like_ctrl_c(command, sig, tmp_path)
     assert not left, [(k.pid, k.cmdline()) for k in left]
 
 
+_STUCK = """
+import sys
+sys.path.insert(0, {root!r})
+from engine import signals
+signals.install(grace_s=2)
+print("ready", flush=True)
+sum(range(10 ** 13))   # native code that never returns to the interpreter, so no Python handler runs
+"""
+
+
+def test_a_command_stuck_in_native_code_still_ends_on_sigterm():
+    """The caught signal must not make a stuck process unkillable: the watchdog kills it after the grace."""
+    p = subprocess.Popen([sys.executable, "-c", _STUCK.format(root=str(ROOT))], stdout=subprocess.PIPE,
+                         stderr=subprocess.PIPE, stdin=subprocess.DEVNULL, text=True, start_new_session=True)
+    try:
+        assert p.stdout.readline().strip() == "ready"
+        kids = psutil.Process(p.pid).children(recursive=True)   # the watchdog
+        time.sleep(0.3)
+        p.send_signal(signal.SIGTERM)
+        t = time.monotonic()
+        _, err = p.communicate(timeout=30)
+        took = time.monotonic() - t
+    finally:
+        if p.poll() is None:
+            os.killpg(p.pid, signal.SIGKILL)
+    assert p.returncode == -signal.SIGKILL and 1.5 < took < 10, (p.returncode, took, err)
+    assert err.strip() == "error: still running 2 s after the signal; killed", err
+    assert kids and not _gone_within(kids, 5)
+
+
 # ==== 2. a worker ends with its parent =================================================================
 
 _PARENT = """
