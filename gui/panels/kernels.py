@@ -249,6 +249,9 @@ class KernelsPanel(QtWidgets.QWidget):
                     self.table.selectRow(i)
                     sm.blockSignals(False)
                     self.table.scrollTo(self.proxy.index(i, 0))
+                    # again once the table has its size (a dock just brought to the front has none yet)
+                    table = self.table
+                    QtCore.QTimer.singleShot(0, table, lambda: table.scrollTo(table.currentIndex()))
                 return
         self.table.clearSelection()
 
