@@ -6,6 +6,7 @@ import threading
 import time
 
 from . import check, loader, machine_load, profiles, published, runner, stats
+from .runs import comparison_base, not_same_run
 from .planner import make_plan
 
 
@@ -125,25 +126,6 @@ def bench_model(spec: str, shapes, strategies, hw_name: str, target: str, repeat
             "graph": g, "costs": costs, "target": t.spec, "device": device,
             "round_robin": sampled if t.kind != "rpc" else [], "sampled": sampled,
             "hardware": {"name": hw.name, "title": hw.title}}
-
-
-def comparison_base(results: dict) -> str:
-    """What the verdicts compare against: greedy where it and another fused strategy ran correctly,
-    else none (only none and greedy: greedy vs none)."""
-    ok = [s for s, r in results.items() if r.error is None and r.correct is True and r.latency_ms]
-    return "greedy" if "greedy" in ok and any(s not in ("greedy", "none") for s in ok) else "none"
-
-
-def not_same_run(results: dict) -> list[str]:
-    """The correct strategies that are not compared with the base (comparison_base) because they were
-    not sampled in its run (engine/runs.py), e.g. a cached figure beside fresh ones."""
-    from .runs import same_run
-
-    base = comparison_base(results)
-    ok = {s: r for s, r in results.items() if r.error is None and r.correct is True and r.latency_ms}
-    if base not in ok:
-        return []
-    return [s for s, r in ok.items() if s != base and not same_run(r, ok[base])]
 
 
 def _busiest(results: dict) -> float | None:

@@ -225,7 +225,7 @@ def verdict_lines(res: dict, comps: dict | None = None) -> list[str]:
     comparison with a side timed on a busy machine (engine/machine_load.py) carries its caveat."""
     from .stats import comparisons
 
-    from .benchmark import comparison_base, not_same_run
+    from .runs import comparison_base, not_same_run
 
     comps = comparisons(res) if comps is None else comps
     base = comparison_base(res)

@@ -31,3 +31,20 @@ def one_run(results) -> bool:
     """Whether all these results (at least one) were sampled in one run."""
     rs = list(results)
     return bool(rs) and all(same_run(rs[0], r) for r in rs[1:])
+
+
+def comparison_base(results: dict) -> str:
+    """What the verdicts compare against: greedy where it and another fused strategy ran correctly,
+    else none (only none and greedy: greedy vs none)."""
+    ok = [s for s, r in results.items() if r.error is None and r.correct is True and r.latency_ms]
+    return "greedy" if "greedy" in ok and any(s not in ("greedy", "none") for s in ok) else "none"
+
+
+def not_same_run(results: dict) -> list[str]:
+    """The correct strategies that are not compared with the base (comparison_base) because they were
+    not sampled in its run (engine/runs.py), e.g. a cached figure beside fresh ones."""
+    base = comparison_base(results)
+    ok = {s: r for s, r in results.items() if r.error is None and r.correct is True and r.latency_ms}
+    if base not in ok:
+        return []
+    return [s for s, r in ok.items() if s != base and not same_run(r, ok[base])]

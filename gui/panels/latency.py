@@ -16,7 +16,7 @@ import pyqtgraph as pg
 from PySide6 import QtCore, QtGui, QtWidgets
 
 from engine import machine_load
-from engine.benchmark import comparison_base, not_same_run
+from engine.runs import comparison_base, not_same_run
 from engine.report import duration
 
 from .. import style
