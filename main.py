@@ -587,6 +587,9 @@ def _missing_qt_xcb_libs() -> list[str]:
 
 
 def main(argv: list[str] | None = None) -> int:
+    from engine.faults import fit_memory_limit
+
+    fit_memory_limit()  # before numpy and scipy load
     argv = list(sys.argv[1:] if argv is None else argv)
     debug = "--debug" in argv  # anywhere on the line, not only before the command
     argv = [x for x in argv if x != "--debug"]

@@ -67,3 +67,13 @@ def environment_fault(e: BaseException) -> str | None:
         why, hint = _DISK[e.errno]
         return f"cannot write {e.filename or 'the output'}: {why}; {hint}"
     return None
+
+
+def fit_memory_limit() -> None:
+    """Under a memory limit, start one OpenBLAS thread, not one per core: OpenBLAS's thread pool
+    (scipy's, started at import) loops forever on allocations that fail under `ulimit -v`, where a
+    single thread needs little. Call before numpy or scipy is imported; an explicit setting stays."""
+    import os
+
+    if memory_limited():
+        os.environ.setdefault("OPENBLAS_NUM_THREADS", "1")
