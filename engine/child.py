@@ -38,7 +38,11 @@ class ChildFailed(FuseLensError):
 
 def stop(proc, grace_s: float = 2.0) -> None:
     """End a worker process: terminate, then kill if it will not go."""
-    if proc.is_alive():
+    try:
+        alive = proc.is_alive()
+    except (AssertionError, ValueError):  # never started (a signal cut its start short): nothing to end
+        return
+    if alive:
         proc.terminate()
         proc.join(grace_s)
         if proc.is_alive():
