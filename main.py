@@ -597,15 +597,15 @@ def main(argv: list[str] | None = None) -> int:
         os.environ["FUSELENS_DEBUG"] = "1"  # TVM's own stderr output stays too (engine/relax_import.py)
     if not argv or (argv[0] not in COMMANDS and not argv[0].startswith("-")):
         argv = ["gui", *argv]
-    a = build_parser().parse_args(argv)  # a usage error exits 2 here
     from engine import faults
     from engine.errors import FuseLensError, Interrupted
 
-    if a.command != "gui" and __name__ == "__main__":  # the command-line process: SIGTERM, SIGHUP as Ctrl+C
-        from engine import signals                        # (engine/signals.py); the app handles its own (gui/app.py)
+    if argv[0] != "gui" and __name__ == "__main__":  # the command-line process: SIGTERM, SIGHUP as Ctrl+C
+        from engine import signals                     # (engine/signals.py); the app handles its own (gui/app.py)
 
         signals.install()
     try:
+        a = build_parser().parse_args(argv)  # a usage error exits 2 here
         validate(a)
         if a.command == "gui":
             return cmd_gui(a.model, a.input_shape)
