@@ -97,7 +97,7 @@ def test_measured_replans_costed_strategies(qtbot, win, tmp_path):
     # the summary line for the shown plan
     win.set_strategy("dp", force=True)
     msg = win.statusBar().currentMessage()
-    assert msg.startswith("dp: ") and "decided by measured kernel times" in msg, msg
+    assert msg.startswith("dp (measured): ") and "decided by measured kernel times" in msg, msg    # named by its cost
     win.set_strategy("greedy")
     assert "measured" not in win.statusBar().currentMessage()
     win.set_strategy("dp")
@@ -142,7 +142,7 @@ def test_learned_estimate_goes_back(new_window, qtbot, tiny_model, tmp_path):
     assert make_settings(tmp_path / "settings.ini").cost == "learned"
     win.set_strategy("dp", force=True)
     msg = win.statusBar().currentMessage()
-    assert msg.startswith("dp: ") and "measured" not in msg, msg
+    assert msg.startswith("dp (learned): ") and "measured" not in msg, msg
     gi = next(i for i, g in enumerate(win.doc.plans["dp"].groups) if len(g) > 1)
     win.selection.activate(win.view, ("group", gi))
     assert "measured (cold, alone)" not in win.props.values()
