@@ -587,8 +587,15 @@ def _missing_qt_xcb_libs() -> list[str]:
 
 
 def main(argv: list[str] | None = None) -> int:
+    from engine import supervise
     from engine.faults import fit_memory_limit
 
+    if __name__ == "__main__" and supervise.needed():   # under ulimit -v: run in a watched child (engine/supervise.py)
+        return supervise.run(os.path.abspath(__file__), list(sys.argv[1:] if argv is None else argv))
+    if supervise.supervised():
+        from engine.child import die_with_parent
+
+        die_with_parent(os.getppid())
     fit_memory_limit()  # before numpy and scipy load
     argv = list(sys.argv[1:] if argv is None else argv)
     debug = "--debug" in argv  # anywhere on the line, not only before the command

@@ -207,3 +207,6 @@ def _die_with_parent(parent: int, use_prctl: bool = True) -> None:
         os._exit(1)
 
     threading.Thread(target=watch, name="parent-watch", daemon=True).start()
+
+
+die_with_parent = _die_with_parent   # also the supervised command's (engine/supervise.py)
