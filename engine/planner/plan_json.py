@@ -70,6 +70,8 @@ def read(path) -> dict:
     from ..cache_dir import FileTooLargeError, NotRegularFileError, read_file
 
     src = str(path)
+    if not src.strip():
+        raise PlanError("an empty path is not a plan file")
     try:
         d = json.loads(read_file(Path(path), MAX_PLAN_BYTES).decode("utf-8"))
     except FileNotFoundError:

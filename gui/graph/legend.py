@@ -23,30 +23,36 @@ class HeatLegend(QtWidgets.QWidget):
         self.update()
 
     def paintEvent(self, ev):  # noqa: N802
-        p = QtGui.QPainter(self)
-        p.setRenderHint(QtGui.QPainter.Antialiasing)
-        pal = self.palette()
-        bg = QtGui.QColor(pal.color(QtGui.QPalette.Window))
-        bg.setAlpha(230)
-        p.setBrush(bg)
-        p.setPen(QtGui.QPen(pal.color(QtGui.QPalette.Mid)))
-        p.drawRoundedRect(QtCore.QRectF(self.rect()).adjusted(0.5, 0.5, -0.5, -0.5), 5, 5)
-        p.setPen(pal.color(QtGui.QPalette.WindowText))
-        f = p.font()
-        f.setPointSizeF(8)
-        p.setFont(f)
-        p.drawText(QtCore.QRectF(8, 3, self.width() - 16, 16), QtCore.Qt.AlignLeft,
-                   self.title + ("  (log)" if self.log else "  (linear)"))
-        grad = QtGui.QLinearGradient(8, 0, self.width() - 8, 0)
-        for i in range(11):
-            grad.setColorAt(i / 10, style.ramp(i / 10))
-        p.setBrush(grad)
-        p.setPen(QtCore.Qt.NoPen)
-        p.drawRect(QtCore.QRectF(8, 21, self.width() - 16, 12))
-        p.setPen(pal.color(QtGui.QPalette.WindowText))
-        p.drawText(QtCore.QRectF(8, 36, 100, 16), QtCore.Qt.AlignLeft, _us(self.lo))
-        p.drawText(QtCore.QRectF(self.width() - 108, 36, 100, 16), QtCore.Qt.AlignRight, _us(self.hi))
-        p.end()
+        paint_ramp(self, self.title + ("  (log)" if self.log else "  (linear)"), style.ramp,
+                   _us(self.lo), _us(self.hi), 100)
+
+
+def paint_ramp(w: QtWidgets.QWidget, title: str, colour_at, left: str, right: str, text_w: int) -> None:
+    """A ramp legend on `w`: a rounded panel in the palette's colours, `title` above a colour ramp
+    (`colour_at(t)` for t from 0 to 1), `left` and `right` under its two ends, `text_w` px wide each."""
+    p = QtGui.QPainter(w)
+    p.setRenderHint(QtGui.QPainter.Antialiasing)
+    pal = w.palette()
+    bg = QtGui.QColor(pal.color(QtGui.QPalette.Window))
+    bg.setAlpha(230)
+    p.setBrush(bg)
+    p.setPen(QtGui.QPen(pal.color(QtGui.QPalette.Mid)))
+    p.drawRoundedRect(QtCore.QRectF(w.rect()).adjusted(0.5, 0.5, -0.5, -0.5), 5, 5)
+    p.setPen(pal.color(QtGui.QPalette.WindowText))
+    f = p.font()
+    f.setPointSizeF(8)
+    p.setFont(f)
+    p.drawText(QtCore.QRectF(8, 3, w.width() - 16, 16), QtCore.Qt.AlignLeft, title)
+    grad = QtGui.QLinearGradient(8, 0, w.width() - 8, 0)
+    for i in range(11):
+        grad.setColorAt(i / 10, colour_at(i / 10))
+    p.setBrush(grad)
+    p.setPen(QtCore.Qt.NoPen)
+    p.drawRect(QtCore.QRectF(8, 21, w.width() - 16, 12))
+    p.setPen(pal.color(QtGui.QPalette.WindowText))
+    p.drawText(QtCore.QRectF(8, 36, text_w, 16), QtCore.Qt.AlignLeft, left)
+    p.drawText(QtCore.QRectF(w.width() - 8 - text_w, 36, text_w, 16), QtCore.Qt.AlignRight, right)
+    p.end()
 
 
 class KindLegend(QtWidgets.QWidget):
@@ -159,27 +165,5 @@ class DeltaLegend(QtWidgets.QWidget):
         self.update()
 
     def paintEvent(self, ev):  # noqa: N802
-        p = QtGui.QPainter(self)
-        p.setRenderHint(QtGui.QPainter.Antialiasing)
-        pal = self.palette()
-        bg = QtGui.QColor(pal.color(QtGui.QPalette.Window))
-        bg.setAlpha(230)
-        p.setBrush(bg)
-        p.setPen(QtGui.QPen(pal.color(QtGui.QPalette.Mid)))
-        p.drawRoundedRect(QtCore.QRectF(self.rect()).adjusted(0.5, 0.5, -0.5, -0.5), 5, 5)
-        p.setPen(pal.color(QtGui.QPalette.WindowText))
-        f = p.font()
-        f.setPointSizeF(8)
-        p.setFont(f)
-        p.drawText(QtCore.QRectF(8, 3, self.width() - 16, 16), QtCore.Qt.AlignLeft, self.title)
-        grad = QtGui.QLinearGradient(8, 0, self.width() - 8, 0)
-        for i in range(11):
-            grad.setColorAt(i / 10, delta_colour(DELTA_MAX ** (i / 5 - 1)))
-        p.setBrush(grad)
-        p.setPen(QtCore.Qt.NoPen)
-        p.drawRect(QtCore.QRectF(8, 21, self.width() - 16, 12))
-        p.setPen(pal.color(QtGui.QPalette.WindowText))
-        p.drawText(QtCore.QRectF(8, 36, 120, 16), QtCore.Qt.AlignLeft, f"{DELTA_MAX:g}x faster in {self.other}")
-        p.drawText(QtCore.QRectF(self.width() - 128, 36, 120, 16), QtCore.Qt.AlignRight,
-                   f"{DELTA_MAX:g}x slower")
-        p.end()
+        paint_ramp(self, self.title, lambda t: delta_colour(DELTA_MAX ** (2 * t - 1)),
+                   f"{DELTA_MAX:g}x faster in {self.other}", f"{DELTA_MAX:g}x slower", 120)
