@@ -113,8 +113,10 @@ def main() -> int:
                                 "machine": hardware.cpu_facts()["model"], "lomo": report})
     out = Path(a.out) if a.out else learned.shipped_file(kind)
     out.parent.mkdir(parents=True, exist_ok=True)
+    from engine.planner.measure import schedule_version
+
     write_json(out, {"format": learned.FORMAT, "feature_version": features.FEATURE_VERSION, "kind": kind,
-                     "model": model.to_json(), "samples": all_s.to_json()})
+                     "schedule_version": schedule_version(), "model": model.to_json(), "samples": all_s.to_json()})
     print(f"wrote {out} ({out.stat().st_size / 1e6:.1f} MB): {len(all_s)} kernels, residual {residual:.3f}")
     json.dumps(report)
     return 0

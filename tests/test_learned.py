@@ -60,11 +60,15 @@ def samples_for(graph, hw, model_name, seed=0) -> learned.Samples:
     return s
 
 
-def ship(model, samples) -> None:
-    """Install `model` (trained on `samples`) as this CPU kind's shipped model (under the isolated assets)."""
+def ship(model, samples, schedule_version=None) -> None:
+    """Install `model` (trained on `samples`) as this CPU kind's shipped model (under the isolated
+    assets), recorded as trained on kernels of `schedule_version` (None: this build's)."""
+    from engine.planner.measure import schedule_version as current
+
     path = learned.shipped_file(learned.cpu_kind())
     path.parent.mkdir(parents=True, exist_ok=True)
     path.write_text(json.dumps({"format": learned.FORMAT, "feature_version": features.FEATURE_VERSION,
+                                "schedule_version": current() if schedule_version is None else schedule_version,
                                 "model": model.to_json(), "samples": samples.to_json()}))
 
 
@@ -159,6 +163,26 @@ def test_a_good_shipped_model_is_used_and_labelled(hw, isolated):
     # a profile that does not describe the target keeps the roofline, and says why
     t4 = make_plan(g, "dp", hardware.get("t4"), cost="learned")
     assert t4.notes["cost"] == "roofline" and "does not describe" in t4.notes["cost_note"]
+
+
+def test_a_shipped_model_of_older_schedules_is_used_and_says_it_is_stale(hw, isolated):
+    from engine.planner.measure import schedule_version
+
+    model, s = small_model(hw, n=2, rounds=20)
+    ship(model, s)
+    assert "stale" not in learned.for_target("cpu", hw).meta
+    assert "trained on schedule" not in learned.for_target("cpu", hw).title
+    learned.clear_memo()
+    ship(model, s, schedule_version=schedule_version() - 1)
+    m = learned.for_target("cpu", hw)
+    assert m is not None and m.source == "shipped"
+    assert f"trained on schedule v{schedule_version() - 1} kernels, this build's are v{schedule_version()}" in m.title
+    p = make_plan(synthetic.chain(8), "dp", hw, cost="model")
+    assert p.notes["cost"] == "learned" and "stale" not in p.notes["cost_note"]
+    assert f"v{schedule_version() - 1}" in p.notes["cost_note"]
+    learned.clear_memo()
+    ship(model, s, schedule_version="?")          # a file of unrecorded version says so
+    assert "unrecorded schedule version" in learned.for_target("cpu", hw).title
 
 
 def test_local_samples_refine_the_model_and_a_corrupt_store_is_a_miss(hw, isolated, monkeypatch):

@@ -176,7 +176,7 @@ class LearnedModel:
         m = self.meta
         return (f"learned ({self.source}: {m.get('n', '?')} kernels"
                 + (f", {m.get('local', 0)} measured here" if m.get("local") else "")
-                + f"; {m.get('kind', '?')})")
+                + f"; {m.get('kind', '?')}" + (f"; {m['stale']}" if m.get("stale") else "") + ")")
 
     def predict_log(self, X) -> tuple[np.ndarray, np.ndarray]:
         """(mean log ratio, log-space uncertainty) per row of X."""
@@ -337,7 +337,25 @@ def _read_shipped(path: Path, kind: str) -> tuple[LearnedModel | None, Samples]:
     if model is not None:
         model.meta.setdefault("kind", kind)
         model.meta["source"] = "shipped"
+        why = staleness(d)
+        if why:
+            model.meta["stale"] = why
     return model, Samples.from_json(d.get("samples"))
+
+
+def staleness(d: dict) -> str:
+    """'' when the shipped model's kernels were timed with the schedules and layout this build
+    makes, else what differs ("trained on schedule v4 kernels, this build's are v5"). A stale model
+    is still used (its trees know where the roofline errs by op kind, shape and fusion, which a new
+    schedule shifts but does not undo) and says so in its title; this machine's own timings
+    (LocalStore, which keeps only current-version samples) refine it once there are MIN_REFINE."""
+    from .measure import schedule_version
+
+    have, now = d.get("schedule_version"), schedule_version()
+    if have == now:
+        return ""
+    return (f"trained on schedule v{have} kernels, this build's are v{now}" if isinstance(have, int)
+            else f"trained on kernels of an unrecorded schedule version, this build's are v{now}")
 
 
 class LocalStore:
