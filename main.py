@@ -46,6 +46,13 @@ def _shape_args(p: argparse.ArgumentParser) -> None:
                    help="fix a dynamic input's shape (repeatable); batch-like dims default to 1")
 
 
+def _layout_arg(p: argparse.ArgumentParser, target: str = "--target's") -> None:
+    p.add_argument("--layout", default="auto", choices=["auto", "blocked", "nchw"],
+                   help=f"the channel layout the model is planned and built in: blocked (NCHW[x]c, x = the CPU's fp32 "
+                        f"vector lanes: 16 on AVX-512, 8 on AVX2, 4 on NEON), nchw, or auto (default: {target}, "
+                        "blocked on CPU targets, NCHW on CUDA)")
+
+
 def build_parser() -> argparse.ArgumentParser:
     from engine.planner.cost_source import COSTS
     from engine.planner.registry import BENCHED, STRATEGIES
@@ -70,6 +77,7 @@ def build_parser() -> argparse.ArgumentParser:
     ins = sub.add_parser("inspect", help="the operator graph as TVM will fuse it")
     ins.add_argument("model", help="an .onnx file or zoo:NAME")
     _shape_args(ins)
+    _layout_arg(ins, "the cpu's")
     ins.add_argument("--json", action="store_true", help="print the full graph as JSON")
 
     pl = sub.add_parser("plan", help="plan fusion groups with one strategy and write the plan as JSON")
@@ -82,6 +90,7 @@ def build_parser() -> argparse.ArgumentParser:
                     help="cost-model profile: t4, a100, h200, rpi4b, jetson-orin-nano-cpu, host, host-calibrated "
                          "(after `calibrate`); default: the --target device's own (host for cpu)")
     _shape_args(pl)
+    _layout_arg(pl)
     pl.add_argument("--out", help="write the plan JSON here")
     pl.add_argument("--explain", action="store_true", help="list why each edge between groups was not fused")
     pl.add_argument("--cost", choices=list(COSTS), default=None, help=cost_help + " (default model)")
@@ -108,6 +117,7 @@ def build_parser() -> argparse.ArgumentParser:
     be.add_argument("--cost", choices=list(COSTS), default=None,
                     help=cost_help + " (default: measured where the target can time kernels, else model)")
     _shape_args(be)
+    _layout_arg(be)
 
     ta = sub.add_parser("table", help="reproduce the published four-model table")
     ta.add_argument("--models", default="vgg16,mobilenetv2,efficientnet_b0,yolov4_tiny")
@@ -117,6 +127,7 @@ def build_parser() -> argparse.ArgumentParser:
     ta.add_argument("--out", default="results", help="folder for table.md, table.csv, table.json, table.png")
     ta.add_argument("--force", action="store_true")
     ta.add_argument("--cost", choices=list(COSTS), default=None, help=cost_help)
+    _layout_arg(ta)
 
     tu = sub.add_parser("tune", help="tune a plan's kernels with MetaSchedule; builds then use the best schedules")
     tu.add_argument("model")
@@ -127,10 +138,12 @@ def build_parser() -> argparse.ArgumentParser:
     tu.add_argument("--time-limit", type=float, default=None, metavar="MIN", help="stop after this many minutes")
     tu.add_argument("--clear", action="store_true", help="delete this target's tuning records first")
     _shape_args(tu)
+    _layout_arg(tu)
 
     ca = sub.add_parser("calibrate", help="time models' kernels on this CPU: refine the learned cost model on them and "
                                           "fit the roofline (profile host-calibrated)")
     ca.add_argument("models", nargs="+", help="models whose kernels to time (.onnx or zoo:NAME[@RES])")
+    _layout_arg(ca, "the cpu's")
 
     fi = sub.add_parser("fidelity", help="time a plan's kernels and say how well the cost model predicted them")
     fi.add_argument("model")
@@ -142,6 +155,7 @@ def build_parser() -> argparse.ArgumentParser:
                          "a learned model is trained without this model's kernels")
     fi.add_argument("--json", dest="json_out", help="write the figures and every kernel's estimate and time here")
     _shape_args(fi)
+    _layout_arg(fi)
 
     sub.add_parser("devices", help="list the devices a benchmark can run on")
 
@@ -264,6 +278,7 @@ def validate(a) -> None:
     from engine.errors import UsageError
 
     a.shapes = onnx_input.parse_shape_args(getattr(a, "input_shape", None)) or None
+    a.block = None
     if a.command == "zoo" and a.zoo_command == "export":
         from engine import zoo
 
@@ -324,6 +339,10 @@ def validate(a) -> None:
         _check_target(a.target, reach=True)
     elif a.command == "gui":
         pass  # the app reports a bad model in its window
+    if getattr(a, "layout", None) is not None:  # after --target's own checks: the layout is the target's
+        from engine import loader
+
+        a.block = loader.block_for_target(getattr(a, "target", "cpu"), a.layout)
 
 
 def cmd_zoo(a) -> int:
@@ -349,7 +368,7 @@ def cmd_zoo(a) -> int:
 def cmd_inspect(a) -> int:
     from engine import loader, onnx_input, report
 
-    g = loader.load(a.model, a.shapes)
+    g = loader.load(a.model, a.shapes, block=a.block)
     onnx_input.check_graph_sizes(g, a.model)
     if a.json:
         json.dump(g.summary(), sys.stdout, indent=1)
@@ -363,7 +382,7 @@ def cmd_plan(a) -> int:
     from engine import loader, onnx_input, profiles, report, targets
     from engine.planner import make_plan, plan_json
 
-    g = loader.load(a.model, a.shapes)
+    g = loader.load(a.model, a.shapes, block=a.block)
     onnx_input.check_graph_sizes(g, a.model)
     hw = profiles.get(a.hardware or targets.parse(a.target).hardware)
     if a.plan_dicts:
@@ -390,13 +409,13 @@ def cmd_bench(a) -> int:
     from engine.planner import plan_json
 
     hw = a.hardware or targets.parse(a.target).hardware
-    g = loader.load(a.model, a.shapes)
+    g = loader.load(a.model, a.shapes, block=a.block)
     onnx_input.check_graph_sizes(g, a.model)  # bench_model reuses the loaded graph
     imported = {name: plan_json.imported(plan_json.from_dict(d, g, path), path, g, profiles.get(hw))
                 for name, (path, d) in a.plan_dicts.items()}
     b = benchmark.bench_model(a.model, a.shapes, a.strategy_list, hw,
                             a.target, a.repeat, a.force, _progress, scheduled=not a.unscheduled, cost=a.cost,
-                            tuned=not a.rules_only, imported=imported)
+                            tuned=not a.rules_only, imported=imported, block=a.block)
     if sys.stderr.isatty():
         print(file=sys.stderr)
     print(report.bench_table(b))
@@ -417,7 +436,7 @@ def cmd_table(a) -> int:
     def one(m):
         print(f"{m} ...", file=sys.stderr)
         return benchmark.bench_model(f"zoo:{m}", None, ["none", "greedy", "dp", "hybrid"], hw, a.target, a.repeat,
-                                   a.force, _progress if parallel == 1 else None, cost=a.cost)
+                                   a.force, _progress if parallel == 1 else None, cost=a.cost, block=a.block)
 
     if parallel > 1:
         from concurrent.futures import ThreadPoolExecutor
@@ -459,7 +478,7 @@ def cmd_tune(a) -> int:
         print(f"deleted {n} tuning records for {a.target}")
     r = tuning.tune(a.model, a.shapes, a.strategy, a.target, trials=a.trials,
                     time_limit_s=a.time_limit * 60 if a.time_limit is not None else None, hw_name=a.hardware,
-                    progress=_progress)
+                    progress=_progress, block=a.block)
     if sys.stderr.isatty():
         print(file=sys.stderr)
     print(r.summary())
@@ -477,7 +496,7 @@ def cmd_calibrate(a) -> int:
     from engine.planner import calibrate, measure
 
     hw = hardware.get("host")
-    graphs = [loader.load(m) for m in a.models]
+    graphs = [loader.load(m, block=a.block) for m in a.models]
     for g in graphs:
         c = measure.measured_costs(g, hw, "cpu", progress=_progress)
         if sys.stderr.isatty():
@@ -504,7 +523,7 @@ def cmd_fidelity(a) -> int:
     from engine import loader, onnx_input, outpath, profiles, targets
     from engine.planner import fidelity, make_plan
 
-    g = loader.load(a.model, a.shapes)
+    g = loader.load(a.model, a.shapes, block=a.block)
     onnx_input.check_graph_sizes(g, a.model)
     hw = profiles.get(a.hardware or targets.parse(a.target).hardware)
     p = make_plan(g, a.strategy, hw, cost="roofline" if a.cost == "roofline" else "model", target=a.target)

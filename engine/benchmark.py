@@ -47,17 +47,20 @@ def _valid_cached(r, repeat: int) -> bool:
 
 
 def measure_plans(spec: str, shapes, plans: dict, target: str, repeat: int, force: bool = False, progress=None,
-                  cancel=None, scheduled: bool = True, tuned: bool = True, graph=None) -> tuple[dict, str | None, list]:
+                  cancel=None, scheduled: bool = True, tuned: bool = True, graph=None,
+                  block: int | None = None) -> tuple[dict, str | None, list]:
     """strategy -> Plan measured on `target` so that their figures compare (engine/runs.py): the cache
     answers only when every plan has a valid cached result (no error, correct, repeat >= `repeat`)
     and all of them were sampled in one run; otherwise every plan is sampled again, together: on
     cpu and cuda round-robin in one worker (engine/roundrobin.py), on an RPC target in turn as one
     run (runner.benchmark; there a plan the runner's cache answers keeps its own run and is not
     compared). Returns (results, the device as the worker saw it or None, the strategies sampled
-    now). Shared by `bench`/`table` (bench_model) and the app's Benchmark (gui/bench_controller.py)."""
+    now). Shared by `bench`/`table` (bench_model) and the app's Benchmark (gui/bench_controller.py).
+    The plans are of `graph`'s channel layout (else `block`'s: loader.load), and so are the builds."""
     from . import roundrobin, runs, targets
 
-    g = graph if graph is not None else loader.load(spec, shapes)
+    g = graph if graph is not None else loader.load(spec, shapes, block=block)
+    block = g.block
     t = targets.parse(target)
     if not force:
         cached = {s: runner.cached_result(g, p, t.spec, scheduled, tuned) for s, p in plans.items()}
@@ -69,7 +72,8 @@ def measure_plans(spec: str, shapes, plans: dict, target: str, repeat: int, forc
             return cached, None, []
     if t.kind != "rpc":
         results, device = roundrobin.bench_plans(spec, shapes, plans, t.spec, repeat, progress=progress,
-                                                 cancel=cancel, scheduled=scheduled, tuned=tuned, force=force)
+                                                 cancel=cancel, scheduled=scheduled, tuned=tuned, force=force,
+                                                 block=block)
         return results, device, list(plans)
     run, results, n = runs.new_id(), {}, len(plans)
     for k, (s, p) in enumerate(plans.items()):
@@ -77,13 +81,13 @@ def measure_plans(spec: str, shapes, plans: dict, target: str, repeat: int, forc
             if progress:
                 progress(f"{s}: {stage}", (k + max(0.0, frac or 0.0)) / n)
         results[s] = runner.benchmark(spec, shapes, p, t.spec, repeat=repeat, progress=prog, force=force,
-                                      scheduled=scheduled, tuned=tuned, cancel=cancel, run_id=run)
+                                      scheduled=scheduled, tuned=tuned, cancel=cancel, run_id=run, block=block)
     return results, None, [s for s, r in results.items() if not r.cached]
 
 
 def bench_model(spec: str, shapes, strategies, hw_name: str, target: str, repeat: int, force=False,
                 progress=None, scheduled=True, cost: str | None = None, tuned: bool = True, cancel=None,
-                imported: dict | None = None) -> dict:
+                imported: dict | None = None, block: int | None = None) -> dict:
     """Plan, build, check and time each strategy on `target`. cost=None: dp/hybrid/optimal decide by
     measured kernel times where the target can time kernels (default_cost), else by the model.
     `imported`: name -> Plan, plans made elsewhere (read from files: plan_json.imported), measured
@@ -97,7 +101,7 @@ def bench_model(spec: str, shapes, strategies, hw_name: str, target: str, repeat
     from . import targets
 
     with _planning:
-        g = loader.load(spec, shapes, force=force)
+        g = loader.load(spec, shapes, force=force, block=block)   # block: the channel layout (loader.block_for_target)
     hw = profiles.get(hw_name)
     cost = cost or default_cost(target)
     t = targets.parse(target)

@@ -1,6 +1,11 @@
 """Load a model spec (`path.onnx` or `zoo:NAME[@RES]`) into an OpGraph, cached by content hash.
 
-The hash covers the model file's bytes and the resolved input shapes. A cache entry keeps the
+The hash covers the model file's bytes, the resolved input shapes and the channel layout (`block`:
+None for NCHW, x for NCHW[x]c, engine/blocked_layout.py, applied before LegalizeOps), so one model
+has one entry, and one in-process memo, per layout; `graph.sha256` is that hash, so every cache keyed
+by it (bench results, measured kernels, the references, the app's layouts) is per layout too. Who
+chooses the layout is the target: `block_for_target` (blocked with the target's fp32 vector lanes on
+CPU targets, NCHW on CUDA; `--layout` overrides). A cache entry keeps the
 operator graph as JSON, the shape-frozen ONNX file and the prepared Relax module (module.npz:
 tvm.ir.save_json and the weights), so reopening a model skips onnxsim, the TVM import and the graph
 extraction, and the first build or `tvm` plan skips the re-import too. The module is read lazily,
@@ -25,9 +30,11 @@ import onnx
 
 from . import onnx_input, opgraph
 from .cache_dir import atomic_file, cache_dir, drop, read_json, write_atomic
-from .errors import ModelError
+from .errors import FuseLensError, ModelError
 
-CACHE_VERSION = 6  # 5: graph.json records frozen.onnx's hash; 6: onnx_name of the ops a BatchNormalization lowers into
+CACHE_VERSION = 7  # 5: graph.json records frozen.onnx's hash; 6: onnx_name of the ops a BatchNormalization lowers into;
+#                   7: the channel layout (graph.json's "layout", in the hash)
+LAYOUTS = ("auto", "blocked", "nchw")  # --layout: the target's, NCHW[x]c with the target's x, NCHW
 MODULE = "module.npz"
 _memo: dict[str, opgraph.OpGraph] = {}
 
@@ -60,13 +67,53 @@ def file_sha256(path: Path) -> str:
     return h.hexdigest()
 
 
-def model_hash(path: Path, shapes: dict) -> str:
-    return hashlib.sha256((file_sha256(path) + json.dumps(shapes, sort_keys=True)).encode()).hexdigest()
+def model_hash(path: Path, shapes: dict, block: int | None = None) -> str:
+    """The graph's identity: the file's bytes, the input shapes and (for a blocked layout) the block.
+    NCHW keeps the hash it had before layouts existed."""
+    base = file_sha256(path) + json.dumps(shapes, sort_keys=True)
+    if block is not None:
+        base += "/" + opgraph.layout_name(block)
+    return hashlib.sha256(base.encode()).hexdigest()
+
+
+def check_block(block) -> int | None:
+    """`block` as load() takes it: None (NCHW) or a positive int; anything else is one line."""
+    if block is None:
+        return None
+    if isinstance(block, bool) or not isinstance(block, int) or block < 1:
+        raise FuseLensError(f"bad channel block {block!r}: a positive number of channels, or None for NCHW")
+    return block
+
+
+def block_for_target(target: str = "cpu", layout: str = "auto") -> int | None:
+    """The channel block to load a model with for `target` (a --target spec: cpu, cuda[:N], a
+    board, rpc://...) and `layout` (--layout): "auto" is the target's default (blocked with its fp32
+    vector lanes on a CPU target, engine/blocked_layout.block_for; NCHW on CUDA), "blocked" asks for
+    the blocked layout (one line where the target has none: a GPU), "nchw" is None. A bad layout or
+    target is one line (FuseLensError / TargetError)."""
+    if layout not in LAYOUTS:
+        raise FuseLensError(f"--layout {layout!r}: choose one of {', '.join(LAYOUTS)}")
+    if layout == "nchw":
+        return None
+    from . import targets
+
+    t = targets.parse(target)
+    gpu = t.kind == "cuda" or t.build_for.startswith("cuda")
+    block = None
+    if not gpu:
+        from . import blocked_layout, build
+
+        block = blocked_layout.block_for(build.tvm_target(t.build_for))
+    if block is None and layout == "blocked":
+        raise FuseLensError(f"--layout blocked: {target} has no blocked channel layout (GPU kernels stay NCHW); "
+                            "use --layout nchw or auto")
+    return check_block(block)
 
 
 def load(spec: str, input_shapes: dict[str, list[int]] | None = None, use_cache: bool = True,
-         force: bool = False) -> opgraph.OpGraph:
-    """The operator graph of `spec` at these input shapes. From the in-process memo or the cache
+         force: bool = False, block: int | None = None) -> opgraph.OpGraph:
+    """The operator graph of `spec` at these input shapes in the channel layout of `block` (None:
+    NCHW; x: NCHW[x]c; block_for_target chooses it for a target). From the in-process memo or the cache
     entry when there is a good one; force=True re-imports and rewrites the entry (memo included);
     use_cache=False neither reads nor writes it (frozen_path still writes it when asked).
     `graph.source` is the file the spec names now (for display); ONNX Runtime loads frozen_path(graph)."""
@@ -74,12 +121,13 @@ def load(spec: str, input_shapes: dict[str, list[int]] | None = None, use_cache:
     src = str(spec)
     model = onnx_input.read(path)
     shapes = onnx_input.resolve_shapes(model, input_shapes or {}, src)
-    digest = model_hash(path, shapes)
+    block = check_block(block)
+    digest = model_hash(path, shapes, block)
     if use_cache and not force and digest in _memo and _memo[digest].name == name:
         graph = _memo[digest]
         _set_origin(graph, spec, path)
         return graph
-    graph = _load_cached(digest, shapes) if use_cache and not force else None
+    graph = _load_cached(digest, shapes, opgraph.layout_name(block)) if use_cache and not force else None
     if graph is not None:
         graph.name = name  # the same file under another spec (zoo:x vs zoo:x@224) keeps this spec's name
     if graph is None:
@@ -87,8 +135,8 @@ def load(spec: str, input_shapes: dict[str, list[int]] | None = None, use_cache:
 
         frozen = onnx_input.freeze(model, shapes, src)
         onnx_input.check_indices(frozen, src)
-        mod, prov = relax_import.to_relax(frozen, src)
-        graph = opgraph.from_module(mod, name, digest, shapes, prov, source=str(path))
+        mod, prov = relax_import.to_relax(frozen, src, block=block)
+        graph = opgraph.from_module(mod, name, digest, shapes, prov, source=str(path), layout=opgraph.layout_name(block))
         if use_cache:
             if force:
                 drop(_entry(digest))
@@ -134,7 +182,7 @@ def _refreeze(graph) -> onnx.ModelProto:
     src = graph.source or str(origin)
     path, _ = resolve_spec(str(origin))
     model = onnx_input.read(path)
-    if model_hash(path, graph.input_shapes) != graph.sha256:
+    if model_hash(path, graph.input_shapes, graph.block) != graph.sha256:
         raise ModelError(src, "the file changed since it was opened and its cache entry is damaged or gone; "
                               "open it again")
     return onnx_input.freeze(model, graph.input_shapes, src)
@@ -151,11 +199,11 @@ def _factory(graph):
         src = graph.source or graph.name
         frozen = getattr(graph, "_frozen_model", None)
         if frozen is not None:
-            return relax_import.to_relax(frozen, src)[0]
+            return relax_import.to_relax(frozen, src, block=graph.block)[0]
         saved = _entry(graph.sha256) / MODULE
         mod = _read_module(saved)
         if mod is None:
-            mod = relax_import.to_relax(onnx.load(str(frozen_path(graph))), src)[0]
+            mod = relax_import.to_relax(onnx.load(str(frozen_path(graph))), src, block=graph.block)[0]
             _write_module(mod, saved)
         return mod
     return make
@@ -272,8 +320,10 @@ def _strs(x) -> bool:
     return isinstance(x, list) and all(isinstance(v, str) for v in x)
 
 
-def _graph_ok(d, digest: str, shapes: dict) -> bool:
+def _graph_ok(d, digest: str, shapes: dict, layout: str = "NCHW") -> bool:
     if not isinstance(d, dict) or d.get("sha256") != digest or not isinstance(d.get("frozen_sha256"), str):
+        return False
+    if d.get("layout") != layout:
         return False
     if not isinstance(d.get("name"), str) or not isinstance(d.get("source"), str):
         return False
@@ -299,7 +349,7 @@ def _graph_ok(d, digest: str, shapes: dict) -> bool:
     return all(o in ids for o in d["outputs"])
 
 
-def _load_cached(digest: str, shapes: dict):
+def _load_cached(digest: str, shapes: dict, layout: str = "NCHW"):
     """The graph of a good cache entry, or None; a bad entry (graph.json missing, not parsing, with
     wrong fields; frozen.onnx missing) is deleted. frozen.onnx is checked against its hash when it is
     used (frozen_path), module.npz by its zip CRCs when read (_read_module)."""
@@ -308,7 +358,7 @@ def _load_cached(digest: str, shapes: dict):
         return None
     data = read_json(d / "graph.json")
     graph = None
-    if data is not None and _graph_ok(data, digest, shapes) and (d / "frozen.onnx").is_file():
+    if data is not None and _graph_ok(data, digest, shapes, layout) and (d / "frozen.onnx").is_file():
         try:
             graph = opgraph.from_json(data)
         except (KeyError, TypeError, ValueError, AttributeError):

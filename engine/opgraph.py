@@ -2,6 +2,10 @@
 
 A node is a `call_tir` (with the PrimFunc's pattern kind, shapes, bytes and FLOPs), a tuple, or a
 tuple-get-item. Graph inputs and constants are not nodes; they appear as external arguments.
+
+A graph is of one channel layout (`layout`): "NCHW", or "NCHW16c" (NCHW[x]c, x = `block`) when the
+blocked-layout pass (engine/blocked_layout.py) ran before LegalizeOps. Its nodes, shapes and node
+ids are those of that layout, so a plan made on one layout's graph means nothing on the other's.
 """
 from __future__ import annotations
 
@@ -53,6 +57,7 @@ class OpGraph:
     source: str = ""
     mod_factory: object = field(default=None, repr=False)  # () -> prepared tvm.IRModule, when not loaded
     input_dtypes: dict = field(default_factory=dict)  # input name -> dtype ("float32" when absent)
+    layout: str = "NCHW"         # the channel layout: "NCHW" or "NCHW<x>c" (layout_name(block))
 
     def __post_init__(self):
         self._mod = None
@@ -69,6 +74,11 @@ class OpGraph:
             self._mod = self.mod_factory()
         return self._mod
 
+    @property
+    def block(self) -> int | None:
+        """The channel block of the layout (16 for "NCHW16c"), None for NCHW."""
+        return layout_block(self.layout)
+
     def __len__(self):
         return len(self.nodes)
 
@@ -76,11 +86,26 @@ class OpGraph:
         return dict(Counter(n.pattern for n in self.nodes))
 
     def summary(self) -> dict:
-        return {"model": self.name, "sha256": self.sha256, "source": self.source,
+        return {"model": self.name, "sha256": self.sha256, "source": self.source, "layout": self.layout,
                 "inputs": self.input_shapes, "outputs": self.outputs,
                 "node_count": len(self.nodes), "pattern_counts": self.pattern_counts(),
                 "total_bytes": sum(n.bytes for n in self.nodes), "total_flops": sum(n.flops for n in self.nodes),
                 "nodes": [n.summary() for n in self.nodes]}
+
+
+def layout_name(block: int | None) -> str:
+    """None -> "NCHW"; 16 -> "NCHW16c"."""
+    return "NCHW" if block is None else f"NCHW{int(block)}c"
+
+
+def layout_block(name: str) -> int | None:
+    """The inverse of layout_name; ValueError for anything else."""
+    if name == "NCHW":
+        return None
+    m = re.fullmatch(r"NCHW([1-9]\d*)c", name) if isinstance(name, str) else None
+    if m is None:
+        raise ValueError(f"not a channel layout: {name!r} (NCHW or NCHW<x>c)")
+    return int(m.group(1))
 
 
 def readable_op(func_name: str) -> str:
@@ -104,7 +129,7 @@ def _tensor_info(ty) -> tuple[list, str, int]:
 
 
 def from_module(mod, name: str, sha256: str, input_shapes: dict, provenance: dict | None = None,
-                source: str = "") -> OpGraph:
+                source: str = "", layout: str = "NCHW") -> OpGraph:
     import tvm
     from tvm import relax
 
@@ -186,20 +211,20 @@ def from_module(mod, name: str, sha256: str, input_shapes: dict, provenance: dic
         if not isinstance(bd.var, relax.DataflowVar) and var_to_id[bd.var] not in outputs:
             outputs.append(var_to_id[bd.var])
     g = OpGraph(name=name, sha256=sha256, input_shapes=input_shapes, nodes=nodes, outputs=outputs, source=source,
-                input_dtypes={n: str(p.ty.dtype) for n, p in zip(input_shapes, main.params)})
+                input_dtypes={n: str(p.ty.dtype) for n, p in zip(input_shapes, main.params)}, layout=layout)
     g._mod = mod
     return g
 
 
 def to_json(g: OpGraph) -> dict:
     return {"name": g.name, "sha256": g.sha256, "input_shapes": g.input_shapes, "outputs": g.outputs,
-            "source": g.source, "input_dtypes": g.input_dtypes, "nodes": [dict(n.__dict__) for n in g.nodes]}
+            "source": g.source, "input_dtypes": g.input_dtypes, "layout": g.layout, "nodes": [dict(n.__dict__) for n in g.nodes]}
 
 
 def from_json(d: dict, mod_factory=None) -> OpGraph:
     return OpGraph(name=d["name"], sha256=d["sha256"], input_shapes=d["input_shapes"], outputs=d["outputs"],
                    source=d["source"], nodes=[OpNode(**n) for n in d["nodes"]], mod_factory=mod_factory,
-                   input_dtypes=d.get("input_dtypes", {}))
+                   input_dtypes=d.get("input_dtypes", {}), layout=d.get("layout", "NCHW"))
 
 
 def _collect_outputs(expr, var_to_id, out):

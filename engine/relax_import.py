@@ -30,8 +30,9 @@ def check_ops(model: onnx.ModelProto, src: str) -> None:
             raise ModelError(src, f"operator {n.op_type}{dom} at {where} is not supported by TVM's ONNX importer")
 
 
-def to_relax(model: onnx.ModelProto, src: str):
-    """Import and prepare. Returns (module, {relax var of main: ONNX node name}).
+def to_relax(model: onnx.ModelProto, src: str, block: int | None = None):
+    """Import and prepare (`block`: the channel block of the layout, None for NCHW; see `prepare`).
+    Returns (module, {relax var of main: ONNX node name}).
 
     Provenance is keyed by the variable itself, not its name: the passes in `prepare` name the
     variables they create "lv", "lv1", ... afresh, so one name can stand for two bindings."""
@@ -83,7 +84,7 @@ def to_relax(model: onnx.ModelProto, src: str):
                 failure = f"TVM's ONNX importer failed{_where(model, current['name'])}: {_short(e)}"
             if failure is None:
                 try:
-                    mod = prepare(mod, provenance)
+                    mod = prepare(mod, provenance, block=block)
                 except Exception as e:  # noqa: BLE001
                     failure = f"TVM could not lower the model: {_short(e)}"
             import gc
@@ -209,9 +210,11 @@ def _where(model: onnx.ModelProto, name: str | None) -> str:
     return f" (at ONNX node {name!r}: {node.op_type} of {ins})" if ins else f" (at ONNX node {name!r}: {node.op_type})"
 
 
-def prepare(mod, provenance: dict | None = None):
+def prepare(mod, provenance: dict | None = None, block: int | None = None):
     """The passes, one at a time; with `provenance` ({Var.id_: ONNX node}), the bindings each pass
-    creates take the provenance of the binding they were made for (_carry)."""
+    creates take the provenance of the binding they were made for (_carry). `block`: the channel
+    block of the layout (NCHW[block]c, engine/blocked_layout.py) applied before LegalizeOps; None
+    keeps NCHW."""
     from tvm import relax
 
     from .fold_constants import fold_constant_calls

@@ -36,7 +36,7 @@ def fit(parts: list[str], width: int, sep: str = " ") -> str:
 
 def graph_summary(g) -> str:
     s = g.summary()
-    lines = [f"model    {g.name}   sha256 {g.sha256[:16]}",
+    lines = [f"model    {g.name}   sha256 {g.sha256[:16]}   layout {g.layout}",
              "inputs   " + ", ".join(f"{k} {list(v)}" for k, v in g.input_shapes.items()),
              f"nodes    {s['node_count']} ({sum(n.kind == 'call_tir' for n in g.nodes)} TIR calls)",
              f"bytes    {human(s['total_bytes'], 'B')} read+written      FLOPs {human(s['total_flops'])}",
@@ -56,7 +56,7 @@ def plan_summary(g, p, hw, explain: bool = False, top: int = 8) -> str:
     est = p.notes.get("estimate", "roofline")
     # a cost-deciding strategy's name says what decided it, as in `bench` and the app: dp (learned)
     name = f"{p.strategy} ({p.notes['cost']})" if p.strategy in COSTED and p.notes.get("cost") else p.strategy
-    lines = [f"{name}: {p.kernels} kernels for {len(g)} ops of {g.name}   "
+    lines = [f"{name}: {p.kernels} kernels for {len(g)} ops of {g.name} ({g.layout})   "
              f"estimated {p.estimated_us / 1000:.3f} ms ({est} estimate; profile {hw.title})   "
              f"planned in {_duration(p.planning_ms)}"]
     if p.notes.get("cost_note"):

@@ -33,7 +33,7 @@ SAMPLE_MS = 50.0   # each sample lasts about this long
 
 def bench_plans(spec: str, input_shapes: dict | None, plans: dict, target: str = "cpu", repeat: int = 10,
                 progress=None, cancel=None, timeout_s: float | None = None, scheduled: bool = True,
-                tuned: bool = True, force: bool = False) -> tuple[dict, str | None]:
+                tuned: bool = True, force: bool = False, block: int | None = None) -> tuple[dict, str | None]:
     """strategy -> Plan, built and timed together on `target` (always measured: the caller decides
     what the cache answers). Returns (strategy -> BenchResult, the device's description as the
     worker saw it, or None). Never raises for a failed build or run: the results carry `error`.
@@ -41,10 +41,10 @@ def bench_plans(spec: str, input_shapes: dict | None, plans: dict, target: str =
     a model ONNX Runtime cannot run (engine/ort_check.py). force: rebuild the unfused reference too."""
     from . import loader, targets
 
-    graph = loader.load(spec, input_shapes)
+    graph = loader.load(spec, input_shapes, block=block)   # block: the channel layout the plans were made in
     t = targets.parse(target)
     targets.check(t)
-    job = {"spec": spec, "shapes": input_shapes, "target": t.spec, "repeat": int(repeat), "scheduled": scheduled,
+    job = {"spec": spec, "shapes": input_shapes, "block": block, "target": t.spec, "repeat": int(repeat), "scheduled": scheduled,
            "tuned": tuned, "force": force, "plans": [[s, p.groups] for s, p in plans.items()]}
     payload = ort_check.run_worker(_job, job, graph.source or spec, progress=progress, cancel=cancel,
                                    timeout_s=timeout_s or 900 * max(1, len(plans)), what="benchmark worker")
@@ -97,7 +97,7 @@ def _job(job, say):
     plans = [(s, g) for s, g in job["plans"]]
     n = len(plans)
     say("loading model", 0.02)
-    graph = loader.load(job["spec"], job["shapes"])
+    graph = loader.load(job["spec"], job["shapes"], block=job.get("block"))
     graph.mod
     x = build.random_inputs(graph, seed=0)
     say(ort_check.STAGE, 0.04)

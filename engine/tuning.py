@@ -80,8 +80,9 @@ def _us(v) -> str:
 
 def tune(spec: str, shapes: dict | None, strategy: str, target: str = "cpu", trials: int | None = None,
          time_limit_s: float | None = None, hw_name: str | None = None, progress=None, cancel=None,
-         cost: str = "model") -> TuneReport:
-    """Tune every kernel of `strategy`'s plan of `spec` on `target`. Raises FuseLensError for bad
+         cost: str = "model", block: int | None = None) -> TuneReport:
+    """Tune every kernel of `strategy`'s plan of `spec` (in the channel layout of `block`:
+    loader.load) on `target`. Raises FuseLensError for bad
     input (before any work) and Cancelled when `cancel` is set; a failed tuning run is the report's
     `error` (records found before the failure are kept)."""
     from . import loader, profiles, targets
@@ -97,10 +98,10 @@ def tune(spec: str, shapes: dict | None, strategy: str, target: str = "cpu", tri
                           "so that MetaSchedule's runner can ask the tracker for devices")
     if t.kind == "rpc":
         targets.check(t)
-    graph = loader.load(spec, shapes)
+    graph = loader.load(spec, shapes, block=block)
     hw = profiles.get(hw_name or t.hardware)
     p = make_plan(graph, strategy, hw, cost=cost, target=target)
-    job = {"spec": spec, "shapes": shapes, "groups": p.groups, "target": t.spec, "trials": trials,
+    job = {"spec": spec, "shapes": shapes, "block": block, "groups": p.groups, "target": t.spec, "trials": trials,
            "time_limit_s": time_limit_s, "model": graph.name, "strategy": strategy}
     budget = (time_limit_s or 0) + 600 if time_limit_s else 24 * 3600
     try:
@@ -131,7 +132,7 @@ def _tune_job(job, say):
     store = store_for(t)
     report = TuneReport(model=job["model"], strategy=job["strategy"], target=t.spec, store=str(store.dir))
     say("loading model", 0.02)
-    graph = loader.load(job["spec"], job["shapes"])
+    graph = loader.load(job["spec"], job["shapes"], block=job.get("block"))
     mod = apply(graph, job["groups"])
 
     tasks: dict[str, dict] = {}      # key -> {"mod", "names"}

@@ -27,19 +27,22 @@ class NeedShapes:
         self.spec, self.path, self.inputs, self.remembered = spec, path, inputs, remembered
 
 
-def open_model(spec: str, given: dict | None, remembered: dict | None, progress=None, cancel=None):
+def open_model(spec: str, given: dict | None, remembered: dict | None, progress=None, cancel=None,
+               block: int | None = None):
     """NeedShapes, or (graph, shapes): read in a child process when the file is big (`big_file`; the
-    graph then comes back without its TVM module), else here. A set `cancel` stops the child and
-    raises child.Cancelled."""
+    graph then comes back without its TVM module), else here. `block`: the channel layout to load
+    (loader.load; the app's device decides it: loader.block_for_target). A set `cancel` stops the
+    child and raises child.Cancelled."""
     if not big_file(spec):
-        return read(spec, given, remembered)
+        return read(spec, given, remembered, block=block)
     if progress:
         progress("reading model (separate process)", 0.05)
-    return run_in_child(_read_job, {"spec": spec, "given": given, "remembered": remembered}, cancel=cancel,
+    return run_in_child(_read_job, {"spec": spec, "given": given, "remembered": remembered, "block": block},
+                        cancel=cancel,
                         timeout_s=TIME_LIMIT_S, what="model reader")
 
 
-def read(spec: str, given: dict | None, remembered: dict | None, strip: bool = False):
+def read(spec: str, given: dict | None, remembered: dict | None, strip: bool = False, block: int | None = None):
     """Read the file, resolve its input shapes (or say which are needed), load the operator graph.
     Returns NeedShapes, or (graph, shapes). `strip`: drop the TVM module so the graph can be pickled."""
     from .. import loader, onnx_input
@@ -53,14 +56,14 @@ def read(spec: str, given: dict | None, remembered: dict | None, strip: bool = F
             return NeedShapes(spec, str(path), inputs, None)
         shapes = remembered
     del model
-    graph = loader.load(spec, shapes)
+    graph = loader.load(spec, shapes, block=block)
     if strip:
         graph = _stripped(graph)
     return graph, shapes or graph.input_shapes
 
 
 def _read_job(job: dict, say):
-    return read(job["spec"], job["given"], job["remembered"], strip=True)
+    return read(job["spec"], job["given"], job["remembered"], strip=True, block=job.get("block"))
 
 
 def _stripped(graph):

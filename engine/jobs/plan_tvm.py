@@ -9,16 +9,17 @@ from ..child import run_in_child
 TIME_LIMIT_S = 1800
 
 
-def plan_tvm(spec: str, shapes: dict, hw, cancel=None):
-    """The "tvm" strategy's Plan for the model `spec` with input `shapes` on hardware profile `hw`.
-    Raises child.ChildFailed when planning fails, child.Cancelled when `cancel` is set."""
-    return run_in_child(_plan_job, {"spec": spec, "shapes": shapes, "hw": hw.to_dict()}, cancel=cancel,
-                        timeout_s=TIME_LIMIT_S, what="TVM planner")
+def plan_tvm(spec: str, shapes: dict, hw, cancel=None, block: int | None = None):
+    """The "tvm" strategy's Plan for the model `spec` with input `shapes`, in the channel layout of
+    `block` (the graph's: graph.block), on hardware profile `hw`. Raises child.ChildFailed when
+    planning fails, child.Cancelled when `cancel` is set."""
+    return run_in_child(_plan_job, {"spec": spec, "shapes": shapes, "hw": hw.to_dict(), "block": block},
+                        cancel=cancel, timeout_s=TIME_LIMIT_S, what="TVM planner")
 
 
 def _plan_job(job: dict, say):
     from .. import hardware, loader
     from ..planner import make_plan
 
-    graph = loader.load(job["spec"], job["shapes"])
+    graph = loader.load(job["spec"], job["shapes"], block=job.get("block"))
     return make_plan(graph, "tvm", hardware.from_dict(job["hw"]))

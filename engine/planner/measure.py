@@ -483,7 +483,7 @@ class KernelTimer:
 
     def _run_worker(self, segs, progress, cancel, timeout_s, rnd, rounds) -> dict:
         g = self.graph
-        job = {"spec": self.spec or g.source, "shapes": g.input_shapes, "sha": g.sha256,
+        job = {"spec": self.spec or g.source, "shapes": g.input_shapes, "sha": g.sha256, "block": g.block,
                "segments": [[self.cm.ids[v] for v in s] for s in segs], "target": self.target,
                "tkey": self.tkey, "cache": str(self.cache.folder), "flush": self.flush, "threads": self.threads,
                "force": getattr(self, "_force", False),
@@ -529,7 +529,7 @@ def _profile_job(job, say) -> dict:
     from .. import loader, targets
 
     say("loading model", 0.0)
-    graph = loader.load(job["spec"], job["shapes"])
+    graph = loader.load(job["spec"], job["shapes"], block=job.get("block"))
     if graph.sha256 != job["sha"]:
         raise RuntimeError("the model file changed since it was planned")
     cache = KernelCache(Path(job["cache"]), job["tkey"], graph.sha256)

@@ -1,6 +1,6 @@
 """Plan files: schema "fuselens-plan/1".
 
-    {"schema", "model": {"name", "sha256", "input_shapes"}, "strategy", "hardware": {profile},
+    {"schema", "model": {"name", "sha256", "input_shapes", "layout"}, "strategy", "hardware": {profile},
      "nodes": [{"id", "name", "pattern"}], "groups": [{"id", "nodes", "estimated_us"}],
      "estimated_us", "planning_ms", "explanations": [...], "notes": {...}, "measured": {...}?}
 
@@ -8,7 +8,7 @@ Loading reads a regular file of at most MAX_PLAN_BYTES (a FIFO or /dev/zero is r
 checks the schema (`check_schema`: every field's type and every string's length, before anything
 reads or draws it: node ids and names at most MAX_ID_CHARS, any other text MAX_TEXT_CHARS; the
 `notes` and `explanations` fields the app shows, by type), that the plan belongs to the loaded model
-(hash and node ids), and that the groups are a legal partition; any failure is one PlanError
+(its channel layout, "NCHW" or "NCHW16c" (opgraph.py; a file without one is NCHW), hash and node ids), and that the groups are a legal partition; any failure is one PlanError
 message. A plan is data: it is parsed as JSON, never evaluated.
 Saving writes atomically (a temp file in the same folder, then os.replace).
 """
@@ -28,7 +28,8 @@ SCHEMA = "fuselens-plan/1"
 def to_dict(plan: Plan, graph, hw, measured: dict | None = None) -> dict:
     d = {
         "schema": SCHEMA,
-        "model": {"name": graph.name, "sha256": graph.sha256, "input_shapes": graph.input_shapes},
+        "model": {"name": graph.name, "sha256": graph.sha256, "input_shapes": graph.input_shapes,
+                  "layout": graph.layout},
         "strategy": plan.strategy,
         "hardware": hw.to_dict(),
         "nodes": [{"id": n.id, "name": n.op, "pattern": n.pattern} for n in graph.nodes],
@@ -166,6 +167,8 @@ def check_schema(d, src: str = "plan") -> None:
         raise bad("'model'", "an object with 'name', 'sha256' and 'input_shapes'", model)
     if not isinstance(model.get("sha256"), str):
         raise bad("'model.sha256'", "a string", model.get("sha256"))
+    if not isinstance(model.get("layout", "NCHW"), str):
+        raise bad("'model.layout'", "a string (NCHW or NCHW<x>c)", model.get("layout"))
     if "strategy" in d and not isinstance(d["strategy"], str):
         raise bad("'strategy'", "a string", d["strategy"])
     hw = d.get("hardware")
@@ -241,7 +244,7 @@ def _check_strings(d: dict, src: str) -> None:
     """PlanError for a string longer than the plan may hold (node ids and names MAX_ID_CHARS, any
     other MAX_TEXT_CHARS, object keys MAX_ID_CHARS), walked without recursion, so that no oversized
     text reaches a message, a panel or the graph."""
-    short = {("model", "name"), ("model", "sha256"), ("strategy",), ("hardware", "name")}
+    short = {("model", "name"), ("model", "sha256"), ("model", "layout"), ("strategy",), ("hardware", "name")}
     stack = [((), d)]
     while stack:
         path, v = stack.pop()
@@ -274,6 +277,11 @@ def _where(path) -> str:
 def from_dict(d: dict, graph, src: str = "plan") -> Plan:
     check_schema(d, src)
     model = d["model"]
+    layout = model.get("layout", "NCHW")   # plans from before layouts were NCHW
+    if layout != graph.layout:
+        raise PlanError(f"{src}: this plan is for the {layout[:40]} channel layout, but the loaded {graph.name!r} is "
+                        f"in {graph.layout}; open the model in {layout[:40]} (--layout "
+                        f"{'nchw' if layout == 'NCHW' else 'blocked'}, or a device of that layout) to use it")
     if model.get("sha256") != graph.sha256:
         raise PlanError(f"{src}: this plan is for model {model.get('name')!r} "
                         f"(sha256 {str(model.get('sha256'))[:12]}..., shapes {str(model.get('input_shapes'))[:80]}), not for the "
