@@ -217,8 +217,10 @@ def prepare(mod, provenance: dict | None = None, block: int | None = None):
     keeps NCHW."""
     from tvm import relax
 
+    from . import blocked_layout
     from .fold_constants import fold_constant_calls
 
+    legalize = relax.transform.LegalizeOps(blocked_layout.LEGALIZE) if block is not None else relax.transform.LegalizeOps()
     passes = [
         relax.transform.CanonicalizeBindings(),  # drops the var-to-var aliases our early binding adds
         relax.transform.DecomposeOpsForInference(),
@@ -226,7 +228,8 @@ def prepare(mod, provenance: dict | None = None, block: int | None = None):
         # conv+BN group from its activation (ResNet-50: 159 FuseOps groups instead of 57).
         relax.transform.CanonicalizeBindings(),
         relax.transform.DeadCodeElimination(),
-        relax.transform.LegalizeOps(),
+        lambda m: blocked_layout.apply(m, block, provenance),  # identity for None
+        legalize,
         relax.transform.AnnotateTIROpPattern(),
         fold_constant_calls,  # the same result as FoldConstant, in one build instead of hundreds
         relax.transform.FoldConstant(),
