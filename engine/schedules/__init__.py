@@ -16,11 +16,12 @@ import time
 from dataclasses import dataclass, field
 
 from . import cpu_rules, fastmath, gpu_rules, target as target_mod
+from .blocked_rules import BlockedConv
 from .chain_rules import Chain
 from .stage_rules import Stages
 from .target import host_target, make_target
 
-SCHEDULE_VERSION = 4
+SCHEDULE_VERSION = 5
 
 FALLBACK_RULES = {"cpu.Fallback", "Fallback"}
 
@@ -63,8 +64,9 @@ def _rule_name(rule) -> str:
 
 def cpu_default_rules() -> list:
     """The CPU rules in the order they are tried: a chain of anchors (chain_rules.py), one anchor with
-    its prologue and epilogue, several reductions as stages (stage_rules.py), then the simple kinds."""
-    return [Chain(), cpu_rules.Anchor(), Stages(), cpu_rules.Elementwise(), cpu_rules.Reduction(),
+    its prologue and epilogue, several reductions as stages (stage_rules.py), then the simple kinds.
+    First of all: a convolution in the blocked channel layout NCHW[x]c (blocked_rules.py)."""
+    return [BlockedConv(), Chain(), cpu_rules.Anchor(), Stages(), cpu_rules.Elementwise(), cpu_rules.Reduction(),
             cpu_rules.Fallback()]
 
 

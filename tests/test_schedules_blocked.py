@@ -1,0 +1,269 @@
+"""The blocked-layout convolution rule (engine/schedules/blocked_rules.py): NCHW[x]c dense and
+depthwise convolutions (engine/blocked_compute.py) with their fused epilogue, built the way the
+pipeline builds them (a Relax module of the blocked call_tir and Relax elementwise ops on blocked
+tensors, then LegalizeOps, AnnotateTIROpPattern, FuseOps, FuseTIR, then schedules.schedule), must be
+taken by cpu.BlockedConv and match a numpy reference. Tolerance: max |out - ref| <= 1e-4 * max |ref| + 1e-5.
+"""
+from __future__ import annotations
+
+import numpy as np
+import pytest
+import tvm
+from tvm import relax
+
+from engine import blocked_compute, build, schedules
+from engine.schedules import blocked_rules
+
+RULE = "cpu.BlockedConv"
+
+
+# ---------------------------------------------------------------------------------------------
+# the module the pipeline makes, and its numpy reference
+
+def blocked_case(c_in, hw, c_out, k, stride, pad, ib, ob, epi=(), depthwise=False, seed=0):
+    """(Relax module after FuseTIR, inputs as numpy arrays, numpy reference output) of one blocked
+    convolution [N=1, c_in/ib, hw, hw, ib] with the epilogue `epi`, a sequence of
+    "bias", "bn" (multiply and add), "relu", "clip" (relu6), "residual" (add an input), "swish"."""
+    rng = np.random.default_rng(seed)
+    h = w = hw
+    data = rng.standard_normal((1, c_in // ib, h, w, ib)).astype("float32")
+    if depthwise:
+        assert c_in == c_out and ib == ob
+        weight = (rng.standard_normal((c_in // ib, 1, k, k, 1, ib)) / k).astype("float32")
+    else:
+        weight = (rng.standard_normal((c_out // ob, c_in // ib, k, k, ib, ob)) / np.sqrt(c_in * k * k)).astype("float32")
+    oh = (h + 2 * pad - k) // stride + 1
+    out_shape = (1, c_out // ob, oh, oh, ob)
+    consts = {"bias": rng.standard_normal((1, c_out // ob, 1, 1, ob)).astype("float32"),
+              "scale": (1 + 0.1 * rng.standard_normal((1, c_out // ob, 1, 1, ob))).astype("float32")}
+    residual = rng.standard_normal(out_shape).astype("float32")
+
+    bb = relax.BlockBuilder()
+    x = relax.Var("x", relax.TensorType(data.shape, "float32"))
+    wv = relax.Var("w", relax.TensorType(weight.shape, "float32"))
+    params = [x, wv]
+    inputs = [data, weight]
+    if "residual" in epi:
+        rv = relax.Var("r", relax.TensorType(out_shape, "float32"))
+        params.append(rv)
+        inputs.append(residual)
+    fn = blocked_compute.depthwise_conv2d if depthwise else blocked_compute.conv2d
+    with bb.function("main", params):
+        with bb.dataflow():
+            y = bb.emit_te(fn, x, wv, (stride, stride), (pad, pad), (1, 1), primfunc_name_hint="conv2d_nchwc")
+            for e in epi:
+                if e == "bias":
+                    y = bb.emit(relax.op.add(y, relax.const(consts["bias"])))
+                elif e == "bn":
+                    y = bb.emit(relax.op.multiply(y, relax.const(consts["scale"])))
+                    y = bb.emit(relax.op.add(y, relax.const(consts["bias"])))
+                elif e == "relu":
+                    y = bb.emit(relax.op.nn.relu(y))
+                elif e == "clip":
+                    y = bb.emit(relax.op.clip(y, relax.prim_value(tvm.tirx.FloatImm("float32", 0.0)),
+                                              relax.prim_value(tvm.tirx.FloatImm("float32", 6.0))))
+                elif e == "residual":
+                    y = bb.emit(relax.op.add(y, rv))
+                elif e == "swish":
+                    y = bb.emit(relax.op.multiply(y, relax.op.sigmoid(y)))
+                else:
+                    raise ValueError(e)
+            out = bb.emit_output(y)
+        bb.emit_func_output(out)
+    mod = bb.get()
+    mod = relax.transform.LegalizeOps()(mod)
+    mod = relax.transform.AnnotateTIROpPattern()(mod)
+    mod = relax.transform.FuseOps()(mod)
+    mod = relax.transform.FuseTIR()(mod)
+    mod = relax.transform.DeadCodeElimination()(mod)
+
+    # numpy reference
+    p = np.pad(data, ((0, 0), (0, 0), (pad, pad), (pad, pad), (0, 0)))
+    ref = np.zeros(out_shape, dtype="float64")
+    for ry in range(k):
+        for rx in range(k):
+            win = p[:, :, ry:ry + stride * (oh - 1) + 1:stride, rx:rx + stride * (oh - 1) + 1:stride, :]
+            if depthwise:
+                ref += win * weight[None, :, 0, ry, rx, 0, :][:, :, None, None, :]
+            else:
+                ref += np.einsum("ncyxi,ocij->noyxj", win, weight[:, :, ry, rx])
+    for e in epi:
+        if e == "bias":
+            ref = ref + consts["bias"]
+        elif e == "bn":
+            ref = ref * consts["scale"] + consts["bias"]
+        elif e == "relu":
+            ref = np.maximum(ref, 0)
+        elif e == "clip":
+            ref = np.clip(ref, 0, 6)
+        elif e == "residual":
+            ref = ref + residual
+        elif e == "swish":
+            ref = ref / (1 + np.exp(-ref))
+    return mod, inputs, ref.astype("float32")
+
+
+def close(out, ref) -> bool:
+    return out.shape == ref.shape and np.abs(out - ref).max() <= 1e-4 * np.abs(ref).max() + 1e-5
+
+
+def _kernel(mod):
+    return next(mod[gv] for gv in mod.get_global_vars() if isinstance(mod[gv], tvm.tirx.PrimFunc))
+
+
+def _schedule_build_run(mod, inputs):
+    smod, report = schedules.schedule(mod, "cpu")
+    out = build.run(build.build(smod, "cpu"), inputs)[0]
+    return smod, report, out
+
+
+# ---------------------------------------------------------------------------------------------
+# every form: taken by the rule, numerically equal to the reference
+
+CASES = {
+    # name: (c_in, hw, c_out, k, stride, pad, ib, ob, epilogue, depthwise)
+    "1x1": (64, 14, 64, 1, 1, 0, 16, 16, ("bn", "relu"), False),
+    "1x1_residual": (32, 8, 64, 1, 1, 0, 16, 16, ("bias", "residual", "relu"), False),
+    "1x1_bare": (32, 7, 32, 1, 1, 0, 16, 16, (), False),
+    "3x3s1": (32, 14, 32, 3, 1, 1, 16, 16, ("bias", "relu"), False),
+    "3x3s2": (32, 15, 64, 3, 2, 1, 16, 16, ("bias", "clip"), False),
+    "3x3s1_b8": (24, 10, 40, 3, 1, 1, 8, 8, ("bias", "swish"), False),
+    "7x7s2_stem": (3, 32, 32, 7, 2, 3, 3, 16, ("bn", "relu"), False),
+    "dw3x3s1": (32, 14, 32, 3, 1, 1, 16, 16, ("bn", "clip"), True),
+    "dw3x3s2": (32, 15, 32, 3, 2, 1, 16, 16, ("bias", "relu"), True),
+    "dw5x5s1": (48, 9, 48, 5, 1, 2, 16, 16, ("bias", "swish"), True),
+    "dw3x3s1_b8": (24, 12, 24, 3, 1, 1, 8, 8, ("bias", "clip"), True),
+}
+
+
+@pytest.mark.parametrize("name", sorted(CASES))
+def test_rule_takes_form_and_matches_reference(name):
+    c_in, hw, c_out, k, s, p, ib, ob, epi, dw = CASES[name]
+    mod, inputs, ref = blocked_case(c_in, hw, c_out, k, s, p, ib, ob, epi, dw)
+    smod, report, out = _schedule_build_run(mod, inputs)
+    kernels = [gv.name_hint for gv in mod.get_global_vars() if isinstance(mod[gv], tvm.tirx.PrimFunc)]
+    assert len(kernels) == 1, kernels  # the epilogue was fused into the convolution
+    assert report.rule_of(kernels[0]) == RULE, report.summary() + str(report.errors)
+    assert close(out, ref), float(np.abs(out - ref).max())
+
+
+def test_recognises_blocks():
+    mod, _, _ = blocked_case(32, 8, 32, 3, 1, 1, 16, 16, ("bias", "relu"))
+    sch = tvm.s_tir.Schedule(_kernel(mod))
+    found = blocked_rules.find_blocked_conv(sch)
+    assert found is not None and not found.depthwise and found.pad is not None
+    assert found.extents == {"n": 1, "o": 2, "y": 8, "x": 8, "b": 16, "rc": 2, "ry": 3, "rx": 3, "ri": 16}
+    assert len(found.epilogue) == 2
+    mod, _, _ = blocked_case(32, 8, 32, 3, 2, 1, 16, 16, ("relu",), depthwise=True)
+    found = blocked_rules.find_blocked_conv(tvm.s_tir.Schedule(_kernel(mod)))
+    assert found is not None and found.depthwise and found.extents["y"] == 4
+
+
+def test_not_taken_by_an_nchw_conv():
+    """An NCHW conv2d (not the blocked form) is left to the other rules."""
+    bb = relax.BlockBuilder()
+    x = relax.Var("x", relax.TensorType((1, 16, 8, 8), "float32"))
+    w = relax.Var("w", relax.TensorType((16, 16, 3, 3), "float32"))
+    with bb.function("main", [x, w]):
+        with bb.dataflow():
+            y = bb.emit(relax.op.nn.relu(relax.op.nn.conv2d(x, w, padding=1)))
+            out = bb.emit_output(y)
+        bb.emit_func_output(out)
+    mod = relax.transform.LegalizeOps()(bb.get())
+    mod = relax.transform.AnnotateTIROpPattern()(mod)
+    mod = relax.transform.FuseTIR()(relax.transform.FuseOps()(mod))
+    tgt = schedules.make_target("cpu")
+    with tgt:
+        assert blocked_rules.BlockedConv().apply(_kernel(mod), tgt, False) is None
+
+
+# ---------------------------------------------------------------------------------------------
+# tile choices
+
+def test_register_budget_and_tiles():
+    tgt = {"kind": "llvm", "mcpu": "znver4", "mtriple": "x86_64-pc-linux-gnu", "num-cores": 2}
+    lanes, budget = blocked_rules.register_budget(tvm.target.Target(tgt))
+    assert (lanes, budget) == (16, 28)
+    lanes2, budget2 = blocked_rules.register_budget(tvm.target.Target(dict(tgt, mcpu="haswell")))
+    assert (lanes2, budget2) == (8, 12)
+    # ResNet-50's 3x3 convs: 2 channel blocks x 14 columns, 4 x 7 at 7x7
+    assert blocked_rules.choose_dense_tile(4, 56, 1, 28) == (2, 14)
+    assert blocked_rules.choose_dense_tile(16, 14, 1, 28) == (2, 14)
+    assert blocked_rules.choose_dense_tile(32, 7, 1, 28) == (4, 7)
+    assert blocked_rules.choose_dense_tile(2, 13, 1, 28) == (2, 13)      # YOLO's 13-wide maps
+    assert blocked_rules.choose_dense_tile(4, 56, 2, 12) == (2, 2)       # AVX2 with 16-wide blocks: two ymm each
+    assert blocked_rules.choose_depthwise_tile(112, 1, 28) == 16
+    assert blocked_rules.choose_depthwise_tile(7, 1, 28) == 7
+
+
+# ---------------------------------------------------------------------------------------------
+# structure: the schedule of one tiny case, before and after
+
+def _expected_tiny():
+    """The schedule of a 1x1 conv [1,1,2,4,16] x [2,1,1,1,16,16] + bias + relu on a 2-core
+    AVX-512 target (tile: 2 channel blocks x 4 columns; serial: too small to fork)."""
+    from tvm.script import tirx as T
+
+    @T.prim_func(private=True, s_tir=True)
+    def main(x: T.Buffer((T.int64(1), T.int64(1), T.int64(2), T.int64(4), T.int64(16)), "float32"),
+             w: T.Buffer((T.int64(2), T.int64(1), T.int64(1), T.int64(1), T.int64(16), T.int64(16)), "float32"),
+             param_0: T.Buffer((T.int64(1), T.int64(2), T.int64(1), T.int64(1), T.int64(16)), "float32"),
+             compute_intermediate: T.Buffer((T.int64(1), T.int64(2), T.int64(2), T.int64(4), T.int64(16)), "float32")):
+        T.func_attr({"tirx.noalias": True})
+        conv_local = T.sblock_alloc_buffer((T.int64(1), T.int64(2), T.int64(2), T.int64(4), T.int64(16)), scope="local")
+        for i_y_fused in range(T.int64(2)):
+            for o_0, x_0 in T.grid(T.int64(1), T.int64(1)):
+                for o_1_init in T.unroll(T.int64(2)):
+                    for x_1_init in T.unroll(T.int64(4)):
+                        for b_init in T.vectorized(T.int64(16)):
+                            with T.sblock("conv2d_nchwc_init"):
+                                v_i = T.axis.spatial(T.int64(1), T.int64(0))
+                                v_o = T.axis.spatial(T.int64(2), o_0 * T.int64(2) + o_1_init)
+                                v_y = T.axis.spatial(T.int64(2), i_y_fused)
+                                v_x = T.axis.spatial(T.int64(4), x_0 * T.int64(4) + x_1_init)
+                                v_b = T.axis.spatial(T.int64(16), b_init)
+                                T.reads()
+                                T.writes(conv_local[v_i, v_o, v_y, v_x, v_b])
+                                conv_local[v_i, v_o, v_y, v_x, v_b] = T.float32(0.0)
+                for rc, ry, rx in T.grid(T.int64(1), T.int64(1), T.int64(1)):
+                    for ri in T.unroll(T.int64(16)):
+                        for o_1 in T.unroll(T.int64(2)):
+                            for x_1 in T.unroll(T.int64(4)):
+                                for b in T.vectorized(T.int64(16)):
+                                    with T.sblock("conv2d_nchwc_update"):
+                                        v_i = T.axis.spatial(T.int64(1), T.int64(0))
+                                        v_o = T.axis.spatial(T.int64(2), o_0 * T.int64(2) + o_1)
+                                        v_y = T.axis.spatial(T.int64(2), i_y_fused)
+                                        v_x = T.axis.spatial(T.int64(4), x_0 * T.int64(4) + x_1)
+                                        v_b, v_rc, v_ry, v_rx, v_ri = T.axis.remap("SRRRR", [b, rc, ry, rx, ri])
+                                        T.reads(conv_local[v_i, v_o, v_y, v_x, v_b], x[v_i, v_rc, v_y + v_ry, v_x + v_rx, v_ri],
+                                                w[v_o, v_rc, v_ry, v_rx, v_ri, v_b])
+                                        T.writes(conv_local[v_i, v_o, v_y, v_x, v_b])
+                                        conv_local[v_i, v_o, v_y, v_x, v_b] = conv_local[v_i, v_o, v_y, v_x, v_b] + \
+                                            x[v_i, v_rc, v_y + v_ry, v_x + v_rx, v_ri] * w[v_o, v_rc, v_ry, v_rx, v_ri, v_b]
+                for ax0 in range(T.int64(1)):
+                    for ax1 in T.unroll(T.int64(2)):
+                        for ax2 in range(T.int64(1)):
+                            for ax3 in T.unroll(T.int64(4)):
+                                for ax4 in T.vectorized(T.int64(16)):
+                                    with T.sblock("compute"):
+                                        v_i0, v_i1 = T.axis.remap("SS", [ax0, ax1])
+                                        v_i2 = T.axis.spatial(T.int64(2), i_y_fused + ax2)
+                                        v_i3, v_i4 = T.axis.remap("SS", [ax3, ax4])
+                                        T.reads(conv_local[v_i0, v_i1, v_i2, v_i3, v_i4], param_0[v_i0, v_i1, T.int64(0), T.int64(0), v_i4])
+                                        T.writes(compute_intermediate[v_i0, v_i1, v_i2, v_i3, v_i4])
+                                        compute_intermediate[v_i0, v_i1, v_i2, v_i3, v_i4] = T.max(
+                                            conv_local[v_i0, v_i1, v_i2, v_i3, v_i4] + param_0[v_i0, v_i1, T.int64(0), T.int64(0), v_i4],
+                                            T.float32(0.0))
+
+    return main
+
+
+def test_structure_of_a_tiny_case():
+    mod, _, _ = blocked_case(16, 2, 32, 1, 1, 0, 16, 16, ("bias", "relu"))
+    before = _kernel(mod)
+    tgt = tvm.target.Target({"kind": "llvm", "mcpu": "znver4", "mtriple": "x86_64-pc-linux-gnu", "num-cores": 2})
+    with tgt:
+        sch = blocked_rules.BlockedConv().apply(before, tgt, False)
+    assert sch is not None
+    tvm.ir.assert_structural_equal(sch.mod["main"], _expected_tiny())
