@@ -101,8 +101,17 @@ def block_for_target(target: str = "cpu", layout: str = "auto") -> int | None:
     gpu = t.kind == "cuda" or t.build_for.startswith("cuda")
     block = None
     if not gpu:
-        from . import blocked_layout, build
+        from . import build
 
+        try:
+            from . import blocked_layout
+        except ModuleNotFoundError as e:  # a checkout without the pass: NCHW, and --layout blocked says why
+            if e.name != f"{__package__}.blocked_layout":
+                raise
+            if layout == "blocked":
+                raise FuseLensError("--layout blocked: this FuseLens has no blocked-layout pass "
+                                    "(engine/blocked_layout.py); use --layout nchw or auto") from None
+            return None
         block = blocked_layout.block_for(build.tvm_target(t.build_for))
     if block is None and layout == "blocked":
         raise FuseLensError(f"--layout blocked: {target} has no blocked channel layout (GPU kernels stay NCHW); "

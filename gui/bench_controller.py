@@ -79,6 +79,7 @@ class Benchmarks:
         i = w.device_box.findData(cur)
         w.device_box.setCurrentIndex(max(0, i))
         w.model.set_device(w.device_box.currentData() or "cpu")
+        w.files.follow_device()   # the remembered device may have another channel layout than the opened one
 
     def choose_device(self, name: str):
         """The user selected device `name`: the profile follows it (re-planning), and so do the learned
@@ -91,6 +92,15 @@ class Benchmarks:
         w.settings.device = name
         w.model.set_device(name)
         profile = device_profile(name)   # the cost model follows the device (a board's own profile)
+        if w.files.needs_reopen(name):   # the device's channel layout is not the graph's: open it again in it
+            w.planning.held = True       # the reopen plans for the new profile: no re-plan of the old graph
+            try:
+                if profile != w.model.profile and profile in hardware.names():
+                    w.model.set_profile(profile)
+            finally:
+                w.planning.held = False
+            w.files.follow_device()
+            return
         if profile != w.model.profile and profile in hardware.names():
             w.model.set_profile(profile)    # re-plans, for the new device too
         elif w.doc is not None and w.model.cost == "measured":

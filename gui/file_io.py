@@ -24,9 +24,12 @@ def load_model(spec: str, given: dict | None, remembered: dict | None, profile: 
     """Worker: read the file, resolve shapes (or ask for them), load the graph, plan the fast strategies
     (priced by `cost`'s estimator for `target`).
     Large models are read in a child process (engine/jobs/open_model.py), so parsing them cannot freeze
-    the window."""
+    the window. The graph is in `target`'s channel layout (loader.block_for_target: blocked on a CPU,
+    NCHW on CUDA)."""
+    from engine import loader
+
     progress("reading model", 0.02)
-    r = open_model(spec, given, remembered, progress, cancel)
+    r = open_model(spec, given, remembered, progress, cancel, block=loader.block_for_target(target))
     if isinstance(r, NeedShapes) or cancel.is_set():
         return r if not cancel.is_set() else None
     graph, shapes = r
@@ -48,6 +51,37 @@ class Files:
     def __init__(self, win):
         self.win = win
         self.shapes_dialog = None   # the input-shapes dialog last shown
+        self._layouts: dict[str, str] = {}   # device -> its channel layout ("NCHW16c", "NCHW")
+
+    def layout_for(self, device: str) -> str:
+        """The channel layout a model opens in on `device` (loader.block_for_target; "NCHW" where the
+        device's target cannot say)."""
+        if device not in self._layouts:
+            from engine import loader, opgraph
+
+            try:
+                self._layouts[device] = opgraph.layout_name(loader.block_for_target(device))
+            except FuseLensError:
+                self._layouts[device] = "NCHW"
+        return self._layouts[device]
+
+    def needs_reopen(self, device: str) -> bool:
+        """Whether the open model must be opened again for `device`: its graph is in another layout."""
+        doc = self.win.doc
+        return (doc is not None and not doc.spec.startswith("generated:")
+                and doc.graph.layout != self.layout_for(device))
+
+    def follow_device(self) -> bool:
+        """Open the model again, in the background like opening, when the selected device's channel
+        layout is not the open graph's (the plans, results and layouts of the graph are of its layout).
+        Returns whether it does."""
+        w = self.win
+        if not self.needs_reopen(w.device()):
+            return False
+        doc, want = w.doc, self.layout_for(w.device())
+        self.open_model(doc.spec, dict(doc.shapes) if doc.shapes else None,
+                        text=f"Reopening {doc.graph.name} in {want} for {w.device()}")
+        return True
 
     def open_dialog(self):
         w = self.win
@@ -73,8 +107,9 @@ class Files:
         if i < len(items):
             self.open_model(items[i])
 
-    def open_model(self, spec: str, shapes: list[str] | dict | None = None):
-        """Open `spec` (an .onnx path or zoo:NAME[@RES]); `shapes` as CLI strings NAME=D1,D2 or a dict."""
+    def open_model(self, spec: str, shapes: list[str] | dict | None = None, text: str | None = None):
+        """Open `spec` (an .onnx path or zoo:NAME[@RES]) in the selected device's channel layout; `shapes`
+        as CLI strings NAME=D1,D2 or a dict; `text`: the status while it opens."""
         from engine import onnx_input
 
         w = self.win
@@ -92,7 +127,7 @@ class Files:
         name = os.path.basename(spec) if not spec.startswith("zoo:") else spec
         if w.doc is None:
             w.area.show_placeholder(f"Opening {name} ...")
-        w.activity.run("load", f"Opening {name}", load_model, spec, given or None, remembered,
+        w.activity.run("load", text or f"Opening {name}", load_model, spec, given or None, remembered,
                        w.model.profile, w.device(), cost=w.model.cost, background=True, request=req,
                        on_done=self._on_loaded, on_failed=self._on_load_failed,
                        on_cancelled=lambda: w.status("Opening cancelled"))
@@ -121,6 +156,7 @@ class Files:
             w.settings.remember_shapes(r["spec"], r["shapes"])
         w.settings.add_recent(r["spec"])
         w.show_document(document_from(r), cached=r["cached"])
+        self.follow_device()   # another device was chosen while it opened: open it in that one's layout
 
     def open_graph(self, graph, spec: str | None = None):
         """Show an OpGraph that did not come from a file (a generated one): plans it off the UI thread."""

@@ -277,7 +277,7 @@ class MainWindow(QtWidgets.QMainWindow):
         self.layouts.request(full=True)
         if self.model.cost == "measured":
             self.replan("Planning by measured kernel times")  # the open planned by the cost model
-        self.status(f"Loaded {g.name}: {len(g)} operators; planned {', '.join(doc.plans)}"
+        self.status(f"Loaded {g.name}: {len(g)} operators in {g.layout}; planned {', '.join(doc.plans)}"
                     + ("; tvm planning in the background" if plan_tvm and "tvm" not in doc.plans else ""))
         self.model_loaded.emit(doc)
 

@@ -79,7 +79,8 @@ def plan_tvm_job(doc, target: str, progress, cancel, cost: str = "learned"):
     g = doc.graph
     if g.mod_factory is None and getattr(g, "_mod", None) is None:  # read in a child: plan in one
         try:
-            plans, errors = {"tvm": price(plan_tvm(doc.spec, doc.shapes, hw, cancel=cancel), g, hw, cost, target)}, {}
+            plans, errors = {"tvm": price(plan_tvm(doc.spec, doc.shapes, hw, cancel=cancel, block=g.block), g, hw, cost,
+                                          target)}, {}
         except ChildFailed as e:
             plans, errors = {}, {"tvm": str(e)}
     else:
@@ -167,6 +168,7 @@ class Planning:
 
     def __init__(self, win):
         self.win = win
+        self.held = False   # set while the open model is reopened for a new device (Files.follow_device)
         win.model.events.profile.connect(self._on_profile)
         win.model.events.cost.connect(self._on_cost)
 
@@ -196,7 +198,7 @@ class Planning:
     def _on_profile(self, ev):
         """Another hardware profile was chosen: re-plan the open model for it."""
         w = self.win
-        if w.doc is not None:
+        if w.doc is not None and not self.held:
             if ev.value != w.doc.hw.name:
                 w.activity.stop("plan-tvm")  # the re-plan plans tvm for the new profile
             self.replan(f"Re-planning for {ev.value}")

@@ -27,12 +27,12 @@ def records(target: str) -> int | None:
 
 
 def run_tuning(spec: str, shapes, strategy: str, target: str, trials: int | None, time_limit_s: float | None,
-               hw_name: str, cost: str, progress, cancel):
+               hw_name: str, cost: str, progress, cancel, block: int | None = None):
     """Worker: tune `strategy`'s plan of `spec` on `target` (blocks; raises tuning.Cancelled on cancel)."""
     from engine import tuning
 
     return tuning.tune(spec, shapes, strategy, target, trials=trials, time_limit_s=time_limit_s, hw_name=hw_name,
-                       progress=progress, cancel=cancel, cost=cost)
+                       progress=progress, cancel=cancel, cost=cost, block=block)
 
 
 def tuned_count(report) -> tuple[int, int]:
@@ -120,7 +120,8 @@ class Tuning:
                                       "Benchmark (Ctrl+B) measures with them.")
 
         w.activity.run("tune", f"Tuning {strategy} on {target} ({budget})", run_tuning, doc.spec, doc.shapes,
-                       strategy, target, trials, time_limit_s, doc.hw.name, w.model.cost, on_done=done,
+                       strategy, target, trials, time_limit_s, doc.hw.name, w.model.cost, block=doc.graph.block,
+                       on_done=done,
                        on_failed=lambda m: w.show_error(m, "Tuning failed"), on_cancelled=cancelled)
 
     def set_hint(self, target: str, text: str | None):

@@ -101,7 +101,7 @@ class PropertiesPanel(QtWidgets.QTreeWidget):
         item = sel.shown
         g = doc.graph
         if item is None or plan is None or not _still_means_something(g, plan, item):
-            self.show_message(f"{g.name}: {len(g)} operators. Click an operator, a group or an edge.")
+            self.show_message(f"{g.name}: {len(g)} operators, {g.layout} layout. Click an operator, a group or an edge.")
             return
         kind, key = item
         res = doc.result(self._workspace.device, strategy)
