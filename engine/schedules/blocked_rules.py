@@ -44,6 +44,8 @@ SERIAL_MACS = 150_000      # a kernel with fewer multiply-adds runs on one threa
 TASKS_PER_CORE = 4         # parallel tasks per core that balance on their own
 MAX_COLS = 28              # output columns per register tile, at most
 MAX_OC_BLOCKS = 4          # output-channel blocks per register tile, at most
+RI_UNROLL = 8              # the input block's reduction (ri) is unrolled by up to this (16: no faster, longer code)
+FREE_REGISTERS = 8         # vector registers a tile leaves free: with 4 (28 accumulators) LLVM spills, 1.5-2x slower
 
 
 def register_budget(target) -> tuple[int, int]:
@@ -56,7 +58,7 @@ def register_budget(target) -> tuple[int, int]:
     except Exception:  # noqa: BLE001 - a target without attrs
         triple = ""
     regs = 32 if lanes >= 16 or triple.startswith("aarch64") else 16
-    return lanes, regs - 4
+    return lanes, regs - FREE_REGISTERS
 
 
 @dataclass
@@ -373,6 +375,9 @@ class BlockedConv(ScheduleRule):
             sch.parallel(par)
         ri = L["ri"]
         if e["ri"] > 1:
+            u = max(d for d in _divisors(e["ri"]) if d <= RI_UNROLL)
+            if u < e["ri"]:
+                ri = sch.split(ri, factors=[None, u])[1]
             _try(sch.unroll, ri)
         _unroll_tile(sch, [o_i, x_i] + bl[:-1])
         _try(sch.vectorize, bl[-1])
