@@ -28,6 +28,20 @@ def _pads(padding) -> tuple[int, int, int, int]:
     return p[0], p[1], p[2], p[3]
 
 
+def _i64(*dims):
+    """Extents as int64, as Relax's shapes (and so the PrimFuncs LegalizeOps makes) have them: FuseTIR
+    refuses to fuse a PrimFunc whose output buffer is int32-shaped with an int64-shaped consumer."""
+    from tvm import tirx as tir
+
+    return tuple(tir.IntImm("int64", int(d)) for d in dims)
+
+
+def _axis(extent, name):
+    from tvm import te
+
+    return te.reduce_axis(_i64(0, extent), name=name)
+
+
 def _padded(data, pads, name="pad"):
     from tvm import te, tirx as tir
 
@@ -40,7 +54,7 @@ def _padded(data, pads, name="pad"):
         inside = tir.all(y >= top, y < top + h, x >= left, x < left + w)
         return tir.if_then_else(inside, data[i, c, y - top, x - left, b], tir.const(0, data.dtype))
 
-    return te.compute((n, cb, h + top + bottom, w + left + right, ib), f, name=name)
+    return te.compute(_i64(n, cb, h + top + bottom, w + left + right, ib), f, name=name)
 
 
 def conv2d(data, weight, strides, padding, dilation, out_dtype="float32"):
@@ -56,12 +70,12 @@ def conv2d(data, weight, strides, padding, dilation, out_dtype="float32"):
     pad = _padded(data, pads)
     oh = (h + pads[0] + pads[2] - dh * (kh - 1) - 1) // sh + 1
     ow = (w + pads[1] + pads[3] - dw * (kw - 1) - 1) // sw + 1
-    rc = te.reduce_axis((0, cb), name="rc")
-    ry = te.reduce_axis((0, kh), name="ry")
-    rx = te.reduce_axis((0, kw), name="rx")
-    ri = te.reduce_axis((0, ib), name="ri")
+    rc = _axis(cb, "rc")
+    ry = _axis(kh, "ry")
+    rx = _axis(kw, "rx")
+    ri = _axis(ib, "ri")
     return te.compute(
-        (n, ob_n, oh, ow, ob),
+        _i64(n, ob_n, oh, ow, ob),
         lambda i, o, y, x, b: te.sum(
             pad[i, rc, y * sh + ry * dh, x * sw + rx * dw, ri].astype(out_dtype)
             * weight[o, rc, ry, rx, ri, b].astype(out_dtype), axis=[rc, ry, rx, ri]),
@@ -81,10 +95,10 @@ def depthwise_conv2d(data, weight, strides, padding, dilation, out_dtype="float3
     pad = _padded(data, pads)
     oh = (h + pads[0] + pads[2] - dh * (kh - 1) - 1) // sh + 1
     ow = (w + pads[1] + pads[3] - dw * (kw - 1) - 1) // sw + 1
-    ry = te.reduce_axis((0, kh), name="ry")
-    rx = te.reduce_axis((0, kw), name="rx")
+    ry = _axis(kh, "ry")
+    rx = _axis(kw, "rx")
     return te.compute(
-        (n, cb, oh, ow, b),
+        _i64(n, cb, oh, ow, b),
         lambda i, c, y, x, j: te.sum(
             pad[i, c, y * sh + ry * dh, x * sw + rx * dw, j].astype(out_dtype)
             * weight[c, 0, ry, rx, 0, j].astype(out_dtype), axis=[ry, rx]),
@@ -96,8 +110,8 @@ def prim_func(kind: str, data_shape, weight_shape, strides, padding, dilation, d
     op's readable name (opgraph.readable_op) starts with "conv2d"."""
     from tvm import te
 
-    data = te.placeholder(tuple(int(d) for d in data_shape), dtype, name="data")
-    weight = te.placeholder(tuple(int(d) for d in weight_shape), dtype, name="weight")
+    data = te.placeholder(_i64(*data_shape), dtype, name="data")
+    weight = te.placeholder(_i64(*weight_shape), dtype, name="weight")
     fn = {"conv2d": conv2d, "depthwise_conv2d": depthwise_conv2d}[kind]
     out = fn(data, weight, strides, padding, dilation, dtype)
     return te.create_prim_func([data, weight, out])
