@@ -32,6 +32,24 @@ def ort_latency(graph, threads: int | None = None, repeat: int = 10) -> dict:
     return {"median": statistics.median(times), "min": min(times), "max": max(times), "threads": so.intra_op_num_threads}
 
 
+def thread_settings(tvm_threads: int | None = None) -> dict:
+    """The thread settings the benchmark workers run with, for `bench`'s header and JSON: TVM's pool
+    (engine/child.py sets TVM_NUM_THREADS to the usable cores unless the environment sets it; the
+    workers are bound to cores and spin between launches, TVM's defaults, unless TVM_BIND_THREADS or
+    TVM_THREAD_POOL_SPIN_COUNT say otherwise) and ONNX Runtime's intra-op threads. Defaults are
+    kept: scripts/bench_threads.py measured a launch's fork/join at about 0.8 us on 2 bound threads,
+    about the same unbound, and 16 us with spinning off."""
+    import os
+
+    from .cpus import usable_cores
+
+    env = os.environ
+    return {"tvm_threads": tvm_threads or int(env.get("TVM_NUM_THREADS") or 0) or usable_cores(),
+            "tvm_bind_threads": env.get("TVM_BIND_THREADS", "default (bound)"),
+            "tvm_spin_count": env.get("TVM_THREAD_POOL_SPIN_COUNT", "default"),
+            "ort_intra_op_threads": usable_cores()}
+
+
 def default_cost(target: str) -> str:
     """Measured where kernels can be timed (this machine's CPU); the cost model elsewhere."""
     return "measured" if target == "cpu" else "model"
@@ -145,7 +163,7 @@ def bench_json(b: dict) -> dict:
     comps = stats.comparisons(b["results"])
     busy = machine_load.busy_line(b["results"])
     return {"model": b["model"], "ops": b["ops"], "onnxruntime_ms": b["ort"], "target": b.get("target"),
-            "hardware": b.get("hardware"),
+            "hardware": b.get("hardware"), "threads": b.get("threads") or thread_settings(),
             "busy_share": _busiest(b["results"]), "busy_threshold": machine_load.BUSY_SHARE,
             "machine_busy": busy is not None, "busy_note": busy,
             "measured_on": _measured_on(b), "round_robin": b.get("round_robin", []),

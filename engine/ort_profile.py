@@ -208,53 +208,102 @@ def match(onnx_graph, ort_graph, ort_names) -> tuple[dict[str, list[str]], list[
 
 # ---- running ORT ------------------------------------------------------------------------------------
 
-def profile(graph, runs: int = 20, threads: int | None = None, inputs=None, progress=None) -> OrtProfile:
-    """ORT's per-node profile of `graph`'s frozen model: `runs` profiled runs after one warm-up, on
-    `threads` intra-op threads (THREADS, at most the usable cores). Raises FuseLensError with one line
-    when ORT cannot run the model."""
-    import onnx
-    import onnxruntime as ort
+class Profiler:
+    """A profiling ORT session on `graph`'s frozen model, to interleave its runs with other work:
 
-    from .build import ort_feed, random_inputs
-    from .cpus import usable_cores
-    from .loader import frozen_path
+        prof = Profiler(graph, threads=2)   # session made, one warm-up run (not counted)
+        prof.run()                          # one profiled run, as often as wanted
+        result = prof.finish()              # OrtProfile; the temporary folder is removed
 
-    threads = max(1, min(threads or THREADS, usable_cores()))
-    path = str(frozen_path(graph))
-    x = inputs if inputs is not None else random_inputs(graph, seed=0)
-    with tempfile.TemporaryDirectory(prefix="fuselens-ortprof-") as d:
-        so = ort.SessionOptions()
-        so.intra_op_num_threads, so.inter_op_num_threads = threads, 1
+    Raises FuseLensError with one line when ORT cannot load or run the model."""
+
+    def __init__(self, graph, threads: int | None = None, inputs=None):
+        import onnxruntime as ort
+
+        from .build import ort_feed, random_inputs
+        from .cpus import usable_cores
+        from .loader import frozen_path
+
+        self.graph = graph
+        self.threads = max(1, min(threads or THREADS, usable_cores()))
+        self.path = str(frozen_path(graph))
+        self.runs = 0
+        self._dir = tempfile.TemporaryDirectory(prefix="fuselens-ortprof-")
+        d = self._dir.name
+        so = self._so = ort.SessionOptions()
+        so.intra_op_num_threads, so.inter_op_num_threads = self.threads, 1
         so.log_severity_level = 3          # the optimized model's "hardware specific" warning is expected
         so.enable_profiling = True
         so.profile_file_prefix = os.path.join(d, "ort")
         so.optimized_model_filepath = os.path.join(d, "optimized.onnx")
         try:
-            sess = ort.InferenceSession(path, so, providers=["CPUExecutionProvider"])
-            feed = ort_feed(sess, graph, x)
-            sess.run(None, feed)           # warm-up: profiled too, dropped below (the first span)
-            for k in range(runs):
-                sess.run(None, feed)
-                if progress:
-                    progress("ONNX Runtime profile", (k + 1) / runs)
-            prof_file = sess.end_profiling()
+            self.sess = ort.InferenceSession(self.path, so, providers=["CPUExecutionProvider"])
+            self.feed = ort_feed(self.sess, graph, inputs if inputs is not None else random_inputs(graph, seed=0))
+            self.sess.run(None, self.feed)     # warm-up: profiled too, dropped in finish() (the first run)
         except Exception as e:  # noqa: BLE001 - ORT's own errors: one line
-            raise FuseLensError(f"ONNX Runtime could not profile {graph.name}: {str(e).strip().splitlines()[-1:]}") from None
-        with open(prof_file) as f:
-            events = json.load(f)
-        opt = onnx.load(so.optimized_model_filepath).graph if os.path.exists(so.optimized_model_filepath) else None
+            self._dir.cleanup()
+            raise FuseLensError(f"ONNX Runtime could not profile {graph.name}: {_line(e)}") from None
+
+    def run(self) -> None:
+        try:
+            self.sess.run(None, self.feed)
+        except Exception as e:  # noqa: BLE001
+            raise FuseLensError(f"ONNX Runtime could not profile {self.graph.name}: {_line(e)}") from None
+        self.runs += 1
+
+    def finish(self) -> OrtProfile:
+        import onnx
+
+        try:
+            prof_file = self.sess.end_profiling()
+            with open(prof_file) as f:
+                events = json.load(f)
+            opt_path = self._so.optimized_model_filepath
+            opt = onnx.load(opt_path).graph if os.path.exists(opt_path) else None
+        except (OSError, ValueError) as e:
+            raise FuseLensError(f"ONNX Runtime's profile of {self.graph.name} could not be read: {_line(e)}") from None
+        finally:
+            self.sess = None
+            self._dir.cleanup()
+        return build_profile(events, onnx.load(self.path, load_external_data=False).graph, opt, self.runs, self.threads)
+
+
+def _line(e) -> str:
+    msg = str(e).strip().splitlines()
+    return (msg[-1] if msg else type(e).__name__)[:300]
+
+
+def build_profile(events, model_graph, optimized_graph, runs: int, threads: int) -> OrtProfile:
+    """An OrtProfile from ORT's profile events (the warm-up run first, dropped when there are more
+    than `runs` runs), the model's ONNX graph and ORT's optimized graph (None: the model's)."""
     per, ops, order, spans = parse_events(events)
     per = {k: v[1:] if len(v) > runs else v for k, v in per.items()}   # drop the warm-up run
     spans = spans[1:] if len(spans) > runs else spans
-    model = onnx.load(path, load_external_data=False).graph
-    cover, missing = match(model, opt if opt is not None else model, order)
-    unnamed = sum(not n.name for n in model.node)
+    cover, missing = match(model_graph, optimized_graph if optimized_graph is not None else model_graph, order)
+    unnamed = sum(not n.name for n in model_graph.node)
     nodes = [OrtNode(name=n, op=ops[n], us=statistics.median(per[n]), samples=per[n], onnx_nodes=cover.get(n, []))
              for n in order if per.get(n)]
-    totals = [sum(v[k] for v in per.values() if k < len(v)) for k in range(max((len(v) for v in per.values()), default=0))]
+    n_runs = max((len(v) for v in per.values()), default=0)
+    totals = [sum(v[k] for v in per.values() if k < len(v)) for k in range(n_runs)]
     note = f"{unnamed} ONNX nodes have no name and cannot be matched" if unnamed else ""
     return OrtProfile(nodes=nodes, runs=runs, threads=threads, total_us=statistics.median(totals) if totals else 0.0,
                       run_us=statistics.median(spans) if spans else 0.0, missing=missing, note=note)
 
 
-__all__ = ["OrtNode", "OrtProfile", "profile", "parse_events", "match", "THREADS"]
+def profile(graph, runs: int = 20, threads: int | None = None, inputs=None, progress=None) -> OrtProfile:
+    """ORT's per-node profile of `graph`'s frozen model: `runs` profiled runs after one warm-up, on
+    `threads` intra-op threads (THREADS, at most the usable cores)."""
+    p = Profiler(graph, threads, inputs)
+    try:
+        for k in range(runs):
+            p.run()
+            if progress:
+                progress("ONNX Runtime profile", (k + 1) / runs)
+    except BaseException:
+        p.sess = None
+        p._dir.cleanup()
+        raise
+    return p.finish()
+
+
+__all__ = ["OrtNode", "OrtProfile", "Profiler", "profile", "build_profile", "parse_events", "match", "THREADS"]
