@@ -1,0 +1,314 @@
+"""The blocked channel layout pass (engine/blocked_layout.py): structure on hand-built Relax modules,
+numerics against the unblocked module and against ONNX Runtime on whole models, FuseOps == greedy
+on blocked graphs, and every fusion kind's build on blocked MobileNetV2."""
+from dataclasses import replace
+
+import numpy as np
+import pytest
+import tvm
+from tvm import relax
+
+from engine import blocked_layout, build, loader
+
+RNG = np.random.default_rng(0)
+
+
+def _const(*shape, scale=0.2, positive=False):
+    a = RNG.standard_normal(shape).astype("float32") * scale
+    return relax.const(np.abs(a) + 0.5 if positive else a, "float32")
+
+
+def _module(body, *input_shapes):
+    """A main of `body(bb, *params)` (emits into a dataflow block, returns the output) in the form
+    prepare has it before LegalizeOps."""
+    bb = relax.BlockBuilder()
+    params = [relax.Var(f"x{i}", relax.TensorType(s, "float32")) for i, s in enumerate(input_shapes)]
+    with bb.function("main", params):
+        with bb.dataflow():
+            out = bb.emit_output(body(bb, *params))
+        bb.emit_func_output(out)
+    return bb.get()
+
+
+def _conv(bb, x, cin, cout, k=3, groups=1, stride=1):
+    w = _const(cout, cin // groups, k, k)
+    return bb.emit(relax.op.nn.conv2d(x, w, strides=stride, padding=k // 2, groups=groups))
+
+
+def _bias_relu(bb, y, c):
+    b = bb.emit(relax.op.expand_dims(_const(c), axis=[0, 2, 3]))
+    return bb.emit(relax.op.nn.relu(bb.emit(relax.op.add(y, b))))
+
+
+def _bn(bb, y, c):
+    """A decomposed batch norm, as DecomposeOpsForInference leaves it (expand_dims of constants)."""
+    e = lambda k: bb.emit(relax.op.expand_dims(k, axis=[0, 2, 3]))  # noqa: E731
+    y = bb.emit(relax.op.subtract(y, e(_const(c))))
+    sd = bb.emit(relax.op.sqrt(bb.emit(relax.op.add(e(_const(c, positive=True)), relax.const(1e-5, "float32")))))
+    y = bb.emit(relax.op.divide(y, sd))
+    y = bb.emit(relax.op.multiply(y, e(_const(c, positive=True))))
+    return bb.emit(relax.op.add(y, e(_const(c))))
+
+
+def _calls(mod):
+    return [b for blk in mod["main"].body.blocks for b in blk.bindings if isinstance(b.value, relax.Call)]
+
+
+def _op(b):
+    return str(getattr(b.value.op, "name", ""))
+
+
+def _transforms(mod):
+    return [b for b in _calls(mod) if _op(b) == "relax.layout_transform"]
+
+
+def _blocked_convs(mod):
+    return [b for b in _calls(mod) if _op(b) == "relax.call_tir"
+            and b.value.args[0].name_hint.startswith(blocked_layout.DENSE_NAME)]
+
+
+def _no_cancelling_pair(mod):
+    made = {b.var for b in _transforms(mod)}
+    for b in _transforms(mod):
+        assert b.value.args[0] not in made, "a layout_transform of a layout_transform"
+
+
+def _run(mod, inputs, legalize=None):
+    mod = relax.transform.LegalizeOps(legalize)(mod)
+    mod = relax.transform.AnnotateTIROpPattern()(mod)
+    exe = relax.build(mod, target=tvm.target.Target({"kind": "llvm"}))
+    vm = relax.VirtualMachine(exe, tvm.cpu())
+    return vm["main"](*[tvm.runtime.tensor(x) for x in inputs]).numpy()
+
+
+def _check(mod, block, n_transforms, *input_shapes):
+    """The pass's result: n layout transforms, no cancelling pair, the same numbers as the original."""
+    out = blocked_layout.apply(mod, block)
+    assert len(_transforms(out)) == n_transforms, out["main"].script()
+    _no_cancelling_pair(out)
+    xs = [RNG.standard_normal(s).astype("float32") for s in input_shapes]
+    want = _run(mod, xs)
+    got = _run(out, xs, blocked_layout.LEGALIZE)
+    assert got.shape == want.shape
+    np.testing.assert_allclose(got, want, rtol=1e-4, atol=1e-4)
+    return out
+
+
+def _weight_shapes(mod):
+    shapes = []
+    for b in _blocked_convs(mod):
+        w = b.value.args[1].fields[1]
+        assert isinstance(w, tvm.ir.GenericConst), "the packed weight is a constant of the module"
+        shapes.append(tuple(w.value.numpy().shape))
+    return shapes
+
+
+def _out_shape(b):
+    return tuple(int(d) for d in b.var.ty.shape.values)
+
+
+# ---------------------------------------------------------------------------------------------------
+# Structure and numerics on hand-built modules
+# ---------------------------------------------------------------------------------------------------
+
+def test_conv_bias_relu_is_one_blocked_region():
+    mod = _module(lambda bb, x: _bias_relu(bb, _conv(bb, x, 32, 32), 32), (1, 32, 8, 8))
+    out = _check(mod, 16, 2, (1, 32, 8, 8))  # into the block at the input, out of it at the output
+    assert _weight_shapes(out) == [(2, 2, 3, 3, 16, 16)]
+    relu = next(b for b in _calls(out) if _op(b) == "relax.nn.relu")
+    assert _out_shape(relu) == (1, 2, 8, 8, 16)
+    assert not [b for b in _calls(out) if _op(b) == "relax.nn.conv2d"]
+
+
+def test_conv_bn_relu6_residual_shares_the_input_transform():
+    def body(bb, x):
+        y = _bn(bb, _conv(bb, x, 16, 16), 16)
+        y = bb.emit(relax.op.clip(y, 0.0, 6.0))
+        return bb.emit(relax.op.add(y, x))
+    out = _check(_module(body, (1, 16, 8, 8)), 16, 2, (1, 16, 8, 8))
+    add = [b for b in _calls(out) if _op(b) == "relax.add"][-1]
+    assert _out_shape(add) == (1, 1, 8, 8, 16)
+    # the batch norm's statistics were folded and repacked: no expand_dims or sqrt is left
+    assert not [b for b in _calls(out) if _op(b) in ("relax.expand_dims", "relax.sqrt")]
+
+
+def test_importers_clip_call_tir_is_carried_blocked():
+    """The ONNX frontend's Clip: call_tir(maximum/minimum, (x, scalar)); its PrimFunc is 4-D."""
+    from tvm import topi
+
+    def body(bb, x):
+        y = _conv(bb, x, 16, 16)
+        y = bb.emit_te(topi.maximum, y, relax.const(0.0, "float32"), primfunc_name_hint="maximum")
+        return bb.emit_te(topi.minimum, y, relax.const(6.0, "float32"), primfunc_name_hint="minimum")
+    out = _check(_module(body, (1, 16, 8, 8)), 16, 2, (1, 16, 8, 8))
+    assert {_out_shape(b) for b in _calls(out) if _op(b) in ("relax.maximum", "relax.minimum")} == {(1, 1, 8, 8, 16)}
+
+
+def test_depthwise_conv_packs_its_weight_per_channel_block():
+    mod = _module(lambda bb, x: _bias_relu(bb, _conv(bb, x, 32, 32, groups=32), 32), (1, 32, 8, 8))
+    out = _check(mod, 16, 2, (1, 32, 8, 8))
+    [conv] = _blocked_convs(out)
+    assert conv.value.args[0].name_hint.startswith(blocked_layout.DEPTHWISE_NAME)
+    assert _weight_shapes(out) == [(2, 1, 3, 3, 1, 16)]
+
+
+def test_24_channels_take_block_8_and_grouped_convs_stay_nchw():
+    def body(bb, x):
+        y = _bias_relu(bb, _conv(bb, x, 16, 24, k=1), 24)
+        return _conv(bb, y, 24, 24, groups=2)  # grouped, not depthwise: NCHW
+    out = _check(_module(body, (1, 16, 8, 8)), 16, 2, (1, 16, 8, 8))
+    assert _weight_shapes(out) == [(3, 1, 1, 1, 16, 8)]
+    assert len([b for b in _calls(out) if _op(b) == "relax.nn.conv2d"]) == 1
+
+
+def test_three_channel_image_is_read_as_one_block():
+    mod = _module(lambda bb, x: _bias_relu(bb, _conv(bb, x, 3, 16, stride=2), 16), (1, 3, 16, 16))
+    out = _check(mod, 16, 2, (1, 3, 16, 16))
+    first = _transforms(out)[0]
+    assert _out_shape(first) == (1, 1, 16, 16, 3)
+    assert _weight_shapes(out) == [(1, 1, 3, 3, 3, 16)]
+
+
+def test_concat_on_the_channel_axis_stays_blocked():
+    def body(bb, x):
+        a = _bias_relu(bb, _conv(bb, x, 16, 16), 16)
+        b = _bias_relu(bb, _conv(bb, x, 16, 16, k=1), 16)
+        c = bb.emit(relax.op.concat([a, b], axis=1))
+        return _conv(bb, c, 32, 16, k=1)
+    out = _check(_module(body, (1, 16, 8, 8)), 16, 2, (1, 16, 8, 8))
+    cat = next(b for b in _calls(out) if _op(b) == "relax.concat")
+    assert _out_shape(cat) == (1, 2, 8, 8, 16)
+
+
+def test_pool_head_leaves_the_block_once_before_flatten_and_matmul():
+    def body(bb, x):
+        y = _bias_relu(bb, _conv(bb, x, 16, 32), 32)
+        y = bb.emit(relax.op.nn.max_pool2d(y, pool_size=3, strides=2, padding=1))
+        y = bb.emit(relax.op.nn.avg_pool2d(y, pool_size=2, strides=2))
+        p = bb.emit(relax.op.mean(y, axis=[2, 3], keepdims=True))
+        f = bb.emit(relax.op.reshape(p, [1, 32]))
+        return bb.emit(relax.op.matmul(f, _const(32, 10)))
+    out = _check(_module(body, (1, 16, 16, 16)), 16, 2, (1, 16, 16, 16))
+    pools = [b for b in _calls(out) if _op(b) in ("relax.nn.max_pool2d", "relax.nn.avg_pool2d", "relax.mean")]
+    assert [_out_shape(b) for b in pools] == [(1, 2, 8, 8, 16), (1, 2, 4, 4, 16), (1, 2, 1, 1, 16)]
+    assert _out_shape(_transforms(out)[-1]) == (1, 32, 1, 1)
+
+
+def test_a_tensor_leaves_the_block_once_for_all_its_nchw_consumers():
+    def body(bb, x):
+        y = _bias_relu(bb, _conv(bb, x, 16, 16), 16)
+        a = bb.emit(relax.op.reshape(y, [1, 16, 64]))
+        b = bb.emit(relax.op.permute_dims(y, [0, 2, 3, 1]))
+        return bb.emit(relax.op.add(bb.emit(relax.op.reshape(b, [1, 64, 16])), bb.emit(relax.op.permute_dims(a, [0, 2, 1]))))
+    _check(_module(body, (1, 16, 8, 8)), 16, 2, (1, 16, 8, 8))
+
+
+def test_global_average_pool_without_keepdims_and_adaptive_pool():
+    def body(bb, x):
+        y = _bias_relu(bb, _conv(bb, x, 16, 32), 32)
+        g = bb.emit(relax.op.nn.adaptive_avg_pool2d(y, output_size=[1, 1]))
+        m = bb.emit(relax.op.mean(y, axis=[-2, -1], keepdims=False))
+        return bb.emit(relax.op.add(bb.emit(relax.op.reshape(g, [1, 32])), m))
+    _check(_module(body, (1, 16, 8, 8)), 8, 2, (1, 16, 8, 8))
+
+
+def test_none_is_the_identity_and_a_bad_block_is_one_message():
+    mod = _module(lambda bb, x: _conv(bb, x, 16, 16), (1, 16, 8, 8))
+    assert blocked_layout.apply(mod, None) is mod
+    for bad in (0, -4, "16", 2.5, True):
+        with pytest.raises(ValueError, match="bad channel block"):
+            blocked_layout.apply(mod, bad)
+
+
+def test_channel_block():
+    cb = blocked_layout.channel_block
+    assert [cb(c, 16) for c in (32, 24, 20, 3, 6, 1000)] == [16, 8, 4, None, None, 8]
+    assert cb(24, 4) == 4 and cb(6, 4) is None
+
+
+def test_block_for_targets():
+    from engine.schedules.target import vector_lanes
+
+    host = blocked_layout.block_for("cpu")
+    assert host == vector_lanes(build.tvm_target("cpu"))
+    assert blocked_layout.block_for({"kind": "llvm", "mcpu": "skylake-avx512"}) == 16
+    assert blocked_layout.block_for({"kind": "llvm", "mcpu": "haswell"}) == 8
+    assert blocked_layout.block_for("rpi4b") == 4
+    assert blocked_layout.block_for({"kind": "cuda"}) is None
+    assert blocked_layout.block_for(None) is None
+
+
+# ---------------------------------------------------------------------------------------------------
+# Whole models against ONNX Runtime
+# ---------------------------------------------------------------------------------------------------
+
+MODELS = [("zoo:mobilenetv2@64", 16), ("zoo:mobilenetv2@64", 8), ("zoo:mobilenetv2@64", 4),
+          ("zoo:efficientnet_b0@64", 16), ("zoo:efficientnet_b0@64", 8), ("zoo:resnet50@64", 16),
+          ("zoo:resnet50@64", 4), ("zoo:yolov4_tiny@128", 16), ("zoo:yolov4_tiny@128", 8), ("zoo:vgg16@32", 16),
+          ("/work/models/pplcnet_orientation.onnx", 16), ("/work/models/ppocrv4_det.onnx", 8),
+          ("/work/models/ppocrv4_rec.onnx", 16)]
+SHAPES = {"/work/models/pplcnet_orientation.onnx": {"x": [1, 3, 96, 96]},
+          "/work/models/ppocrv4_det.onnx": {"x": [1, 3, 64, 64]},
+          "/work/models/ppocrv4_rec.onnx": {"x": [1, 3, 48, 64]}}
+
+
+def _graph_transforms(g):
+    return [n for n in g.nodes if n.op.startswith("layout_transform")]
+
+
+@pytest.mark.parametrize("spec,block", MODELS)
+def test_whole_model_matches_onnxruntime(spec, block, private_cache):
+    import os
+
+    if spec.startswith("/") and not os.path.exists(spec):
+        pytest.skip(f"{spec} is not on this machine")
+    g = loader.load(spec, SHAPES.get(spec), block=block)
+    assert g.layout == f"NCHW{block}c"
+    assert all(n.onnx_name for n in g.nodes), [n.op for n in g.nodes if not n.onnx_name][:5]
+    convs = [n for n in g.nodes if n.op.startswith("conv2d")]
+    assert sum(n.op.startswith(blocked_layout.DENSE_NAME) for n in convs) >= 0.8 * len(convs)
+    assert len(_graph_transforms(g)) <= 0.25 * len(convs) + 2
+    x = build.random_inputs(g, seed=3)
+    ref = build.onnxruntime_outputs(g, x)
+    out = build.run(build.build(g.mod, "cpu"), x)
+    assert len(out) == len(ref)
+    for a, b in zip(out, ref):
+        assert a.shape == b.shape
+        assert np.abs(a - b).max() <= 1e-4 * np.abs(b).max() + 1e-5, (spec, block, np.abs(a - b).max())
+
+
+# ---------------------------------------------------------------------------------------------------
+# Fusion on blocked graphs
+# ---------------------------------------------------------------------------------------------------
+
+@pytest.mark.parametrize("spec", ["zoo:mobilenetv2@64", "zoo:efficientnet_b0@64", "zoo:resnet50@64",
+                                  "zoo:yolov4_tiny@128"])
+def test_greedy_matches_tvm_on_blocked_graphs(spec, private_cache):
+    from tests.test_greedy_matches_tvm import assert_matches
+
+    g = loader.load(spec, block=16)
+    want, _ = assert_matches(g)
+    assert len(want.groups) < len(g.nodes)
+
+
+@pytest.fixture(scope="module")
+def blocked_mobilenet():
+    return loader.load("zoo:mobilenetv2@64", block=16, use_cache=False)
+
+
+@pytest.mark.parametrize("strategy", ["none", "tvm", "greedy", "dp", "hybrid", "optimal"])
+def test_every_strategy_and_fusion_kind_builds_blocked_mobilenet(strategy, blocked_mobilenet):
+    from engine import hardware, schedules
+    from engine.planner import kinds, make_plan
+    from engine.planner.apply import apply
+
+    g = blocked_mobilenet
+    hw = replace(hardware.get("host"), kinds={k: {"enabled": True} for k in kinds.BEYOND})
+    p = make_plan(g, strategy, hw)
+    x = build.random_inputs(g, seed=4)
+    ref = build.onnxruntime_outputs(g, x)
+    smod, report = schedules.schedule(apply(g, p.groups), "cpu")
+    out = build.run(build.build(smod, "cpu"), x)
+    assert all(a.shape == b.shape and np.abs(a - b).max() <= 1e-4 * np.abs(b).max() + 1e-5 for a, b in zip(out, ref))
+    if strategy == "dp":  # the DP finds kinds beyond FuseOps on blocked tensors too
+        assert {f for k in p.group_kinds for f in k["features"]}
