@@ -10,7 +10,7 @@ import re
 from . import scopes
 
 # TVM's names -> the words a user of the model knows
-_WORDS = {"conv2d": "conv", "conv1d": "conv1d", "conv3d": "conv3d", "conv2d_transpose": "deconv",
+_WORDS = {"conv2d": "conv", "conv2d_nchwc": "conv", "conv2d_nchwc_dw": "conv", "conv1d": "conv1d", "conv3d": "conv3d", "conv2d_transpose": "deconv",
           "matmul": "matmul", "dense": "matmul", "max_pool2d": "maxpool", "avg_pool2d": "avgpool",
           "adaptive_avg_pool2d": "avgpool", "mean": "mean", "subtract": "sub", "multiply": "mul",
           "divide": "div", "maximum": "max", "minimum": "min", "add": "add", "sigmoid": "sigmoid",

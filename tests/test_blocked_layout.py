@@ -312,3 +312,17 @@ def test_every_strategy_and_fusion_kind_builds_blocked_mobilenet(strategy, block
     assert all(a.shape == b.shape and np.abs(a - b).max() <= 1e-4 * np.abs(b).max() + 1e-5 for a, b in zip(out, ref))
     if strategy == "dp":  # the DP finds kinds beyond FuseOps on blocked tensors too
         assert {f for k in p.group_kinds for f in k["features"]}
+
+
+def test_blocked_convs_are_named_and_refused_as_chains_in_one_line(blocked_mobilenet):
+    from engine import group_names, hardware
+    from engine.planner import kinds
+    from engine.planner.cost import CostModel
+
+    g = blocked_mobilenet
+    convs = [n for n in g.nodes if n.op.startswith(blocked_layout.DENSE_NAME)]
+    words = {group_names.op_word(n) for n in convs}
+    assert words == {"conv", "dwconv"}
+    cm = CostModel(g, replace(hardware.get("host"), kinds={k: {"enabled": True} for k in kinds.BEYOND}))
+    why = kinds.chain_shape(cm, [cm.index[convs[1].id], cm.index[convs[2].id]])
+    assert "blocked (NCHW[x]c) convolution" in why

@@ -184,8 +184,10 @@ def chain_shape(cm, members) -> str:
     anchors = sorted(v for v in inside if cm.pattern[v] == ANCHOR)
     for v in anchors:
         shp = nodes[v].shape
-        if not nodes[v].op.startswith("conv2d") or not isinstance(shp, list) or len(shp) != 4:
+        if not nodes[v].op.startswith("conv2d") or not isinstance(shp, list) or len(shp) not in (4, 5):
             return f"{named(cm, v)} is not a 4-D convolution"
+        if len(shp) == 5:  # NCHW[x]c (engine/blocked_layout.py): the Chain rule computes NCHW chains only
+            return f"{named(cm, v)} is a blocked (NCHW[x]c) convolution, which is not chained band by band"
 
     def reach(v):
         seen, stack = set(), [v]
@@ -250,7 +252,7 @@ HALO_ROWS = 2       # bands); a 3x3 consumer needs 2 more producer rows per band
 
 def _rows(node) -> int:
     s = node.shape
-    return int(s[0] * s[2]) if isinstance(s, list) and len(s) == 4 and not isinstance(s[0], list) else 1
+    return int(s[0] * s[2]) if isinstance(s, list) and len(s) in (4, 5) and not isinstance(s[0], list) else 1
 
 
 def onchip_need(cm, staged: int, features, inside) -> float:
