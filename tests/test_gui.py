@@ -596,7 +596,10 @@ def test_large_models_are_read_and_tvm_planned_in_a_child_process(new_window, qt
     w = new_window()
     open_model(qtbot, w, p)   # until TVM's plan is in too
     g = w.doc.graph
-    assert len(g) == 7 and g.mod_factory is None and w.view.scene().graph is g  # the graph came back as data
+    from engine import loader
+
+    assert g.layout == w.files.layout_for(w.device())   # the device's channel layout (7 ops in NCHW, 9 blocked)
+    assert len(g) == len(loader.load(str(p), block=g.block)) and g.mod_factory is None and w.view.scene().graph is g  # the graph came back as data
     assert "tvm" in w.doc.plans, w.doc.plan_errors
     assert {frozenset(x) for x in w.doc.plans["tvm"].groups} == {frozenset(x) for x in w.doc.plans["greedy"].groups}
 
