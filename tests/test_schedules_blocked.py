@@ -128,6 +128,7 @@ CASES = {
     "3x3s1": (32, 14, 32, 3, 1, 1, 16, 16, ("bias", "relu"), False),
     "3x3s2": (32, 15, 64, 3, 2, 1, 16, 16, ("bias", "clip"), False),
     "3x3s1_b8": (24, 10, 40, 3, 1, 1, 8, 8, ("bias", "swish"), False),
+    "3x3s2_ragged": (32, 57, 32, 3, 2, 1, 16, 16, ("bias", "relu"), False),  # 29 columns: a partial last tile
     "7x7s2_stem": (3, 32, 32, 7, 2, 3, 3, 16, ("bn", "relu"), False),
     "dw3x3s1": (32, 14, 32, 3, 1, 1, 16, 16, ("bn", "clip"), True),
     "dw3x3s2": (32, 15, 32, 3, 2, 1, 16, 16, ("bias", "relu"), True),
@@ -192,6 +193,7 @@ def test_register_budget_and_tiles():
     assert blocked_rules.choose_dense_tile(32, 7, 1, 24) == (2, 7)
     assert blocked_rules.choose_dense_tile(32, 7, 1, 28) == (4, 7)
     assert blocked_rules.choose_dense_tile(2, 13, 1, 28) == (2, 13)      # YOLO's 13-wide maps
+    assert blocked_rules.choose_dense_tile(8, 29, 1, 24) == (2, 12)      # a prime width: ragged tiles
     assert blocked_rules.choose_dense_tile(4, 56, 2, 12) == (2, 2)       # 16-wide blocks on AVX2: two ymm each
     assert blocked_rules.choose_depthwise_tile(112, 1, 24) == 16
     assert blocked_rules.choose_depthwise_tile(7, 1, 24) == 7

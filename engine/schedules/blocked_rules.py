@@ -210,15 +210,25 @@ def _divisors(n: int) -> list[int]:
 def choose_dense_tile(ob_blocks: int, ow: int, vecs_per_block: int, budget: int) -> tuple[int, int]:
     """(output-channel blocks, output columns) of the register tile: the most accumulators within
     the budget; among equals, two channel blocks (MLAS's shape), then more columns."""
-    best = None
-    for oc in [d for d in _divisors(ob_blocks) if d <= MAX_OC_BLOCKS]:
-        for cols in [d for d in _divisors(ow) if d <= MAX_COLS]:
-            accs = oc * cols * vecs_per_block
-            if accs > budget:
-                continue
-            key = (accs, -abs(oc - 2), cols)
-            if best is None or key > best[0]:
-                best = (key, oc, cols)
+    def best_of(col_options):
+        best = None
+        for oc in [d for d in _divisors(ob_blocks) if d <= MAX_OC_BLOCKS]:
+            for cols in col_options:
+                accs = oc * cols * vecs_per_block
+                if accs > budget:
+                    continue
+                key = (accs, -abs(oc - 2), cols)
+                if best is None or key > best[0]:
+                    best = (key, oc, cols)
+        return best
+
+    best = best_of([d for d in _divisors(ow) if d <= MAX_COLS])
+    if best is None or 2 * best[0][0] < budget:
+        # no divisor of the width makes a good tile (a prime width: 29, 57): a tile that does not
+        # divide it, whose last one is partial (a predicate on its columns)
+        ragged = best_of([c for c in range(2, min(ow, MAX_COLS) + 1)])
+        if ragged is not None and (best is None or ragged[0][0] > 2 * best[0][0]):
+            best = ragged
     return (best[1], best[2]) if best else (1, 1)
 
 
