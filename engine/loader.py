@@ -144,7 +144,7 @@ def load(spec: str, input_shapes: dict[str, list[int]] | None = None, use_cache:
 
         frozen = onnx_input.freeze(model, shapes, src)
         onnx_input.check_indices(frozen, src)
-        mod, prov = relax_import.to_relax(frozen, src, block=block)
+        mod, prov = relax_import.to_relax(frozen, src, block)
         graph = opgraph.from_module(mod, name, digest, shapes, prov, source=str(path), layout=opgraph.layout_name(block))
         if use_cache:
             if force:
@@ -208,11 +208,11 @@ def _factory(graph):
         src = graph.source or graph.name
         frozen = getattr(graph, "_frozen_model", None)
         if frozen is not None:
-            return relax_import.to_relax(frozen, src, block=graph.block)[0]
+            return relax_import.to_relax(frozen, src, graph.block)[0]
         saved = _entry(graph.sha256) / MODULE
         mod = _read_module(saved)
         if mod is None:
-            mod = relax_import.to_relax(onnx.load(str(frozen_path(graph))), src, block=graph.block)[0]
+            mod = relax_import.to_relax(onnx.load(str(frozen_path(graph))), src, graph.block)[0]
             _write_module(mod, saved)
         return mod
     return make
