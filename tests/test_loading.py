@@ -180,10 +180,10 @@ def test_bad_input_cli(case, tmp_path):
 
 def test_inspect_json_contract(tiny_model):
     r = subprocess.run([sys.executable, str(ROOT / "main.py"), "inspect", str(tiny_model), "--json",
-                        "--input-shape", "x=2,3,8,8"], capture_output=True, text=True, timeout=300)
+                        "--input-shape", "x=2,3,8,8", "--layout", "nchw"], capture_output=True, text=True, timeout=300)
     assert r.returncode == 0, r.stderr
     d = json.loads(r.stdout)
-    assert {"model", "sha256", "inputs", "nodes", "pattern_counts"} <= set(d)
+    assert {"model", "sha256", "inputs", "nodes", "pattern_counts", "layout"} <= set(d) and d["layout"] == "NCHW"
     assert d["inputs"] == {"x": [2, 3, 8, 8]} and len(d["sha256"]) == 64
     n = d["nodes"][0]
     assert {"id", "name", "pattern", "shape", "dtype", "inputs", "bytes", "flops"} <= set(n)
