@@ -14,7 +14,8 @@ has a blocked form, so that tensors stay blocked from one convolution to the nex
   tensor of the same channels is brought into the block (one layout_transform);
 - max / avg / adaptive avg pooling (Relax's own ops with layout "NCHW{b}c", which topi legalizes);
   mean / sum / max / min over H, W (keepdims; without, the result is reshaped to [N, C]);
-- concatenate and split on the channel axis, when every piece is a whole number of blocks.
+- concatenate and split on the channel axis, when every piece is a whole number of blocks;
+- resize2d (topi computes it in NCHW{b}c).
 
 Per tensor the channel block is the largest of block, block/2, ..., 4 that divides its channels
 (`channel_block`); a tensor no such block divides stays NCHW. The one exception is a convolution's
@@ -335,7 +336,24 @@ class _Pass:
             return self.reduce(var, value)
         if name == "relax.concat":
             return self.concat(value)
+        if name == "relax.image.resize2d":
+            return self.resize(value)
         return None
+
+    def resize(self, value):
+        """resize2d of a blocked tensor in NCHW{b}c (topi's resize computes blocked layouts)."""
+        relax = self.relax
+        x, size = value.args[0], value.args[1]
+        b, at = self.layout(x), value.attrs
+        if b is None or str(at.layout) != "NCHW" or not isinstance(size, relax.ShapeExpr):
+            return None
+        roi = tuple(float(r) for r in at.roi) if at.roi is not None else None
+        return relax.op.image.resize2d(
+            self.env[x][0], size, roi, layout=f"NCHW{b}c", method=str(at.method),
+            coordinate_transformation_mode=str(at.coordinate_transformation_mode),
+            rounding_method=str(at.rounding_method), cubic_alpha=float(at.cubic_alpha),
+            cubic_exclude=int(at.cubic_exclude), extrapolation_value=float(at.extrapolation_value),
+            out_dtype=str(at.out_dtype) if str(at.out_dtype) not in ("", "void", "None") else None), b
 
     def binary(self, op, args, attrs, out):
         relax = self.relax
