@@ -116,6 +116,13 @@ def build_parser() -> argparse.ArgumentParser:
                     help="ignore tuning records (`tune`): every kernel scheduled by the rules")
     be.add_argument("--cost", choices=list(COSTS), default=None,
                     help=cost_help + " (default: measured where the target can time kernels, else model)")
+    be.add_argument("--kernels", action="store_true",
+                    help="then a row per kernel of each plan: time, FLOP/s and bytes/s as shares of the profile's "
+                         "peaks, the bound, its ONNX nodes, and ONNX Runtime's profiled time for the same nodes "
+                         "(cpu only)")
+    be.add_argument("--kernel-runs", type=int, default=30, metavar="N",
+                    help="with --kernels: instrumented runs of each plan, round-robin with ORT's (default 30)")
+    be.add_argument("--top", type=int, default=None, metavar="N", help="with --kernels: print the N slowest kernels")
     _shape_args(be)
     _layout_arg(be)
 
@@ -305,10 +312,18 @@ def validate(a) -> None:
             ["none"] if a.plan_files else list(BENCHED)
         a.plan_dicts = _plan_files(a.plan_files, a.strategy_list, "--plan")
         _check_count(a.repeat, "--repeat", 1, 100000)
+        _check_count(a.kernel_runs, "--kernel-runs", 3, 100000)
+        _check_count(a.top, "--top", 1)
         _check_hardware(a.hardware)
         if a.json_out:
             outpath.check_file(a.json_out, "--json")
         _check_target(a.target, reach=True)
+        if a.kernels:
+            from engine import targets
+            from engine.errors import UsageError
+
+            if targets.parse(a.target).kind != "cpu":
+                raise UsageError(f"--kernels times kernels and ONNX Runtime on this machine's CPU, not on {a.target}")
     elif a.command == "table":
         from engine import zoo
 
@@ -418,11 +433,36 @@ def cmd_bench(a) -> int:
                             tuned=not a.rules_only, imported=imported, block=a.block)
     if sys.stderr.isatty():
         print(file=sys.stderr)
+    th = benchmark.thread_settings()
     print(report.bench_table(b))
+    print(f"threads: TVM {th['tvm_threads']} (bind: {th['tvm_bind_threads']}, spin: {th['tvm_spin_count']}), "
+          f"ONNX Runtime {th['ort_intra_op_threads']} intra-op")
+    out = benchmark.bench_json(b)
+    if a.kernels:
+        out["kernel_reports"] = _bench_kernels(a, b, hw)
     if a.json_out:
-        outpath.write(a.json_out, json.dumps(benchmark.bench_json(b), indent=1))
+        outpath.write(a.json_out, json.dumps(out, indent=1))
         print(f"wrote {a.json_out}")
     return 0 if all(r.error is None and r.correct for r in b["results"].values()) else 1
+
+
+def _bench_kernels(a, b, hw_name: str) -> dict:
+    """bench --kernels: the kernel report of every plan that ran (engine/kernel_report.py), printed; returns
+    strategy -> its JSON."""
+    from engine import kernel_report, profiles
+
+    plans = {s: p for s, p in b["plans"].items() if b["results"][s].error is None}
+    if not plans:
+        print("kernel report: no plan ran")
+        return {}
+    reps = kernel_report.measure(a.model, a.shapes, plans, profiles.get(hw_name), b["target"], runs=a.kernel_runs,
+                                 progress=_progress, graph=b["graph"])
+    if sys.stderr.isatty():
+        print(file=sys.stderr)
+    for s, r in reps.items():
+        print()
+        print(kernel_report.text(r, top=a.top))
+    return {s: r.to_dict() for s, r in reps.items()}
 
 
 def cmd_table(a) -> int:

@@ -145,7 +145,7 @@ def bench_model(spec: str, shapes, strategies, hw_name: str, target: str, repeat
     results = {s: results[s] for s in plans}
     ort = ort_latency(g, repeat=repeat) if target == "cpu" else None
     return {"model": g.name, "ops": sum(n.kind == "call_tir" for n in g.nodes), "results": results, "ort": ort,
-            "graph": g, "costs": costs, "target": t.spec, "device": device,
+            "graph": g, "plans": plans, "costs": costs, "target": t.spec, "device": device,
             "round_robin": sampled if t.kind != "rpc" else [], "sampled": sampled,
             "hardware": {"name": hw.name, "title": hw.title}}
 

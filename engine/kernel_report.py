@@ -388,6 +388,12 @@ def _job(job, say):
     bad = ort_check.problem(graph, x, job)
     if bad:
         return {"model_error": bad}
+    prof = None
+    if job["ort"]:   # before TVM's pool starts: threads made later inherit the main thread's core binding
+        from .ort_profile import Profiler
+
+        say("starting ONNX Runtime", 0.05)
+        prof = Profiler(graph, inputs=x)
     dev = tvm.cpu()
     args = [tvm.runtime.tensor(a, dev) for a in x]
     built, out = {}, {}
@@ -419,26 +425,22 @@ def _job(job, say):
     hook = tvm.runtime.convert(instrument)
     for vm_i, _, _ in built.values():
         vm_i.set_instrument(hook)
-    prof = None
-    if job["ort"]:
-        from .ort_profile import Profiler
-
-        say("starting ONNX Runtime", 0.5)
-        prof = Profiler(graph, inputs=x)
     runs = job["runs"]
     load0 = machine_load.start()
     for r in range(runs):
         for s, (vm_i, vm_p, order) in built.items():
+            t0 = time.perf_counter()
+            vm_p["main"](*args)
+            out[s]["model"].append((time.perf_counter() - t0) * 1e6)
             calls.clear()
+            t0 = time.perf_counter()
             vm_i["main"](*args)
+            out[s].setdefault("instrumented", []).append((time.perf_counter() - t0) * 1e6)
             if len(calls) == len(order):
                 for c, gi in zip(calls, order):
                     out[s]["kernels"].setdefault(gi, []).append(c)
             elif "error" not in out[s] and r == 0:
                 out[s]["misaligned"] = f"{len(calls)} kernel calls against {len(order)} kernels"
-            t0 = time.perf_counter()
-            vm_p["main"](*args)
-            out[s]["model"].append((time.perf_counter() - t0) * 1e6)
         if prof is not None:
             time.sleep(PAUSE_S)      # a pool that spins after its last task (TVM's, ORT's) goes idle first
             prof.run()
@@ -502,6 +504,11 @@ def text(r: KernelReport, top: int | None = None) -> str:
     if r.model_us is not None:
         tot += f" against {r.model_us:.1f} us [{r.model_lo:.1f}, {r.model_hi:.1f}] for the whole model"
     lines.append(tot)
+    from .machine_load import is_busy
+
+    if r.busy_share is not None and is_busy(r.busy_share):
+        lines.append(f"the machine was busy: other processes used {100 * r.busy_share:.0f}% of the CPU time "
+                     "while timing; figures may be distorted (compare only ratios of this run)")
     if r.ort:
         o = r.ort
         matched = sum(b.ours_us for b in r.blocks)

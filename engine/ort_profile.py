@@ -233,6 +233,9 @@ class Profiler:
         so = self._so = ort.SessionOptions()
         so.intra_op_num_threads, so.inter_op_num_threads = self.threads, 1
         so.log_severity_level = 3          # the optimized model's "hardware specific" warning is expected
+        # ORT's pool spins on after a run ends and steals the cores from whatever runs next (our kernels,
+        # when the runs are interleaved); this stops it at the end of each run, not during one
+        so.add_session_config_entry("session.force_spinning_stop", "1")
         so.enable_profiling = True
         so.profile_file_prefix = os.path.join(d, "ort")
         so.optimized_model_filepath = os.path.join(d, "optimized.onnx")
