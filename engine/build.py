@@ -13,7 +13,7 @@ from .errors import TargetError
 def tvm_target(name: str = "cpu"):
     """The TVM target for "cpu" (this host: mcpu, mtriple, vector width, num-cores), "cuda[:sm_XX]" or a
     board's profile name ("rpi4b": engine/boards.py). An unknown name raises TargetError."""
-    from .schedules.target import make_target
+    from .schedules.base.target import make_target
 
     return make_target("cpu" if name.partition(":")[0] == "llvm" else name)
 

@@ -145,9 +145,9 @@ class Store:
 
 def tuning_form(func, target):
     """The kernel in the form that is tuned and looked up: on CPU, exp/sigmoid rewritten to the
-    vectorisable polynomial first, as the rules' build does (schedules.fastmath)."""
+    vectorisable polynomial first, as the rules' build does (schedules/base/fastmath.py)."""
     if "gpu" not in target.keys:
-        from .schedules import fastmath
+        from .schedules.base import fastmath
 
         func = fastmath.rewrite_exp(func)[0]
     return normalize(func)

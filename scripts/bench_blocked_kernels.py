@@ -1,4 +1,4 @@
-"""Blocked-layout conv kernels (cpu.BlockedConv, engine/schedules/blocked_rules.py) against ONNX
+"""Blocked-layout conv kernels (cpu.BlockedConv, engine/schedules/cpu/blocked.py) against ONNX
 Runtime running the same single convolution (an ONNX model of one Conv + Relu; ORT's NchwcTransformer
 blocks it itself), per layer, round-robin.
 

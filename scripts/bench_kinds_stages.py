@@ -1,4 +1,4 @@
-"""Micro-benchmark of the `Stages` CPU rule (engine/schedules/stage_rules.py): a stitched or
+"""Micro-benchmark of the `Stages` CPU rule (engine/schedules/cpu/stages.py): a stitched or
 horizontal kernel against the same ops as the greedy (FuseOps-like) plan's kernels called back to
 back.
 
@@ -231,7 +231,7 @@ def stage_code_rules(tiny_work=None):
     as the stitched kernel (vectorised reductions, serial tiny stages, a broadcast value computed
     once), so that greedy+ vs stitched shows what the stitching itself gains."""
     from engine import schedules
-    from engine.schedules import stage_rules
+    from engine.schedules.cpu import stages as stage_rules
 
     class StagesAnyReduction(stage_rules.Stages):
         name = "bench.StagesOneReduction"
@@ -332,7 +332,8 @@ def main():
     from engine import hardware, loader
     from engine.planner import make_plan
     from engine import schedules
-    from engine.schedules import stage_rules, target
+    from engine.schedules.base import target
+    from engine.schedules.cpu import stages as stage_rules
 
     rules = None
     if a.tiny_work is not None:

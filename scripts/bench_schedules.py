@@ -69,7 +69,7 @@ def main():
     from engine import hardware, loader, profiles, schedules
     from engine.planner import make_plan
     from engine.planner.apply import apply
-    from engine.schedules.target import host_facts
+    from engine.schedules.base.target import host_facts
 
     facts = host_facts()
     cpu_model = hardware.cpu_facts().get("model", platform.processor())

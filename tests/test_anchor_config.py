@@ -1,6 +1,6 @@
-"""The CPU Anchor rule's knobs (engine/schedules/anchor_config.py) and its steps (cpu_rules.py):
+"""The CPU Anchor rule's knobs (engine/schedules/base/config.py) and its steps (base/anchor.py, cpu/anchor.py):
 config_for reads the target, an explicit Config changes the tile, and each step returns what it
-decided on a small 3x3 convolution. The Chain rule (chain_rules.py) takes its knobs from the same
+decided on a small 3x3 convolution. The Chain rule (cpu/chain.py) takes its knobs from the same
 Config: its L2 budget, register tiles and unrolling follow it."""
 import dataclasses
 
@@ -9,10 +9,11 @@ import tvm_ffi
 from tvm import s_tir, tirx
 
 from engine import boards, hardware
-from engine.schedules import cpu_rules as cr
-from engine.schedules.anchor_config import AnchorConfig, config_for
-from engine.schedules.chain_rules import Chain
-from engine.schedules.target import l2_per_core
+from engine.schedules.base import anchor as ba
+from engine.schedules.base.config import AnchorConfig, config_for
+from engine.schedules.base.target import l2_per_core
+from engine.schedules.cpu import Chain
+from engine.schedules.cpu.anchor import Anchor, inline_prologue
 from tests.test_schedules import _biggest, _conv_bias_relu, _fused_funcs
 
 # an AVX-512 x86 target with 8 cores, whatever this host is
@@ -50,14 +51,14 @@ def test_explicit_config_changes_the_tile():
     """With 24 accumulators the tile is 8 channels x 2 rows x one 16-lane vector; a Config with 4
     makes it 4 channels x 1 row (2 x 2 would be under min_two_row_accs), whatever the target says."""
     func, target = _conv(), tvm.target.Target(AVX512)
-    default = cr.Anchor().apply(func, target, False).mod["main"]
-    small = cr.Anchor(AnchorConfig(lanes=16, cores=2, acc_budget=4, column_budget=13)).apply(func, target, False)
+    default = Anchor().apply(func, target, False).mod["main"]
+    small = Anchor(AnchorConfig(lanes=16, cores=2, acc_budget=4, column_budget=13)).apply(func, target, False)
     small = small.mod["main"]
     # init: channels x rows; the kernel row (3) unrolled around the channels x rows; write-back rows
     assert _unrolled(default) == [8, 2, 3, 8, 2, 2]
     assert _unrolled(small) == [4, 3, 4]
     # Anchor() without a Config takes config_for(target): the same code as that Config given explicitly
-    explicit = cr.Anchor(config_for(target)).apply(func, target, False).mod["main"]
+    explicit = Anchor(config_for(target)).apply(func, target, False).mod["main"]
     assert explicit.script() == default.script()
 
 
@@ -65,26 +66,26 @@ def test_each_step_returns_what_it_decided():
     func = _conv()
     cfg = AnchorConfig.for_machine(16, 2)
     sch = s_tir.Schedule(func)
-    found = cr.find_anchor(sch)
-    assert found == cr.AnchorBlocks("conv2d_nchw", ("pad_temp",), ())
-    assert cr.inline_prologue(sch, found) == []
+    found = ba.find_anchor(sch)
+    assert found == ba.AnchorBlocks("conv2d_nchw", ("pad_temp",), ())
+    assert inline_prologue(sch, found) == []
     rv = sch.get_sblock(found.anchor)
-    axes = cr.analyse_axes(sch, rv)
+    axes = ba.analyse_axes(sch, rv)
     # loops n, f, y, x, rc, ry, rx: the vector along x, the register axis along f (the input read
     # does not depend on it: each broadcast weight feeds a whole vector)
     assert (axes.s_idx, axes.r_idx, axes.vk, axes.uk, axes.reuse, axes.pixels) == ([0, 1, 2, 3], [4, 5, 6], 3, 1, True, 256)
-    assert not cr.wants_channel_vector(axes, cfg)
-    tile = cr.choose_tile(axes, cfg)
-    assert tile == cr.Tile(xi=16, ui=8, wk=2, wi=2)
-    tl = cr.split_tile(sch, axes, tile)
+    assert not ba.wants_channel_vector(axes, cfg)
+    tile = ba.choose_tile(axes, cfg)
+    assert tile == ba.Tile(xi=16, ui=8, wk=2, wi=2)
+    tl = ba.split_tile(sch, axes, tile)
     assert [(k, n) for k, _, n in tl.outer] == [(0, 1), (1, 4), (2, 8)] and len(tl.unrolled) == 2
-    nest = cr.order_and_parallelise(sch, tl, axes.uk, cfg)
+    nest = ba.order_and_parallelise(sch, tl, axes.uk, cfg)
     assert nest.par is not None and not nest.case_b   # 8 row tiles: 4 per core, an even split
-    assert cr.place_stages(sch, list(found.pads), nest, cfg) == {"pad_temp": "tile"}
-    wb = cr.write_back(sch, rv, nest.tile_loop)
+    assert ba.place_stages(sch, list(found.pads), nest, cfg) == {"pad_temp": "tile"}
+    wb = ba.write_back(sch, rv, nest.tile_loop)
     assert wb.placed == {"compute": "inlined"}       # bias + relu in the write-back
-    assert sch.get(cr.unroll_and_vectorise(sch, rv, axes, tl, cfg)).name_hint == "conv2d_nchw_init"
-    assert cr.tidy_outside(sch, nest.tile_loop, cfg) == []
+    assert sch.get(ba.unroll_and_vectorise(sch, rv, axes, tl, cfg)).name_hint == "conv2d_nchw_init"
+    assert ba.tidy_outside(sch, nest.tile_loop, cfg) == []
 
 
 def test_few_spatial_tiles_per_core_parallelise_channels_too():
@@ -93,13 +94,13 @@ def test_few_spatial_tiles_per_core_parallelise_channels_too():
     func = _conv()
     cfg = AnchorConfig.for_machine(16, 16)
     sch = s_tir.Schedule(func)
-    found = cr.find_anchor(sch)
-    cr.inline_prologue(sch, found)
-    axes = cr.analyse_axes(sch, sch.get_sblock(found.anchor))
-    tl = cr.split_tile(sch, axes, cr.choose_tile(axes, cfg))
-    nest = cr.order_and_parallelise(sch, tl, axes.uk, cfg)
+    found = ba.find_anchor(sch)
+    inline_prologue(sch, found)
+    axes = ba.analyse_axes(sch, sch.get_sblock(found.anchor))
+    tl = ba.split_tile(sch, axes, ba.choose_tile(axes, cfg))
+    nest = ba.order_and_parallelise(sch, tl, axes.uk, cfg)
     assert nest.case_b
-    assert cr.place_stages(sch, list(found.pads), nest, cfg) == {"pad_temp": "pass"}
+    assert ba.place_stages(sch, list(found.pads), nest, cfg) == {"pad_temp": "pass"}
 
 
 def test_channel_vector_threshold():
@@ -108,13 +109,13 @@ def test_channel_vector_threshold():
     (a poor tile), so they switch whatever the threshold."""
     func = _conv(c_out=32, hw=13)
     sch = s_tir.Schedule(func)
-    found = cr.find_anchor(sch)
-    cr.inline_prologue(sch, found)
-    axes = cr.analyse_axes(sch, sch.get_sblock(found.anchor))
-    assert axes.pixels == 169 and cr.weight_read(axes) == (1, 0)   # W [F, C, KH, KW]: F is dimension 0
-    assert cr.wants_channel_vector(axes, AnchorConfig.for_machine(16, 2))
-    assert not cr.wants_channel_vector(axes, AnchorConfig(16, 2, 24, 28, channel_vector_min_pixels=170))
-    assert cr.wants_channel_vector(axes, AnchorConfig(4, 2, 12, 13, channel_vector_min_pixels=170))
+    found = ba.find_anchor(sch)
+    inline_prologue(sch, found)
+    axes = ba.analyse_axes(sch, sch.get_sblock(found.anchor))
+    assert axes.pixels == 169 and ba.weight_read(axes) == (1, 0)   # W [F, C, KH, KW]: F is dimension 0
+    assert ba.wants_channel_vector(axes, AnchorConfig.for_machine(16, 2))
+    assert not ba.wants_channel_vector(axes, AnchorConfig(16, 2, 24, 28, channel_vector_min_pixels=170))
+    assert ba.wants_channel_vector(axes, AnchorConfig(4, 2, 12, 13, channel_vector_min_pixels=170))
 
 
 # ---- the Chain rule's knobs -----------------------------------------------------------------

@@ -60,7 +60,7 @@ def test_rpi4b_profile_says_what_to_compile_for():
 
 
 def targets_host():
-    from engine.schedules.target import host_target
+    from engine.schedules.base.target import host_target
 
     return host_target()
 
@@ -129,8 +129,8 @@ def tiny_mod(tmp_path_factory):
 
 def test_schedule_rules_read_the_boards_vector_width_and_caches_not_the_hosts(tiny_mod):
     from engine import schedules
-    from engine.schedules.chain_rules import Chain
-    from engine.schedules.target import l2_per_core, num_cores, vector_lanes
+    from engine.schedules.cpu import Chain
+    from engine.schedules.base.target import l2_per_core, num_cores, vector_lanes
 
     board, host = boards.tvm_target("rpi4b"), targets_host()
     assert (vector_lanes(board), num_cores(board), l2_per_core(board)) == (4, 4, 256 * 1024)

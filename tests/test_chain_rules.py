@@ -1,4 +1,4 @@
-"""The CPU anchor-chain rule (engine/schedules/chain_rules.py): inverted-residual blocks merged into
+"""The CPU anchor-chain rule (engine/schedules/cpu/chain.py): inverted-residual blocks merged into
 one group (expand 1x1 -> depthwise 3x3/5x5 -> project 1x1, stride 1 and 2) become one PrimFunc
 with several convolutions; cpu.Chain computes it band by band and must match the unfused build and
 ONNX Runtime. Tolerance: max |out - ref| <= 1e-4 * max |ref| + 1e-5 (float32).
@@ -14,7 +14,8 @@ from tvm import s_tir, tirx
 from engine import build, hardware, loader, schedules
 from engine.planner import make_plan
 from engine.planner.apply import apply
-from engine.schedules import chain_rules, target as target_mod
+from engine.schedules.base import target as target_mod
+from engine.schedules.cpu import chain as chain_rules
 from scripts.bench_kinds_chain import chain_groups
 
 

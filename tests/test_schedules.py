@@ -17,7 +17,8 @@ from engine import build, hardware, loader
 from engine import schedules
 from engine.planner import make_plan
 from engine.planner.apply import apply
-from engine.schedules import cpu_rules, gpu_rules, target as target_mod
+from engine.schedules import cpu, gpu
+from engine.schedules.base import target as target_mod
 
 ZOO = ["mobilenetv2@64", "efficientnet_b0@64", "resnet50@64", "vgg16@32", "yolov4_tiny@128"]
 STRATEGIES = ["none", "tvm", "greedy", "dp", "hybrid"]
@@ -127,7 +128,7 @@ def _biggest(funcs):
     """The PrimFunc with the most blocks (the fused group)."""
     from tvm import s_tir
 
-    from engine.schedules.analysis import child_blocks
+    from engine.schedules.base.analysis import child_blocks
     return max(funcs.items(), key=lambda kv: len(child_blocks(s_tir.Schedule(kv[1]))))
 
 
@@ -165,7 +166,7 @@ def test_anchor_tiles_vectorises_and_keeps_epilogue_in_tile():
     global buffer for the convolution's result (the epilogue reads it from the register tile)."""
     funcs = _fused_funcs(lambda: _conv_bias_relu(k=1, pad=0, residual=True, hw=16))
     name, func = _biggest(funcs)
-    sch = cpu_rules.Anchor().apply(func, target_mod.host_target(), False)
+    sch = cpu.Anchor().apply(func, target_mod.host_target(), False)
     assert sch is not None
     f = sch.mod["main"]
     kinds = _kinds(f)
@@ -185,7 +186,7 @@ def test_anchor_channel_vector_variant():
     lanes = target_mod.vector_lanes(target_mod.host_target())
     funcs = _fused_funcs(lambda: _conv_bias_relu(c_in=8, c_out=2 * lanes, hw=13))
     name, func = _biggest(funcs)
-    sch = cpu_rules.Anchor().apply(func, target_mod.host_target(), False)
+    sch = cpu.Anchor().apply(func, target_mod.host_target(), False)
     assert sch is not None
     text = sch.mod["main"].script()
     repacked = [ln for ln in text.splitlines() if "sblock_alloc_buffer" in ln and f"T.int64({lanes})))" in ln]
@@ -199,7 +200,7 @@ def test_fallback_rule_on_its_own():
     for case in ("conv3x3_pad_bias_relu", "softmax", "transpose_concat", "max_pool_padded"):
         funcs = _fused_funcs(CASES[case][0])
         for name, f in funcs.items():
-            sch = cpu_rules.Fallback().apply(f, tgt, False)
+            sch = cpu.Fallback().apply(f, tgt, False)
             assert sch is not None
             args = _random_args(f, seed=2)
             ref = _run_func(f, tgt, [a.copy() for a in args])
@@ -215,7 +216,7 @@ def test_schedule_reports_fallback_for_unusual_structure():
     funcs = _fused_funcs(CASES["conv3x3_pad_bias_relu"][0])
     name, func = _biggest(funcs)
     sch = s_tir.Schedule(func)
-    from engine.schedules.analysis import block_info, child_blocks
+    from engine.schedules.base.analysis import block_info, child_blocks
     conv = next(rv for rv in child_blocks(sch) if block_info(sch, rv).is_reduction)
     loops = sch.get_loops(conv)
     sch.fuse(loops[2], loops[3])  # rows x columns: the block now has a div/mod binding
@@ -298,7 +299,7 @@ def test_gpu_conv_rule_epilogue_in_same_kernel():
     name, func = _biggest(funcs)
     tgt = target_mod.cuda_target("sm_75")
     with tgt:
-        sch = gpu_rules.Conv().apply(func, tgt, False)
+        sch = gpu.Conv().apply(func, tgt, False)
     assert sch is not None
     text = sch.mod["main"].script()
     assert "blockIdx.x" in text and "threadIdx.x" in text

@@ -1,4 +1,4 @@
-"""The blocked-layout convolution rule (engine/schedules/blocked_rules.py): NCHW[x]c dense and
+"""The blocked-layout convolution rule (engine/schedules/cpu/blocked.py): NCHW[x]c dense and
 depthwise convolutions (engine/blocked_compute.py) with their fused epilogue, built the way the
 pipeline builds them (a Relax module of the blocked call_tir and Relax elementwise ops on blocked
 tensors, then LegalizeOps, AnnotateTIROpPattern, FuseOps, FuseTIR, then schedules.schedule), must be
@@ -12,7 +12,7 @@ import tvm
 from tvm import relax
 
 from engine import blocked_compute, build, schedules
-from engine.schedules import blocked_rules
+from engine.schedules.cpu import blocked as blocked_rules
 
 RULE = "cpu.BlockedConv"
 

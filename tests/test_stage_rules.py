@@ -1,4 +1,4 @@
-"""The `Stages` CPU rule (engine/schedules/stage_rules.py) on the planner's beyond-FuseOps kinds:
+"""The `Stages` CPU rule (engine/schedules/cpu/stages.py) on the planner's beyond-FuseOps kinds:
 EfficientNet-B0's squeeze-and-excitation groups (`reduction_stitch`) and the transformer's Q/K/V
 matmuls in one group (`horizontal`). Whole-model builds are compared with the unscheduled, unfused
 (`none` plan) build and with ONNX Runtime; the same modules build for CUDA sm_75/sm_80/sm_90.
@@ -18,7 +18,8 @@ from tvm import relax, tirx
 from engine import build, hardware, loader, schedules
 from engine.planner import make_plan
 from engine.planner.apply import apply, kernel_groups
-from engine.schedules import stage_rules, target as target_mod
+from engine.schedules.base import target as target_mod
+from engine.schedules.cpu import stages as stage_rules
 from scripts.bench_kinds_stages import qkv_transformer, se_regions
 
 
@@ -212,7 +213,7 @@ def test_stages_leaves_pure_reductions_and_single_anchors(case):
 def _reductions(funcs) -> list:
     from tvm import s_tir
 
-    from engine.schedules.analysis import block_info, child_blocks
+    from engine.schedules.base.analysis import block_info, child_blocks
     out = []
     for f in funcs:
         sch = s_tir.Schedule(f)

@@ -829,7 +829,7 @@ def _compile_scheduled(mod, t, first: str):
     LLVM's code generation now)."""
     import tvm
 
-    from ..schedules.target import make_target
+    from ..schedules.base.target import make_target
 
     exe = tvm.compile(mod, target=make_target(t.build_for))
     if t.kind == "rpc":   # to the device: linked (by a board's cross compiler), uploaded, loaded there

@@ -6,6 +6,11 @@
 Rules choose by block structure (iteration kinds, buffer accesses), never by function name; each
 PrimFunc gets the first rule that applies. The report says which rule handled each function and
 which fell back (the fallback is still a correct, parallel schedule on CPU, a thread-bound one on GPU).
+A rule that raises is skipped (its error is kept in `report.errors`) and the next rule is tried.
+
+Layout (as tvm.s_tir.dlight's): base/ (analysis, per-target Config, target facts, fastmath, the
+primitives and the anchor tile every rule shares), cpu/ (one rule per file, `cpu.default_rules()`),
+gpu/ (the Conv and Elementwise rules, dlight's GPU rules, `gpu.default_rules()`).
 
 SCHEDULE_VERSION changes whenever a rule changes the code it generates: benchmark and build caches
 put it in their key.
@@ -15,11 +20,9 @@ from __future__ import annotations
 import time
 from dataclasses import dataclass, field
 
-from . import cpu_rules, fastmath, gpu_rules, target as target_mod
-from .blocked_rules import BlockedConv
-from .chain_rules import Chain
-from .stage_rules import Stages
-from .target import host_target, make_target
+from . import base, cpu, gpu
+from .base import fastmath
+from .base.target import host_target, make_target
 
 SCHEDULE_VERSION = 5
 
@@ -63,17 +66,15 @@ def _rule_name(rule) -> str:
 
 
 def cpu_default_rules() -> list:
-    """The CPU rules in the order they are tried: a chain of anchors (chain_rules.py), one anchor with
-    its prologue and epilogue, several reductions as stages (stage_rules.py), then the simple kinds.
-    First of all: a convolution in the blocked channel layout NCHW[x]c (blocked_rules.py)."""
-    return [BlockedConv(), Chain(), cpu_rules.Anchor(), Stages(), cpu_rules.Elementwise(), cpu_rules.Reduction(),
-            cpu_rules.Fallback()]
+    """The CPU rules in the order they are tried (cpu/__init__.py: BlockedConv, Chain, Anchor,
+    Stages, Elementwise, Reduction, Fallback)."""
+    return cpu.default_rules()
 
 
 def rules_for(target) -> list:
     """The rules for a TVM target (a GPU's, or the CPU's)."""
     if "gpu" in target.keys:
-        return gpu_rules.default_rules()
+        return gpu.default_rules()
     return cpu_default_rules()
 
 
@@ -105,7 +106,9 @@ def schedule(mod, target_name: str = "cpu", rules: list | None = None, fast_math
                 rname = _rule_name(rule)
                 try:
                     sch = rule.apply(func, tgt, False)
-                except Exception as e:  # noqa: BLE001 - a rule that cannot handle it: try the next
+                except Exception as e:  # noqa: BLE001 - the safety net: a rule that raised for any reason
+                    # (TVM refused a step, or the rule's own code failed on a structure it did not
+                    # expect) is skipped, its error kept in the report, and the next rule is tried
                     report.errors[f"{name}: {rname}"] = str(e).strip().splitlines()[-1][:300] if str(e).strip() else type(e).__name__
                     continue
                 if sch is None:
@@ -128,5 +131,5 @@ def schedule(mod, target_name: str = "cpu", rules: list | None = None, fast_math
     return mod, report
 
 
-__all__ = ["SCHEDULE_VERSION", "ScheduleReport", "schedule", "host_target", "make_target",
-           "cpu_rules", "gpu_rules", "target_mod"]
+__all__ = ["SCHEDULE_VERSION", "ScheduleReport", "schedule", "host_target", "make_target", "rules_for",
+           "cpu_default_rules", "base", "cpu", "gpu"]

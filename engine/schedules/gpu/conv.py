@@ -1,7 +1,6 @@
-"""Schedule rules for CUDA: dlight's GPU rules where they fit, plus a convolution rule.
-
-`Conv` (project rule): one multiply-accumulate reduction with a sliding window or any other anchor
-dlight's Matmul/GEMV do not take (convolution NCHW incl. grouped/depthwise/strided/padded, pooling):
+"""GPU rule `Conv` ("gpu.Conv"): one multiply-accumulate reduction with a sliding window or any
+other anchor dlight's Matmul/GEMV do not take (convolution NCHW incl. grouped/depthwise/strided/padded,
+pooling), found by the anchor finder the CPU Anchor rule uses (base/anchor.py: `find_anchor`):
 padding and other prologues inlined; the output-channel axis (an axis the input does not depend on)
 register-tiled so each thread reuses one input value for several channels; the other spatial axes
 fused and mapped to blockIdx.x / threadIdx.x (consecutive threads on consecutive output columns:
@@ -12,29 +11,24 @@ same thread block as the convolution.
 from __future__ import annotations
 
 from tvm import s_tir, tirx
-from tvm.s_tir import dlight as dl
-from tvm.s_tir.dlight.base import ScheduleRule
-from tvm.target import Target
+from tvm.s_tir.schedule import ScheduleError
 
-from .analysis import block_info, child_blocks, index_vars, same_domain_consumer
-from .cpu_rules import _divisors, _inline_all
-
-
-class GPURule(ScheduleRule):
-    name = "gpu"
-
-    def is_target_available(self, target: Target) -> bool:
-        return "gpu" in target.keys
+from ..base.analysis import block_info, child_blocks, index_vars, same_domain_consumer
+from ..base.anchor import find_anchor
+from ..base.primitives import divisors, inline_all
+from ..base.rule import GPURule
 
 
 def _max_threads(target) -> int:
     try:
         return int(target.attrs.get("max_num_threads", 1024) or 1024)
-    except Exception:  # noqa: BLE001
+    except (TypeError, ValueError):  # not a number
         return 1024
 
 
 class Conv(GPURule):
+    """One multiply-accumulate/pool anchor dlight's Matmul/GEMV do not take: see the module docstring."""
+
     name = "gpu.Conv"
 
     def __init__(self, threads: int = 128, reg_f: int = 4, reg_x: int = 2):
@@ -44,15 +38,11 @@ class Conv(GPURule):
         if not isinstance(func, tirx.PrimFunc) or not self.is_target_available(target):
             return None
         sch = s_tir.Schedule(func)
-        blocks = [block_info(sch, rv) for rv in child_blocks(sch)]
-        reds = [b for b in blocks if b.is_reduction]
-        if len(reds) != 1 or not all(b.trivial for b in blocks):
+        found = find_anchor(sch)  # one reduction with an init and one output, trivial bindings
+        if found is None:
             return None
-        anchor = reds[0]
-        if anchor.block.init is None or len(anchor.block.writes) != 1:
-            return None
-        name = anchor.block.name_hint
-        _inline_all(sch, keep={name})
+        name = found.anchor
+        inline_all(sch, keep={name})
         rv = sch.get_sblock(name)
         a = block_info(sch, rv)
         if not a.trivial or any(e is None for e in a.extents):
@@ -77,7 +67,7 @@ class Conv(GPURule):
         spatial = []
         for k in s_idx:
             if k == uk:
-                rf = max(d for d in _divisors(a.extents[k]) if d <= self.reg_f)
+                rf = max(d for d in divisors(a.extents[k]) if d <= self.reg_f)
                 if rf > 1:
                     uo, ur = sch.split(loops[k], factors=[None, rf])
                     spatial.append(uo)
@@ -104,10 +94,10 @@ class Conv(GPURule):
         for c in consumers:
             try:
                 sch.reverse_compute_inline(c)
-            except Exception:  # noqa: BLE001 - several consumers: compute it in the same thread
+            except ScheduleError:  # several consumers: compute it in the same thread
                 try:
                     sch.reverse_compute_at(c, tx, preserve_unit_loops=True)
-                except Exception:  # noqa: BLE001
+                except ScheduleError:
                     pass
         if ur is not None:
             sch.unroll(ur)
@@ -133,28 +123,3 @@ def _bind_simple(sch, rv, max_threads):
     bx, tx = sch.split(f, factors=[None, min(256, max_threads)])
     sch.bind(bx, "blockIdx.x")
     sch.bind(tx, "threadIdx.x")
-
-
-class Elementwise(GPURule):
-    """Only spatial blocks (elementwise, broadcast, injective): everything inlined into the output
-    blocks, whose loops are fused and bound to blocks x threads (dlight's Fallback does exactly
-    this; it is named here so that the report tells such functions from true fallbacks)."""
-
-    name = "gpu.Elementwise"
-
-    def apply(self, func, target, tunable):
-        if not isinstance(func, tirx.PrimFunc) or not self.is_target_available(target):
-            return None
-        sch = s_tir.Schedule(func)
-        blocks = [block_info(sch, rv) for rv in child_blocks(sch)]
-        if not blocks or any(not b.is_spatial for b in blocks):
-            return None
-        return dl.gpu.Fallback().apply(func, target, tunable)
-
-
-def default_rules() -> list[ScheduleRule]:
-    """Tried in order: dlight's Matmul and GEMV (true GEMM/GEMV structures), the project's Conv
-    (any other single multiply-accumulate/pool anchor), Elementwise, dlight's Reduction and
-    GeneralReduction, then dlight's Fallback (reported as a fallback)."""
-    return [dl.gpu.Matmul(), dl.gpu.GEMV(), Conv(), Elementwise(), dl.gpu.Reduction(),
-            dl.gpu.GeneralReduction(), dl.gpu.Fallback()]

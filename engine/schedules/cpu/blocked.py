@@ -12,7 +12,7 @@ The schedule is MLAS's micro-kernel:
 
 - dense: an output tile of `oc_t` output-channel blocks x `cols` output columns x the block
   (`ob` lanes, one zmm for ob = 16) lives in registers (the accumulator budget is the target's
-  vector registers less four, `register_budget`); the whole reduction (rc, ry, rx, ri) runs over
+  vector registers less FREE_REGISTERS, `register_budget`); the whole reduction (rc, ry, rx, ri) runs over
   the tile with `ri` (the input block) and the tile unrolled, so every step broadcasts one input
   value and FMAs it with a weight vector; the input of one task is a few rows of all channels
   (L1/L2-sized), its weights are reused across the tiles of a row;
@@ -37,8 +37,8 @@ from tvm.s_tir.dlight.base import ScheduleRule
 from tvm.s_tir.schedule import ScheduleError
 from tvm.target import Target
 
-from .analysis import block_info, child_blocks, root_block, is_padding_block, same_domain_consumer, vars_in
-from .target import num_cores, vector_lanes
+from ..base.analysis import block_info, child_blocks, root_block, is_padding_block, same_domain_consumer, vars_in
+from ..base.target import num_cores, vector_lanes
 
 SERIAL_MACS = 150_000      # a kernel with fewer multiply-adds runs on one thread (no fork/join)
 TASKS_PER_CORE = 4         # parallel tasks per core that balance on their own

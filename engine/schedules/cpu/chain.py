@@ -19,8 +19,8 @@ BN/ReLU6 -> project 1x1 + BN [+ residual]) after FuseTIR of an `anchor_chain` gr
   branch-free interior, so no zero fill of the band is needed.
 - Register tiles as in the `Anchor` rule (vector along the output width, up to `max_channel_tile`
   output channels or 2 rows/2 vectors sharing each broadcast weight, accumulators in a local tile),
-  built from its helpers and sized by the same `AnchorConfig` (anchor_config.py: `config_for(target)`
-  or the rule's own); the batch-norm/activation after a convolution is inlined into the write-back of
+  built from the shared primitives (base/primitives.py) and sized by the same `AnchorConfig`
+  (base/config.py: `config_for(target)` or the rule's own); the batch-norm/activation after a convolution is inlined into the write-back of
   its accumulators, which then writes the next stage's input directly. A stride-2 depthwise conv
   reads a de-interleaved [.., w % 2, w // 2] copy, as in the Anchor rule.
 - Not a chain (one reduction, a reduction that is not a multiply-accumulate, an intermediate that
@@ -31,10 +31,14 @@ from __future__ import annotations
 from dataclasses import replace
 
 from tvm import s_tir, tirx
+from tvm.s_tir.schedule import ScheduleError
 
-from . import cpu_rules as cr
-from .analysis import block_info, child_blocks, index_vars, is_padding_block, same_domain_consumer, vars_in
-from .anchor_config import AnchorConfig, config_for
+from ..base.analysis import block_info, child_blocks, index_vars, is_padding_block, same_domain_consumer, vars_in
+from ..base.config import AnchorConfig, config_for
+from ..base.primitives import (LAYOUT_ERRORS, REFUSED_OR_GONE, deinterleave_map, deinterleave_strided_read, divisors,
+                               inline_all, int_or_none, is_copy, pad_in_tile, place_epilogue, stride_of, vec_tile,
+                               vectorize_tile)
+from ..base.rule import CPURule
 
 
 def band_rows(out_rows: int, batch: int, bytes_per_row: int, halo_bytes: int, l2_bytes: int,
@@ -72,7 +76,7 @@ def _load_buf(load):
     return getattr(load, "buffer", None) or getattr(load, "source", None)
 
 
-class Chain(cr.CPURule):
+class Chain(CPURule):
     """Two or more convolutions in a chain: row bands of the last one, producers computed per band.
     `config`: the knobs to use for every target (by default config_for(target) picks them);
     `l2_bytes`: the L2 budget of the bands instead of the Config's."""
@@ -159,17 +163,17 @@ def _schedule_chain(sch, anchors, cfg: AnchorConfig):
             n = sch.get(p).name_hint
             if n not in pads and n not in anchors and n not in stages:
                 stages.append(n)
-    cr._inline_all(sch, keep={*anchors, *pads, *stages})
+    inline_all(sch, keep={*anchors, *pads, *stages})
     for n in list(stages):
         srv = sch.get_sblock(n)
-        if cr._is_copy(sch.get(srv)):
+        if is_copy(sch.get(srv)):
             try:
                 sch.compute_inline(srv)
                 stages.remove(n)
-            except Exception:  # noqa: BLE001
+            except ScheduleError:
                 pass
     # a strided read along the vector axis (stride-2 depthwise): read from a de-interleaved copy
-    # [.., w % s, w // s] written by the pad/stage block (cpu_rules._deinterleave_strided_read); a
+    # [.., w % s, w // s] written by the pad/stage block (base.primitives.deinterleave_strided_read); a
     # pad that a convolution fills row by row (step 3) is re-laid out once it is in the band
     deinterleave = {}
     for a in anchors:
@@ -182,7 +186,7 @@ def _schedule_chain(sch, anchors, cfg: AnchorConfig):
         if sr is not None and sr[0] in pads and _fed_by_anchor(sch, sch.get_sblock(sr[0]), anchors):
             deinterleave[sr[0]] = sr[1]
             continue
-        made = cr._deinterleave_strided_read(sch, rv, info, vvar, pads + stages)
+        made = deinterleave_strided_read(sch, rv, info, vvar, pads + stages)
         if made is not None:
             stages.append(made)
     sink = anchors[-1]
@@ -282,7 +286,7 @@ def _schedule_chain(sch, anchors, cfg: AnchorConfig):
         if n not in anchors and n not in done:
             if inside:
                 _parallel_first(sch, sch.get_sblock(n), par)
-            cr._pad_in_tile(sch, sch.get_sblock(n), lanes)
+            pad_in_tile(sch, sch.get_sblock(n), lanes)
     for n in padded_rows:
         _pad_interior_split(sch, sch.get_sblock(n), lanes, deinterleave.get(n))
     return sch
@@ -298,13 +302,13 @@ def _parallel_first(sch, rv, par) -> None:
         return
     k = _depth_of(sch, loops, par)
     for lp in loops[k + 1:]:
-        e = cr._int_or_none(sch.get(lp).extent)
+        e = int_or_none(sch.get(lp).extent)
         if e is None:
             return
         if e > 1:
             try:
                 sch.parallel(lp)
-            except Exception:  # noqa: BLE001 - a loop TVM will not run in parallel: stays serial
+            except ScheduleError:  # a loop TVM will not run in parallel: stays serial
                 pass
             return
 
@@ -324,7 +328,7 @@ def _reads_at_own_point(block, produced) -> bool:
         idx = [x.min for x in r.region]
         if len(idx) != len(ivs) or not all(isinstance(e, tirx.Var) and e.same_as(v) for e, v in zip(idx, ivs)):
             return False
-        if [cr._int_or_none(x) for x in produced.shape] != [cr._int_or_none(iv.dom.extent) for iv in block.iter_vars]:
+        if [int_or_none(x) for x in produced.shape] != [int_or_none(iv.dom.extent) for iv in block.iter_vars]:
             return False
     return found
 
@@ -350,7 +354,7 @@ def _strided_read(sch, rv, vvar):
         idx = [x.min for x in r.region]
         if not idx:
             continue
-        st = cr._stride_of(idx[-1], vvar)
+        st = stride_of(idx[-1], vvar)
         if st is None or st <= 1 or any(any(u.same_as(vvar) for u in vars_in(e)) for e in idx[:-1]):
             continue
         for p in sch.get_producers(rv):
@@ -364,12 +368,12 @@ def _deinterleave_buffer(sch, rv, st: int) -> None:
     """Lay the buffer block `rv` writes out as [.., w % st, w // st] (every block that touches it
     follows): the strided conv then reads whole vectors."""
     buf = sch.get(rv).writes[0].source
-    width = cr._int_or_none(buf.shape[-1])
+    width = int_or_none(buf.shape[-1])
     if width is None or width % st:
         return
     try:
-        sch.transform_layout(rv, ("write", 0), tirx.IndexMap.from_func(cr._deinterleave_map(st), ndim=len(buf.shape)))
-    except Exception:  # noqa: BLE001 - keep the plain layout
+        sch.transform_layout(rv, ("write", 0), tirx.IndexMap.from_func(deinterleave_map(st), ndim=len(buf.shape)))
+    except LAYOUT_ERRORS:  # keep the plain layout
         pass
 
 
@@ -411,10 +415,10 @@ def _pad_interior_split(sch, prv, lanes, st) -> None:
     band: that pass cost 7-10% of the chain kernel."""
     blk = sch.get(prv)
     lp = sch.get_loops(prv)[-1]
-    e = cr._int_or_none(sch.get(lp).extent)
+    e = int_or_none(sch.get(lp).extent)
     off, width = _pad_window(blk)
     if e is None or off is None or width is None or not (0 < off and off + width <= e):
-        cr._vectorize_tile(sch, prv, lanes, unroll=False)  # no window found: vectorised as is
+        vectorize_tile(sch, prv, lanes, unroll=False)  # no window found: vectorised as is
         return
     if st:
         # a de-interleaved layout [.., w % st, w // st]: w = st * wo + wi with the phases wi
@@ -428,25 +432,25 @@ def _pad_interior_split(sch, prv, lanes, st) -> None:
         if 0 < lo < hi < e // st:
             try:
                 sch.loop_partition(wo, factors=[lo, hi - lo, None])
-            except Exception:  # noqa: BLE001
+            except ScheduleError:
                 pass
         return
     # chunks of d columns (a divisor of the interior width, at most one vector): partitioned
     # loops do not start at 0, which split refuses, so each chunk is a loop of its own
-    d = max(x for x in cr._divisors(width) if x <= lanes)
+    d = max(x for x in divisors(width) if x <= lanes)
     factors = [off] + [d] * (width // d) + ([None] if off + width < e else [])
     if off + width == e:
         factors[-1] = None
     try:
         parts = sch.loop_partition(lp, factors=factors)
-    except Exception:  # noqa: BLE001
-        cr._vectorize_tile(sch, prv, lanes, unroll=False)
+    except ScheduleError:
+        vectorize_tile(sch, prv, lanes, unroll=False)
         return
     if d >= 2:
         for q in parts[1:1 + width // d]:
             try:
                 sch.vectorize(q)
-            except Exception:  # noqa: BLE001
+            except ScheduleError:
                 pass
 
 
@@ -465,12 +469,12 @@ def _pad_window(block):
             continue
         if name in ("LE", "LT", "GE", "GT"):
             a, b = c.a, c.b
-            if isinstance(b, tirx.Var) and b.same_as(w) and cr._int_or_none(a) is not None:
+            if isinstance(b, tirx.Var) and b.same_as(w) and int_or_none(a) is not None:
                 if name == "LE":
                     lo = int(a)          # a <= w
                 elif name == "LT":
                     lo = int(a) + 1      # a < w
-            if isinstance(a, tirx.Var) and a.same_as(w) and cr._int_or_none(b) is not None:
+            if isinstance(a, tirx.Var) and a.same_as(w) and int_or_none(b) is not None:
                 if name == "LT":
                     hi = int(b)          # w < b
                 elif name == "LE":
@@ -542,7 +546,7 @@ def _rows_needed(sch, sink: str, d: int) -> dict:
                 for v, ext in ivs:
                     if not any(u.same_as(v) for u in used):
                         continue
-                    c = cr._stride_of(e, v)
+                    c = stride_of(e, v)
                     if v.same_as(yv):
                         st = c if c is not None else ext
                     else:
@@ -559,10 +563,10 @@ def _tile_anchor(sch, rv, pairs, cfg: AnchorConfig):
     """The Anchor rule's register tile on the loops `pairs` [(loop, iter var, extent, 'S'|'R')]
     (spatial loops first; after compute_at the loops do not bind the block trivially, so the caller
     pairs them with the iter vars). Vector axis v: the output's innermost dimension (a tile of whole
-    vectors or one partial vector, cpu_rules._vec_tile); u: the largest axis the vectorised input
+    vectors or one partial vector, base.primitives.vec_tile); u: the largest axis the vectorised input
     does not depend on (output channels), else the next spatial axis out; a second row (or, for
     one-row tiles, a second vector) when the tile is a single vector. Sizes from `cfg` as in
-    cpu_rules.choose_tile: at most acc_budget accumulators and max_channel_tile channels; a second
+    base.anchor.choose_tile: at most acc_budget accumulators and max_channel_tile channels; a second
     row/vector only when the tile then has min_two_row_accs accumulators. Returns (tile loop, inner u,
     inner w, inner v, reduction loops, extent of the last reduction loop), or None."""
     blk = sch.get(rv)
@@ -592,7 +596,7 @@ def _tile_anchor(sch, rv, pairs, cfg: AnchorConfig):
         outer_s = [k for k in s_idx if k < vk and ext[k] > 1]
         uk, reuse = (outer_s[-1] if outer_s else None), False
     ve, lanes, acc_budget = ext[vk], cfg.lanes, cfg.acc_budget
-    xi = cr._vec_tile(ve, lanes)
+    xi = vec_tile(ve, lanes)
     nvec = -(-xi // lanes)
     wk, wi = None, 1
     xw = 1  # a second vector along the width, for one-row tiles (the expand conv row by row)
@@ -605,10 +609,10 @@ def _tile_anchor(sch, rv, pairs, cfg: AnchorConfig):
     ui = 1
     if uk is not None:
         ue = ext[uk]
-        ui = max([d for d in cr._divisors(ue) if d * nvec * wi <= acc_budget and d <= cfg.max_channel_tile] or [1])
+        ui = max([d for d in divisors(ue) if d * nvec * wi <= acc_budget and d <= cfg.max_channel_tile] or [1])
         if reuse and ui * wi * nvec < cfg.min_two_row_accs and wi > 1:
             wk, wi, xw = None, 1, 1
-            ui = max([d for d in cr._divisors(ue) if d * nvec <= acc_budget and d <= cfg.max_channel_tile] or [1])
+            ui = max([d for d in divisors(ue) if d * nvec <= acc_budget and d <= cfg.max_channel_tile] or [1])
     outer, inner_u, inner_v, inner_w = [], None, None, None
     for k in s_idx:
         lp = pairs[k][0]
@@ -656,7 +660,7 @@ def _accumulate_local(sch, rv, tile, consumers, cfg: AnchorConfig):
     kept, handled = [], set()
     for c in consumers:
         cname = sch.get(c).name_hint
-        where = cr.place_epilogue(sch, c, tile_loop)
+        where = place_epilogue(sch, c, tile_loop)
         if where:
             handled.add(cname)
         if where == "at_tile":
@@ -670,10 +674,10 @@ def _accumulate_local(sch, rv, tile, consumers, cfg: AnchorConfig):
         sch.unroll(rloops[-1])
     init = sch.decompose_reduction(rv, rloops[0])
     for blk in [init, wb]:
-        cr._vectorize_tile(sch, blk, lanes)
+        vectorize_tile(sch, blk, lanes)
     for c in kept:
         try:
-            cr._vectorize_tile(sch, c, lanes)
-        except Exception:  # noqa: BLE001
+            vectorize_tile(sch, c, lanes)
+        except REFUSED_OR_GONE:
             pass
     return handled

@@ -1,5 +1,5 @@
-"""The knobs of the CPU `Anchor` tile (cpu_rules.py), chosen per target, in the style of dlight's
-`Matmul.Config` / `get_configs(target)`. The `Chain` rule (chain_rules.py) uses the same Config:
+"""The knobs of the CPU `Anchor` tile (base/anchor.py, cpu/anchor.py), chosen per target, in the style
+of dlight's `Matmul.Config` / `get_configs(target)`. The `Chain` rule (cpu/chain.py) uses the same Config:
 its register tiles are the Anchor rule's (lanes, accumulator budget, channel-tile limit, the
 two-row threshold, the unrolled reduction), its band loop is sized for `cores`, and its row bands
 for `l2_bytes`.

@@ -13,7 +13,7 @@ from dataclasses import dataclass
 from functools import lru_cache
 from pathlib import Path
 
-from ..cpus import usable_cores
+from ...cpus import usable_cores
 
 
 @dataclass(frozen=True)
@@ -63,7 +63,7 @@ def host_facts() -> HostFacts:
         cpu = "generic"
     try:
         sys_triple = codegen.llvm_get_system_triple()
-    except Exception:  # noqa: BLE001
+    except Exception:  # noqa: BLE001 - LLVM's host triple: an LLVM built without it
         sys_triple = ""
     triple = None
     for t in _triples(sys_triple):
@@ -71,13 +71,13 @@ def host_facts() -> HostFacts:
             if codegen.llvm_is_valid_cpu(cpu, t):
                 triple = t
                 break
-        except Exception:  # noqa: BLE001
+        except Exception:  # noqa: BLE001 - LLVM refuses the triple outright (not built for that architecture)
             continue
     if triple is None:  # mcpu unknown to this LLVM: keep a valid triple, drop the cpu
         cpu, triple = "generic", _triples(sys_triple)[0]
     try:
         feats = set(codegen.llvm_get_cpu_features(tvm.target.Target({"kind": "llvm", "mcpu": cpu, "mtriple": triple})))
-    except Exception:  # noqa: BLE001
+    except Exception:  # noqa: BLE001 - LLVM cannot list the CPU's features (a cpu or triple it does not know)
         feats = set()
     flags = _cpuinfo_flags()
     mattr: list[str] = []
@@ -120,8 +120,8 @@ def cuda_target(arch: str = "sm_75"):
 def make_target(name: str = "cpu"):
     """'cpu' / 'llvm' -> host_target(); 'cuda' / 'cuda:sm_XX' -> cuda_target(); a board's profile name
     (e.g. 'rpi4b') -> the LLVM target its profile names (engine/boards.py)."""
-    from .. import boards
-    from ..errors import TargetError
+    from ... import boards
+    from ...errors import TargetError
 
     kind, _, arch = name.partition(":")
     if kind in ("cpu", "llvm"):
@@ -136,7 +136,7 @@ def make_target(name: str = "cpu"):
 def vector_lanes(target, dtype_bits: int = 32) -> int:
     """SIMD lanes of `dtype_bits` for an LLVM target: a board's profile says (NEON: 128 bits);
     otherwise the features LLVM reports for the target's mcpu, less those mattr switches off."""
-    from .. import boards
+    from ... import boards
 
     b = boards.for_target(target)
     if b is not None:
@@ -151,7 +151,7 @@ def vector_lanes(target, dtype_bits: int = 32) -> int:
             if a.startswith("-"):
                 feats.discard(a[1:])
         bits = 512 if "avx512f" in feats else 256 if ("avx" in feats or "avx2" in feats) else 128
-    except Exception:  # noqa: BLE001
+    except Exception:  # noqa: BLE001 - as in host_facts: LLVM cannot list the features of this target's cpu
         pass
     return max(1, bits // dtype_bits)
 
@@ -159,15 +159,15 @@ def vector_lanes(target, dtype_bits: int = 32) -> int:
 def num_cores(target) -> int:
     try:
         n = int(target.attrs.get("num-cores", 0) or 0)
-    except Exception:  # noqa: BLE001
+    except (AttributeError, TypeError, ValueError):  # not a Target's attrs, or not a number
         n = 0
     return n or usable_cores()
 
 
 def l2_per_core(target) -> int:
     """Bytes of L2 a core can count on: a board's profile (a Pi 4's 1 MB is shared by 4 cores), else this host's."""
-    from .. import boards
-    from ..hardware import cpu_facts
+    from ... import boards
+    from ...hardware import cpu_facts
 
     b = boards.for_target(target)
     return b.l2_per_core if b is not None else int(cpu_facts()["l2"])

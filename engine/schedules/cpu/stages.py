@@ -14,7 +14,7 @@ stay with `Reduction`), and trivially bound loops.
   are computed once, in a loop nest of their own.
 - Each reduction block is a stage, scheduled in program order:
   * a big multiply-accumulate/pool whose output's last dimension is not 1 (a convolution over a
-    map, a matmul) gets the `Anchor` rule's tile (`cpu_rules.tile_anchor`: register tile, parallel
+    map, a matmul) gets the `Anchor` rule's tile (`base.anchor.tile_anchor`: register tile, parallel
     tiles, its prologue per tile, its epilogue in the tile's write-back);
   * any other reduction (a global mean, a 1x1 conv on a [1,C,1,1] vector, a GEMV-like dense layer)
     is vectorised along its innermost contiguous reduction axis (rfactor into `lanes` partial sums
@@ -33,11 +33,16 @@ from __future__ import annotations
 import tvm
 import tvm_ffi
 from tvm import s_tir, tirx
+from tvm.s_tir.schedule import ScheduleError
 
-from . import cpu_rules as cr
-from .anchor_config import AnchorConfig
-from .analysis import block_info, child_blocks, fusible_pair, is_padding_block, same_domain_consumer, vars_in
-from .target import num_cores, vector_lanes
+from ..base.analysis import block_info, child_blocks, fusible_pair, is_padding_block, same_domain_consumer, vars_in
+from ..base.anchor import tile_anchor
+from ..base.config import AnchorConfig
+from ..base.primitives import (int_or_none, inline_all, is_copy, parallel_outer, stride_of, vectorize_inner,
+                               vectorize_tile, write_contiguous)
+from ..base.rule import CPURule
+from ..base.target import num_cores, vector_lanes
+
 
 # below this many loop iterations a stage runs on one core, unblocked: measured on a 2-core
 # AVX-512 host (scripts/bench_kinds_stages.py), 64 K was as fast as or faster than 4 K-16 K on
@@ -45,9 +50,15 @@ from .target import num_cores, vector_lanes
 # less than a thread-pool launch plus the wait for the busier core); 600 K lost 2.8x on the
 # transformer's Q/K/V matmuls (128 x 64 x 64 each: those need the Anchor tile)
 TINY_WORK = 1 << 16
+
+
 # a spatial value read by a consumer whose domain is this many times larger is computed once
 BROADCAST_RATIO = 4
+
+
 BROADCAST_MIN = 1024
+
+
 # expression nodes above which a value read by two consumers is computed once (sigmoid, exp)
 COSTLY_NODES = 12
 
@@ -143,11 +154,11 @@ def _load_buffer(load):
 def _last_dim(block) -> int | None:
     try:
         return int(block.writes[0].source.shape[-1])
-    except Exception:  # noqa: BLE001
+    except (TypeError, ValueError, IndexError):  # no output, or a shape that is not constant
         return None
 
 
-class Stages(cr.CPURule):
+class Stages(CPURule):
     """Two or more reductions (at least one multiply-accumulate/pool): one stage per reduction,
     tiny stages serial, big ones tiled/parallel/vectorised."""
 
@@ -179,7 +190,7 @@ class Stages(cr.CPURule):
             if refused is None:
                 try:
                     merged = merge_siblings(sch)
-                except Exception:  # noqa: BLE001 - keep the unmerged stages
+                except ScheduleError:  # keep the unmerged stages
                     merged = None
                 return sch if merged is None else s_tir.Schedule(merged)
             plain.add(refused)
@@ -233,20 +244,20 @@ def _schedule_stages(sch, lanes: int, cores: int, tiny_work: int, plain: set[str
         if name in keep or _computed_once(sch, rv, b, cost[name], set(tiled)):
             keep.add(name)
             cost[name] = 1  # read back as a load
-    cr._inline_all(sch, keep=keep)
+    inline_all(sch, keep=keep)
     for name in tiled:
         pads, own = anchor_prologue[name]
         for n in list(own):
             try:
                 srv = sch.get_sblock(n)
-            except Exception:  # noqa: BLE001 - no longer there
+            except ScheduleError:  # no longer there
                 own.remove(n)
                 continue
-            if cr._is_copy(sch.get(srv)):
+            if is_copy(sch.get(srv)):
                 try:
                     sch.compute_inline(srv)
                     own.remove(n)
-                except Exception:  # noqa: BLE001 - a function output: stays a stage
+                except ScheduleError:  # a function output: stays a stage
                     pass
     # 2. the stages, in program order (joins found before any stage changes its producers)
     joins = {st["block"]: _late_readers(sch, st["block"]) for st in stages}
@@ -255,16 +266,21 @@ def _schedule_stages(sch, lanes: int, cores: int, tiny_work: int, plain: set[str
         if st["mode"] == "tile":
             pads, own = anchor_prologue[name]
             try:
-                ok = cr.tile_anchor(sch, name, list(own), list(pads), AnchorConfig.for_machine(lanes, cores),
+                ok = tile_anchor(sch, name, list(own), list(pads), AnchorConfig.for_machine(lanes, cores),
                                     tidy=False, skip_consumers=joins[name])
-            except Exception:  # noqa: BLE001 - TVM refused a step
+            except Exception:  # noqa: BLE001 - TVM refused a step, or the tile's own arithmetic found
+                # no tile for a stage shape the Anchor rule alone never sees (ValueError from a max()
+                # over no divisor, ...): the stage is then scheduled as a plain reduction
                 ok = False
             if not ok:
                 return name
         else:
             try:
                 reduce_stage(sch, name, lanes, cores, st["parallel"], joins[name])
-            except Exception:  # noqa: BLE001 - keep whatever was done; the loops stay correct
+            except Exception:  # noqa: BLE001 - several steps (rfactor, compute-at, vectorise) with
+                # arithmetic of their own on the block's shape: TVM refusing one of them, or that
+                # arithmetic failing on a shape it does not expect, keeps whatever was done (the loops
+                # stay correct)
                 pass
     # 3. spatial blocks in loop nests of their own
     for rv in child_blocks(sch):
@@ -274,10 +290,10 @@ def _schedule_stages(sch, lanes: int, cores: int, tiny_work: int, plain: set[str
             continue  # placed by a stage already
         try:
             if (_domain(b.block) or 0) >= tiny_work:
-                cr._vectorize_inner(sch, rv, lanes, cores)
+                vectorize_inner(sch, rv, lanes, cores)
             else:
                 vectorize_serial(sch, rv, lanes)
-        except Exception:  # noqa: BLE001
+        except ScheduleError:
             pass
     return None
 
@@ -322,7 +338,7 @@ def merge_siblings(sch):
                 continue
             try:
                 lp = sch.merge(*[n[0] for n in run])
-            except Exception:  # noqa: BLE001 - TVM refused (different depths, annotations)
+            except ScheduleError:  # TVM refused (different depths, annotations)
                 return None if not names else _with_parallel(sch.mod["main"], names)
             names.append(sch.get(lp).loop_var.name)
             done = False
@@ -376,7 +392,7 @@ def _effective_consumers(sch, rv, depth: int = 0) -> list:
     """The consumers of a block, looking through copies (pad_temp of an unpadded conv)."""
     out = []
     for c in sch.get_consumers(rv):
-        if depth < 4 and cr._is_copy(sch.get(c)) and block_info(sch, c).is_spatial:
+        if depth < 4 and is_copy(sch.get(c)) and block_info(sch, c).is_spatial:
             out += _effective_consumers(sch, c, depth + 1) or [c]
         else:
             out.append(c)
@@ -388,7 +404,7 @@ def _computed_once(sch, rv, info, cost: int, skip: set[str]) -> bool:
     it many times: a consumer with a domain BROADCAST_RATIO x larger reads it and the value is
     costly (`cost`: expression nodes including what would be inlined into it) or that consumer is
     big (BROADCAST_MIN points); or two or more consumers read a costly value."""
-    if cr._is_copy(info.block):
+    if is_copy(info.block):
         return False
     dom = _domain(info.block) or 0
     consumers = _effective_consumers(sch, rv)
@@ -418,14 +434,14 @@ def _shares_nest(sch, rv) -> bool:
 def _flat_stride(region, var) -> int | None:
     """The stride, in elements of the flattened buffer, of `var` in a buffer access; 0 when the
     access does not use it; None when not linear or the shape is not constant."""
-    shape = [cr._int_or_none(s) for s in region.source.shape]
+    shape = [int_or_none(s) for s in region.source.shape]
     if any(s is None for s in shape):
         return None
     total, inner = 0, 1
     for d in range(len(shape) - 1, -1, -1):
         e = region.region[d].min
         if var in vars_in(e):
-            st = cr._stride_of(e, var)
+            st = stride_of(e, var)
             if st is None:
                 return None
             total += st * inner
@@ -459,7 +475,7 @@ def reduce_stage(sch, name: str, lanes: int, cores: int, parallel: bool, skip_co
         ns = len(s_idx)
         outer_s, outer_e = loops[:ns], rinfo.extents[:ns]
         if parallel:
-            par, n = cr._parallel_outer(sch, outer_s, outer_e, cores)
+            par, n = parallel_outer(sch, outer_s, outer_e, cores)
             if par is not None:
                 outer_s = [par] + outer_s[n:]
         at = outer_s[-1] if outer_s else None
@@ -468,14 +484,14 @@ def reduce_stage(sch, name: str, lanes: int, cores: int, parallel: bool, skip_co
             for c in consumers:
                 try:
                     sch.reverse_compute_at(c, at, preserve_unit_loops=True)
-                except Exception:  # noqa: BLE001
+                except ScheduleError:
                     pass
         rloops = sch.get_loops(rf_rv)
         inner = rloops[-1]
         first_r = rloops[ns] if len(rloops) > ns + 1 else None
         if first_r is not None:
             init = sch.decompose_reduction(rf_rv, first_r)
-            cr._vectorize_tile(sch, init, lanes, unroll=False)
+            vectorize_tile(sch, init, lanes, unroll=False)
         sch.vectorize(inner)
         return
     if regular and blk.init is not None and len(blk.writes) == 1 and \
@@ -490,7 +506,7 @@ def reduce_stage(sch, name: str, lanes: int, cores: int, parallel: bool, skip_co
                 break
             n += 1
         if n:
-            par, k = cr._parallel_outer(sch, b.loops[:n], b.extents[:n], cores)
+            par, k = parallel_outer(sch, b.loops[:n], b.extents[:n], cores)
             if par is not None:
                 at = ([par] + list(b.loops[k:n]))[-1]
     elif regular and s_idx:
@@ -499,7 +515,7 @@ def reduce_stage(sch, name: str, lanes: int, cores: int, parallel: bool, skip_co
         for c in consumers:
             try:
                 sch.reverse_compute_at(c, at, preserve_unit_loops=True)
-            except Exception:  # noqa: BLE001
+            except ScheduleError:
                 pass
 
 
@@ -539,7 +555,7 @@ def _column_vector(sch, rv, lanes, cores, parallel, consumers) -> bool:
     sch.reorder(*[o for o, _ in outer], *rloops, si)
     outer_loops = [o for o, _ in outer]
     if parallel:
-        par, n = cr._parallel_outer(sch, outer_loops, [x for _, x in outer], cores)
+        par, n = parallel_outer(sch, outer_loops, [x for _, x in outer], cores)
         if par is not None:
             outer_loops = [par] + outer_loops[n:]
     kept = []
@@ -548,14 +564,14 @@ def _column_vector(sch, rv, lanes, cores, parallel, consumers) -> bool:
             try:
                 sch.reverse_compute_at(c, outer_loops[-1], preserve_unit_loops=True)
                 kept.append(c)
-            except Exception:  # noqa: BLE001
+            except ScheduleError:
                 pass
     init = sch.decompose_reduction(rv, rloops[0])
     sch.vectorize(si)
     for blk in [init, *kept]:
         try:
-            cr._vectorize_tile(sch, blk, lanes, unroll=False)
-        except Exception:  # noqa: BLE001
+            vectorize_tile(sch, blk, lanes, unroll=False)
+        except ScheduleError:
             pass
     return True
 
@@ -602,7 +618,7 @@ def vectorize_serial(sch, rv, lanes: int) -> None:
     k = len(loops) - 1
     while k > 0 and ext[k] < 4 * lanes and fusible_pair(info, k - 1, k):
         k -= 1
-    if not cr._write_contiguous(info, len(loops) - 1):
+    if not write_contiguous(info, len(loops) - 1):
         return
     if k < len(loops) - 1:
         inner = sch.fuse(*loops[k:])
