@@ -45,6 +45,8 @@ import numpy as np
 from . import blocked_compute
 
 MIN_BLOCK = 4
+VERSION = 1  # moves whenever this pass or engine/blocked_compute.py changes the module it makes: it is
+#              part of a blocked graph's identity (loader.model_hash), so no cache answers with the old one
 DENSE_NAME, DEPTHWISE_NAME = "conv2d_nchwc", "conv2d_nchwc_dw"
 
 _UNARY = {"relax.nn.relu", "relax.sigmoid", "relax.tanh", "relax.sqrt", "relax.rsqrt", "relax.exp", "relax.log",
@@ -86,7 +88,7 @@ def block_for(target) -> int | None:
     `target`: a name ("cpu", "cuda", "rpi4b"), an engine.targets.Target, a TVM target or its dict."""
     import tvm
 
-    from .schedules.target import make_target, vector_lanes
+    from .schedules.base.target import make_target, vector_lanes
 
     if target is None:
         return None

@@ -68,11 +68,13 @@ def file_sha256(path: Path) -> str:
 
 
 def model_hash(path: Path, shapes: dict, block: int | None = None) -> str:
-    """The graph's identity: the file's bytes, the input shapes and (for a blocked layout) the block.
-    NCHW keeps the hash it had before layouts existed."""
+    """The graph's identity: the file's bytes, the input shapes and (for a blocked layout) the block
+    and the version of the pass that makes it. NCHW keeps the hash it had before layouts existed."""
     base = file_sha256(path) + json.dumps(shapes, sort_keys=True)
     if block is not None:
-        base += "/" + opgraph.layout_name(block)
+        from .blocked_layout import VERSION
+
+        base += "/" + opgraph.layout_name(block) + f"/v{VERSION}"
     return hashlib.sha256(base.encode()).hexdigest()
 
 
@@ -101,18 +103,9 @@ def block_for_target(target: str = "cpu", layout: str = "auto") -> int | None:
     gpu = t.kind == "cuda" or t.build_for.startswith("cuda")
     block = None
     if not gpu:
-        from . import build
+        from . import blocked_layout
 
-        try:
-            from . import blocked_layout
-        except ModuleNotFoundError as e:  # a checkout without the pass: NCHW, and --layout blocked says why
-            if e.name != f"{__package__}.blocked_layout":
-                raise
-            if layout == "blocked":
-                raise FuseLensError("--layout blocked: this FuseLens has no blocked-layout pass "
-                                    "(engine/blocked_layout.py); use --layout nchw or auto") from None
-            return None
-        block = blocked_layout.block_for(build.tvm_target(t.build_for))
+        block = blocked_layout.block_for(t)
     if block is None and layout == "blocked":
         raise FuseLensError(f"--layout blocked: {target} has no blocked channel layout (GPU kernels stay NCHW); "
                             "use --layout nchw or auto")

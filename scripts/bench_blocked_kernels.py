@@ -116,7 +116,7 @@ def main(argv=None) -> int:
 
     from engine import build, machine_load, schedules
     from engine.hardware import cpu_facts
-    from engine.schedules import target as target_mod
+    from engine.schedules.base import target as target_mod
     from tests.test_schedules_blocked import blocked_case
 
     facts = cpu_facts()

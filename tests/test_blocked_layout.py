@@ -227,7 +227,7 @@ def test_channel_block():
 
 
 def test_block_for_targets():
-    from engine.schedules.target import vector_lanes
+    from engine.schedules.base.target import vector_lanes
 
     host = blocked_layout.block_for("cpu")
     assert host == vector_lanes(build.tvm_target("cpu"))
