@@ -91,17 +91,19 @@ def host_fma_lanes(vector_bits: int, fma: bool, vendor: str, family: int | None)
 def peaks(hw, facts=None) -> Peaks:
     """The peaks a report's shares are taken against: the profile's own figures, or for this host's
     profile ("host", "host-calibrated") the peak derived from the host facts (see the module
-    docstring). `facts`: engine/schedules/target.HostFacts (None: detected; imports TVM)."""
+    docstring). `facts`: engine/schedules/target.HostFacts (the worker's; None: read from /proc/cpuinfo
+    by engine/hardware.cpu_facts, without importing TVM)."""
     if hw.name not in ("host", "host-calibrated"):
         src = f"profile {hw.name}" + (f": {hw.source}" if hw.source else "")
         return Peaks(hw.peak_flops, hw.bandwidth, src, src)
     from .hardware import cpu_facts
 
-    if facts is None:
-        from .schedules.target import host_facts
+    cf = cpu_facts()
+    if facts is None:   # without TVM: /proc/cpuinfo's view (host_facts also caps it by what LLVM knows)
+        from types import SimpleNamespace
 
-        facts = host_facts()
-    ghz = cpu_facts()["ghz"]
+        facts = SimpleNamespace(num_cores=cf["cores"], vector_bits=cf["vector_bits"], fma=cf["fma"])
+    ghz = cf["ghz"]
     vendor, family = _cpu_vendor_family()
     lanes, why = host_fma_lanes(facts.vector_bits, facts.fma, vendor, family)
     flops = facts.num_cores * ghz * 1e9 * lanes * 2
@@ -338,7 +340,7 @@ def measure(spec: str, shapes, plans: dict, hw, target: str = "cpu", runs: int =
         from .errors import FuseLensError
 
         raise FuseLensError(f"the kernel report could not be measured: {payload['error']}")
-    from .schedules.target import HostFacts
+    from .schedules.base.target import HostFacts
 
     facts = HostFacts(**payload["facts"]) if payload.get("facts") else None
     pk = peaks(hw, facts)
@@ -377,7 +379,7 @@ def _job(job, say):
 
     from . import build, loader, machine_load, ort_check, runner, targets
     from .planner.apply import kernel_groups
-    from .schedules.target import host_facts
+    from .schedules.base.target import host_facts
 
     t = targets.parse(job["target"])
     say("loading model", 0.02)

@@ -5,6 +5,13 @@ kind, estimated and measured time, share of the total), and linters that flag wh
 - "layout transform": a kernel that only moves data between layouts (transpose, layout_transform);
 - "fallback schedule": no schedule rule took its function, the generic fallback did;
 - "greedy fuses it": a single-op kernel that greedy (TVM's FuseOps rules) fuses with a neighbour.
+
+With a kernel report of the plan (engine/kernel_report.py: `report=`), each row also has the
+kernel's efficiency: FLOP/s and bytes/s as shares of the profile's peaks, the bound it hits, and ONNX
+Runtime's time for the same ONNX nodes with ours / ORT's (`eff_source` "measured (kernel report)").
+Without one, the shares come from the benchmark's kernel times where there are some (`eff_source`
+"measured (benchmark)", the peaks given as `peaks=`); the bound, from FLOPs and bytes alone, is
+always there when the peaks are.
 """
 from __future__ import annotations
 
@@ -29,6 +36,16 @@ class KernelRow:
     measured_us: float | None
     share: float                   # of the plan's total: measured where every kernel is, else estimated
     lints: list[str] = field(default_factory=list)   # keys of LINTS
+    # efficiency (engine/kernel_report.py), None where unknown
+    flops: int | None = None
+    bytes: int | None = None
+    flops_share: float | None = None      # FLOP/s / the profile's FMA peak
+    bytes_share: float | None = None      # bytes/s / the profile's bandwidth
+    bound: str = ""                       # "compute" | "memory" | ""
+    ort_us: float | None = None           # ONNX Runtime's time for the kernel's block of ONNX nodes
+    ort_ratio: float | None = None        # ours / ORT's over that block
+    ort_block: int | None = None
+    eff_source: str = ""                  # "measured (kernel report)" | "measured (benchmark)" | ""
 
     @property
     def flags(self) -> str:
@@ -54,9 +71,11 @@ def kernel_function_names(graph, groups) -> dict[str, int]:
     return out
 
 
-def kernel_rows(graph, plan, result=None, greedy=None) -> list[KernelRow]:
+def kernel_rows(graph, plan, result=None, greedy=None, report=None, peaks=None) -> list[KernelRow]:
     """A row per kernel of `plan` (groups that launch one), with the measured times of `result` (a
-    BenchResult of this plan, or None) and the lints; `greedy`: greedy's plan, for the unfused lint."""
+    BenchResult of this plan, or None) and the lints; `greedy`: greedy's plan, for the unfused lint;
+    `report`: a kernel_report.KernelReport of this plan (its efficiency figures), else `peaks`
+    (kernel_report.Peaks) for shares of the benchmark's kernel times."""
     kinds = plan.group_kinds if len(getattr(plan, "group_kinds", None) or []) == len(plan.groups) else None
     est = plan.group_us if len(plan.group_us) == len(plan.groups) else [None] * len(plan.groups)
     ku = list(getattr(result, "kernel_us", None) or []) if result is not None and not result.error else []
@@ -87,12 +106,41 @@ def kernel_rows(graph, plan, result=None, greedy=None) -> list[KernelRow]:
                 and len(greedy.groups[greedy_of[g[0]]]) > 1:
             row.lints.append("unfused")
         rows.append(row)
+    _efficiency(graph, rows, report, peaks)
     measured = all(r.measured_us is not None for r in rows) and rows
     total = sum((r.measured_us if measured else r.estimated_us) or 0.0 for r in rows)
     for r in rows:
         v = (r.measured_us if measured else r.estimated_us) or 0.0
         r.share = v / total if total > 0 else 0.0
     return rows
+
+
+def _efficiency(graph, rows, report, peaks) -> None:
+    if report is not None and not getattr(report, "error", None):
+        figs = report.by_group()
+        for r in rows:
+            k = figs.get(r.group)
+            if k is None:
+                continue
+            b = report.blocks[k.block] if k.block is not None else None
+            r.flops, r.bytes, r.flops_share, r.bytes_share, r.bound = k.flops, k.bytes, k.flops_share, k.bytes_share, k.bound
+            r.ort_us, r.ort_block = k.ort_us, k.block
+            r.ort_ratio = b.ratio if b is not None else None
+            r.eff_source = "measured (kernel report)"
+        return
+    if peaks is None or not rows:
+        return
+    from .kernel_report import efficiency
+    from .hardware import Hardware
+    from .planner.cost import CostModel
+
+    cm = CostModel(graph, Hardware("rows", "", "cpu", peaks.flops, peaks.bandwidth, 1, 1 << 30, 0.0))
+    for r in rows:
+        est = cm.group(r.ops)
+        r.flops, r.bytes = int(est.flops), int(est.bytes_in + est.bytes_out)
+        e = efficiency(r.flops, r.bytes, r.measured_us, peaks)
+        r.bound, r.flops_share, r.bytes_share = e["bound"], e["flops_share"], e["bytes_share"]
+        r.eff_source = "measured (benchmark)" if r.measured_us is not None else ""
 
 
 __all__ = ["KernelRow", "kernel_rows", "kernel_function_names", "LINTS", "SLOW_FACTOR", "LAYOUT_OPS"]

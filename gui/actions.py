@@ -94,6 +94,10 @@ def build_actions(win):
     win.a_bench = A("&Benchmark", lambda: win.benchmark(), "Ctrl+B",
                      tip="Build and time the shown strategies on the selected device")
     win.a_bench_all = A("Benchmark &All Strategies", lambda: win.benchmark(all_strategies=True), "Ctrl+Shift+B")
+    win.a_kernel_report = A("Measure Kernels vs &ONNX Runtime", lambda: win.kernel_report.measure(),
+                            tip="Time every kernel of the shown plan beside ONNX Runtime's per-node profile: "
+                                "FLOP/s and bytes/s as shares of the profile's peaks, the bound, ORT's time "
+                                "(Properties, Kernels)")
     win.a_tune = A("&Tune Kernels...", lambda: win.tune(), "Ctrl+T",
                     tip="Tune the shown strategy's kernels with MetaSchedule on the selected device "
                         "(a budget of trials or minutes); the next Benchmark uses what it finds")
@@ -248,7 +252,7 @@ def build_menus(win):
         s.addAction(a)
     win.a_strat.get(win.strategy, win.a_strat["greedy"]).setChecked(True)
     r = mb.addMenu("&Run")
-    for a in (win.a_bench, win.a_bench_all, win.a_tune, win.a_time_kernels, win.a_cancel):
+    for a in (win.a_bench, win.a_bench_all, win.a_kernel_report, win.a_tune, win.a_time_kernels, win.a_cancel):
         r.addAction(a)
     h = mb.addMenu("&Help")
     h.addAction(win.a_shortcuts)

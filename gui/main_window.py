@@ -45,6 +45,7 @@ from .overlays import Overlays
 from .panels.cost_model import CostModelPanel
 from .panels.differences import DifferencesPanel
 from .panels.kernels import KernelsPanel
+from .kernel_reports import KernelReportController, KernelReports
 from .panels.latency import LatencyPanel
 from .panels.properties import PropertiesPanel
 from .panels.recommendation import RecommendationPanel
@@ -88,6 +89,8 @@ class MainWindow(QtWidgets.QMainWindow):
         self.tuning = Tuning(self)                  # Tune, its report and what the latency panel says after it
         self.fidelity = FidelityController(self)    # Time kernels: the cost model against the plan's timed kernels
         self.bench = Benchmarks(self)               # the devices and Benchmark
+        self.kernel_reports = KernelReports()       # Measure Kernels vs ONNX Runtime: what it measured
+        self.kernel_report = KernelReportController(self, self.kernel_reports)
         self.planning = Planning(self)              # planning, re-planning for a profile or cost
         self.files = Files(self)                    # open, recent, input shapes, import / export
         self.selection = Selection(self)            # selection, properties, collapse / expand
@@ -214,6 +217,7 @@ class MainWindow(QtWidgets.QMainWindow):
     def _build_docks(self):
         self.props = PropertiesPanel()
         self.props.follow(self.model, self.state)
+        self.props.follow_reports(self.kernel_reports)
         self.props.node_requested.connect(lambda nid: self.select_node(nid))
         self.latency = LatencyPanel()
         self.latency.follow(self.model, self.tuning)
@@ -226,7 +230,7 @@ class MainWindow(QtWidgets.QMainWindow):
         self.costpanel.time_requested.connect(lambda: self.time_kernels())
         self.costpanel.group_requested.connect(self._show_group)
         self.kernels = KernelsPanel()
-        self.kernels.follow(self.model, self.state)
+        self.kernels.follow(self.model, self.state, self.kernel_reports)
         self.kernels.group_requested.connect(self._show_group)
         self.dock_props = self._dock("Properties", self.props.container(), QtCore.Qt.RightDockWidgetArea, "props")
         self.dock_latency = self._dock("Latency", self.latency, QtCore.Qt.BottomDockWidgetArea, "latency")

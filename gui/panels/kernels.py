@@ -1,5 +1,8 @@
 """The Kernels panel: a row per kernel of the shown plan (engine/kernel_table.py: its name, ops, kind,
-estimated and measured time, share of the total, and the linters' flags), sortable by any column and
+estimated and measured time, share of the total, and the linters' flags; then its efficiency: FLOP/s
+and bytes/s as shares of the profile's peaks, the bound, ONNX Runtime's time for the same ONNX nodes
+and ours / ORT's, from the kernel report (Run > Measure Kernels vs ONNX Runtime, gui/kernel_reports.py)
+or, for the shares, from the benchmark's kernel times; the header says which), sortable by any column and
 filtered by text or by "flagged only". It follows the models: the open Document's plans and results,
 the device (workspace), the strategy shown and the selection (state). Clicking a row asks for its
 group (`group_requested`); the window selects it in the ViewState, and the row follows the selection."""
@@ -9,8 +12,10 @@ from PySide6 import QtCore, QtGui, QtWidgets
 
 from engine.kernel_table import LINTS, SLOW_FACTOR, kernel_rows
 
-COLUMNS = ("#", "kernel", "kind", "ops", "estimated us", "measured us", "share", "flags")
-_NUMERIC = {0, 3, 4, 5, 6}
+COLUMNS = ("#", "kernel", "kind", "ops", "estimated us", "measured us", "share", "flags",
+           "FLOP/s of peak", "bytes/s of BW", "bound", "ORT us", "ours/ORT")
+_NUMERIC = {0, 3, 4, 5, 6, 8, 9, 11, 12}
+FLAGS_COL = 7
 
 
 GROUP_ROLE = int(QtCore.Qt.UserRole) + 1     # the row's group index
@@ -52,7 +57,9 @@ class KernelModel(QtCore.QAbstractTableModel):
             r = self.rows[row]
             raw = [(str(r.group), r.group), (r.name, None), (r.kind, None), (str(len(r.ops)), len(r.ops)),
                    (_us(r.estimated_us), r.estimated_us), (_us(r.measured_us), r.measured_us),
-                   (f"{100 * r.share:.1f} %", r.share), (r.flags, None)]
+                   (f"{100 * r.share:.1f} %", r.share), (r.flags, None),
+                   (_pct(r.flops_share), r.flops_share), (_pct(r.bytes_share), r.bytes_share), (r.bound, None),
+                   (_us(r.ort_us), r.ort_us), ("" if r.ort_ratio is None else f"{r.ort_ratio:.2f}x", r.ort_ratio)]
             out = self._cells[row] = [(t, (float(n) if n is not None else -1.0) if c in _NUMERIC else t.lower())
                                       for c, (t, n) in enumerate(raw)]
         return out
@@ -80,13 +87,15 @@ class KernelModel(QtCore.QAbstractTableModel):
             return r.group
         if role == _ALIGN and c in _NUMERIC:
             return int(QtCore.Qt.AlignRight | QtCore.Qt.AlignVCenter)
-        if role == _FORE and c == 7 and r.lints:
+        if role == _FORE and c == FLAGS_COL and r.lints:
             return QtGui.QBrush(QtGui.QColor("#c0392b"))
         if role == _TIP:
-            if c == 7 and r.lints:
+            if c == FLAGS_COL and r.lints:
                 return "\n".join(_LINT_TIPS[k] for k in r.lints)
             if c == 1:
                 return f"group {r.group}: {', '.join(f'{o} {n}' for o, n in zip(r.ops, r.op_names))}"
+            if c > FLAGS_COL and r.eff_source:
+                return _eff_tip(r)
         return None
 
 
@@ -115,7 +124,7 @@ class KernelsPanel(QtWidgets.QWidget):
 
     def __init__(self, parent=None):
         super().__init__(parent)
-        self._workspace = self._state = None
+        self._workspace = self._state = self._reports = None
         self.rows = []
         self._dirty = True
         self._sized = False
@@ -158,9 +167,11 @@ class KernelsPanel(QtWidgets.QWidget):
         lay.addWidget(self.table, 1)
         self.header.setText("Open a model: a row per kernel of the shown plan.")
 
-    def follow(self, workspace, state):
-        """Redraw from the models from now on."""
-        self._workspace, self._state = workspace, state
+    def follow(self, workspace, state, reports=None):
+        """Redraw from the models from now on; `reports`: the kernel reports (gui/kernel_reports.py)."""
+        self._workspace, self._state, self._reports = workspace, state, reports
+        if reports is not None:
+            reports.events.reports.connect(lambda ev: self.redraw())
         workspace.events.document.connect(lambda ev: QtCore.QTimer.singleShot(0, self.redraw))
         for name in ("plans", "results", "device"):
             workspace.events[name].connect(lambda ev: self.redraw())
@@ -196,13 +207,16 @@ class KernelsPanel(QtWidgets.QWidget):
                                 else f"{st.strategy}: planning...")
             return
         result = doc.result(ws.device, st.strategy)
-        self.rows = kernel_rows(doc.graph, plan, result, doc.plans.get("greedy"))
+        report = self._reports.get(doc, ws.device, st.strategy) if self._reports is not None else None
+        self.rows = kernel_rows(doc.graph, plan, result, doc.plans.get("greedy"), report=report,
+                                peaks=None if report is not None else _peaks(ws.profile, ws.device))
         measured = any(r.measured_us is not None for r in self.rows)
         flagged = sum(bool(r.lints) for r in self.rows)
         self.header.setText(
             f"<b>{st.strategy}</b>: {len(self.rows)} kernels, {flagged} flagged; share of the "
             + (f"measured total on {ws.device}" if measured and all(r.measured_us is not None for r in self.rows)
-               else "estimated total" + ("" if measured else " (Benchmark to measure each kernel)")))
+               else "estimated total" + ("" if measured else " (Benchmark to measure each kernel)"))
+            + "; " + _eff_header(report, measured))
         self.header.setTextFormat(QtCore.Qt.RichText)
         self.model.set_rows(self.rows)
         self.table.sortByColumn(sort_col if 0 <= sort_col < len(COLUMNS) else 0, sort_order)
@@ -260,6 +274,48 @@ _LINT_TIPS = {"slow": f"measured at least {SLOW_FACTOR:g}x its estimate: the cos
               "layout": "only moves data between layouts (transpose / layout_transform)",
               "fallback": "no schedule rule took this kernel: the generic fallback schedule ran it",
               "unfused": "a single-op kernel that greedy (TVM's FuseOps rules) fuses with a neighbour"}
+
+
+def _pct(v) -> str:
+    if v is None:
+        return ""
+    return f"{100 * v:.0f} %" if v >= 0.1 else f"{100 * v:.1f} %"
+
+
+def _peaks(profile: str, device: str):
+    """The profile's peaks (engine/kernel_report.peaks) for shares of the benchmark's kernel times, or None."""
+    from engine import profiles
+    from engine.kernel_report import peaks
+
+    if profile not in _PEAKS:
+        try:
+            _PEAKS[profile] = peaks(profiles.get(profile))
+        except Exception:  # noqa: BLE001 - a profile that cannot be read: no shares, the rest of the table stays
+            return None
+    return _PEAKS[profile]
+
+
+_PEAKS: dict = {}
+
+
+def _eff_header(report, measured: bool) -> str:
+    if report is not None:
+        pk = report.peaks
+        return (f"efficiency <b>measured</b> (kernel report, {report.runs} runs; ONNX Runtime profiled beside it) "
+                f"against {pk.flops / 1e9:.0f} GFLOP/s and {pk.bandwidth / 1e9:.1f} GB/s")
+    if measured:
+        return "efficiency from the benchmark's kernel times (Run > Measure Kernels vs ONNX Runtime for ORT's)"
+    return "Run > Measure Kernels vs ONNX Runtime for each kernel's efficiency and ORT's time"
+
+
+def _eff_tip(r) -> str:
+    parts = [r.eff_source]
+    if r.flops is not None:
+        parts.append(f"{r.flops:,} FLOPs, {r.bytes:,} bytes moved ({r.flops / r.bytes:.2f} FLOP/byte)" if r.bytes
+                     else f"{r.flops:,} FLOPs")
+    if r.ort_block is not None:
+        parts.append(f"ONNX Runtime: block B{r.ort_block} of the same ONNX nodes")
+    return "\n".join(parts)
 
 
 def _us(v) -> str:

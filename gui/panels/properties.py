@@ -1,4 +1,7 @@
-"""Properties of what was clicked: an operator, a fused group, or an edge between groups."""
+"""Properties of what was clicked: an operator, a fused group, or an edge between groups. A group measured
+by Measure Kernels vs ONNX Runtime (gui/kernel_reports.py, engine/kernel_report.py) also shows its kernel's
+figures, each labelled measured or computed: time with its interval, FLOP/s and bytes/s as shares of the
+profile's peaks, the bound, and ONNX Runtime's time for the same ONNX nodes."""
 from __future__ import annotations
 
 from PySide6 import QtCore, QtWidgets
@@ -71,6 +74,7 @@ class PropertiesPanel(QtWidgets.QTreeWidget):
         self.header().sectionResized.connect(self._rewrap)   # a value column of another width: new heights
         self.itemDoubleClicked.connect(self._dbl)
         self.kind = None
+        self._reports = None     # gui/kernel_reports.KernelReports (follow_reports)
         self.show_message("Click an operator, a group or an edge between groups.")
 
     # ---- following the models --------------------------------------------------------------------
@@ -84,8 +88,13 @@ class PropertiesPanel(QtWidgets.QTreeWidget):
         for name in ("selection", "strategy", "right_strategy", "collapsed"):
             state.events[name].connect(self._on_change)
 
+    def follow_reports(self, reports):
+        """Show the kernel reports of `reports` (gui/kernel_reports.KernelReports) from now on."""
+        self._reports = reports
+        reports.events.reports.connect(self._on_change)
+
     def _on_change(self, ev):
-        if ev.type == "results" and ev.target != self._workspace.device:
+        if ev.type in ("results", "reports") and ev.target not in (self._workspace.device, None):
             return
         self.redraw()
 
@@ -108,7 +117,9 @@ class PropertiesPanel(QtWidgets.QTreeWidget):
         if kind == "node":
             self.show_node(g, key, plan, res)
         elif kind in ("group", "collapsed"):
-            self.show_group(g, plan, key, res, collapsed=sel.pane == "left" and key in st.collapsed_in(plan))
+            rep = self._reports.get(doc, self._workspace.device, strategy) if self._reports is not None else None
+            self.show_group(g, plan, key, res, collapsed=sel.pane == "left" and key in st.collapsed_in(plan),
+                            report=rep)
         elif kind == "edge":
             self.show_edge(g, plan, *key)
 
@@ -215,7 +226,7 @@ class PropertiesPanel(QtWidgets.QTreeWidget):
                              "the estimate uses this time"))
         self._row("measured kernel time", _measured(result, gi))
 
-    def show_group(self, graph, plan, gi: int, result=None, collapsed: bool = False):
+    def show_group(self, graph, plan, gi: int, result=None, collapsed: bool = False, report=None):
         members = plan.groups[gi]
         self.clear()
         self.kind = "group"
@@ -235,6 +246,8 @@ class PropertiesPanel(QtWidgets.QTreeWidget):
         kernels = sum(graph.by_id[m].kind == "call_tir" for m in members)
         self._row("kernel", "yes (one launch)" if kernels else "no (tuples only, nothing launches)")
         self._add_cost(plan, gi, result)
+        if kernels:
+            self._add_efficiency(report, gi)
         flops = sum(graph.by_id[m].flops for m in members)
         self._row("FLOPs", human(flops))
         inside = set(members)
@@ -254,6 +267,39 @@ class PropertiesPanel(QtWidgets.QTreeWidget):
         self._detail("group", f"{gi}: {L.group_name(graph, members)}, {len(members)} ops"
                      + (f"; {kind_title(info)}" if info is not None else ""))
         self.expandAll()
+
+    def _add_efficiency(self, report, gi: int):
+        """The kernel report's figures of group `gi` (measured: times; computed: FLOPs, bytes, bound)."""
+        k = report.by_group().get(gi) if report is not None and not report.error else None
+        if k is None:
+            self._row("efficiency", "not measured (Run > Measure Kernels vs ONNX Runtime)" if report is None
+                      else f"kernel report failed: {report.error}" if report.error else "not in the kernel report")
+            return
+        pk = report.peaks
+        if k.us is not None:
+            self._row("kernel time (measured)", f"{k.us:.1f} us [{k.lo:.1f}, {k.hi:.1f}] (median, 95%, "
+                      f"{k.samples} runs)")
+        self._row("FLOP/s (measured)", "-" if k.flops_share is None else
+                  f"{human(k.flop_per_s, 'FLOP/s')} = {_share(k.flops_share)} of peak {human(pk.flops, 'FLOP/s')}",
+                  tip=f"peak: {pk.flops_source}")
+        self._row("bytes/s (measured)", "-" if k.bytes_share is None else
+                  f"{human(k.bytes_per_s, 'B/s')} = {_share(k.bytes_share)} of {human(pk.bandwidth, 'B/s')}",
+                  tip=f"bandwidth: {pk.bandwidth_source}; bytes: what crosses the kernel's boundary")
+        self._row("bound (computed)", f"{k.bound}: {k.intensity:.2f} FLOP/byte against the ridge {pk.ridge:.1f}",
+                  tip=f"{human(k.flops)} FLOPs, {human(k.bytes, 'B')} moved")
+        if report.ort is None:
+            return
+        if k.block is None:
+            self._row("ONNX Runtime (measured)", "no ORT node covers this kernel's ONNX nodes"
+                      + (f" ({', '.join(k.onnx_nodes[:4])})" if k.onnx_nodes else ""))
+            return
+        b = report.blocks[k.block]
+        shared = f"; with {len(b.groups) - 1} more of our kernels: ours {b.ours_us:.1f} us" if len(b.groups) > 1 else ""
+        self._row("ONNX Runtime (measured)", f"{b.ort_us:.1f} us for the same ONNX nodes "
+                  f"({', '.join(b.ort_nodes[:3])}{' ...' if len(b.ort_nodes) > 3 else ''}){shared}"
+                  + (f"; ours / ORT = {b.ratio:.2f}x" if b.ratio else ""),
+                  tip=f"ONNX Runtime, {report.ort.get('threads')} intra-op threads, {report.ort.get('runs')} profiled "
+                      f"runs round-robin with ours; ONNX nodes: {', '.join(k.onnx_nodes)}")
 
     def show_edge(self, graph, plan, src: str, dst: str):
         a, b = graph.by_id[src], graph.by_id[dst]
@@ -359,6 +405,10 @@ def _plain(x) -> str:
     if isinstance(x, bool):
         return "yes" if x else "no"
     return str(x)
+
+
+def _share(v: float) -> str:
+    return f"{100 * v:.0f}%" if v >= 0.1 else f"{100 * v:.1f}%"
 
 
 def _measured(result, gi) -> str:
