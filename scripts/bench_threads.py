@@ -96,7 +96,7 @@ def build(folder: Path) -> Path:
     import tvm
 
     sys.path.insert(0, str(ROOT))
-    from engine.schedules.target import host_target
+    from engine.schedules.base.target import host_target
 
     ks = _kernels()
     mod = tvm.IRModule({k: f.with_attr("global_symbol", k) for k, (f, _, _) in ks.items()})
