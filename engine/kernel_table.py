@@ -81,8 +81,8 @@ def kernel_rows(graph, plan, result=None, greedy=None, report=None, peaks=None) 
     ku = list(getattr(result, "kernel_us", None) or []) if result is not None and not result.error else []
     if len(ku) != len(plan.groups):
         ku = [None] * len(plan.groups)
-    report = getattr(result, "schedule_report", None) or {} if result is not None else {}
-    fell_back = set(report.get("fallback") or ()) if isinstance(report, dict) else set()
+    sched = getattr(result, "schedule_report", None) or {} if result is not None else {}
+    fell_back = set(sched.get("fallback") or ()) if isinstance(sched, dict) else set()
     fallback_groups = {gi for name, gi in kernel_function_names(graph, plan.groups).items() if name in fell_back} \
         if fell_back else set()
     greedy_of = greedy.group_of() if greedy is not None else {}
