@@ -82,3 +82,28 @@ def test_properties_and_kernels_show_the_report(new_window, qtbot):
     assert store.get(win.doc, "rpc://elsewhere:9190", "greedy") is None
     apart = dataclasses.replace(plan, groups=[[m] for g in plan.groups for m in g])
     assert store.get(SimpleNamespace(graph=win.doc.graph, plans={"greedy": apart}), win.device(), "greedy") is None
+
+
+def test_measure_kernels_in_the_background(new_window, qtbot):
+    """Run > Measure Kernels vs ONNX Runtime, end to end: measured off the UI thread into the store, shown."""
+    from engine.planner.apply import kernel_groups
+    from tests.gui_helpers import open_model, settle
+
+    win = new_window(size=(1400, 900), strategy="greedy", cost="roofline")
+    open_model(qtbot, win, MODEL)
+    settle(qtbot, win)
+    errors = []
+    win.error_shown.connect(errors.append)
+    win.kernel_report.measure(runs=3)
+    assert "kernel-report" in win.activity.running
+    qtbot.waitUntil(lambda: not win.busy, timeout=600_000)
+    assert not errors, errors
+    rep = win.kernel_reports.get(win.doc, win.device(), "greedy")
+    plan = win.doc.plans["greedy"]
+    assert rep is not None and rep.error is None
+    assert {k.group for k in rep.kernels} == set(kernel_groups(win.doc.graph, plan.groups))
+    assert all(k.samples == 3 and k.us > 0 for k in rep.kernels) and rep.ort_total_us > 0
+    assert win.statusBar().currentMessage().startswith("Kernels measured on cpu: greedy")
+    k = rep.kernels[0]
+    win.state.select(("group", k.group))
+    assert win.props.values()["kernel time (measured)"].startswith(f"{k.us:.1f} us")
