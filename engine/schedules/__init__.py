@@ -24,7 +24,7 @@ from . import base, cpu, gpu
 from .base import fastmath
 from .base.target import host_target, make_target
 
-SCHEDULE_VERSION = 5
+SCHEDULE_VERSION = 6
 
 FALLBACK_RULES = {"cpu.Fallback", "Fallback"}
 

@@ -4,6 +4,7 @@ returning None when the PrimFunc's block structure is not its kind.
 `default_rules()` gives the order they are tried in:
 - `BlockedConv` (blocked.py): a convolution in the blocked channel layout NCHW[x]c with its
   epilogue, as a register-blocked micro-kernel;
+- `BlockedChain` (blocked_chain.py): an anchor chain of 2-3 blocked convolutions computed band by band;
 - `Chain` (chain.py): an anchor chain (conv -> conv [-> conv], NCHW) computed band by band;
 - `Anchor` (anchor.py): one multiply-accumulate or pooling block with its prologue and epilogue;
 - `Stages` (stages.py): several reductions in one kernel, one stage per reduction;
@@ -18,6 +19,7 @@ from __future__ import annotations
 
 from .anchor import Anchor
 from .blocked import BlockedConv
+from .blocked_chain import BlockedChain
 from .chain import Chain
 from .elementwise import Elementwise
 from .fallback import Fallback
@@ -28,7 +30,7 @@ from .stages import Stages
 def default_rules() -> list:
     """The CPU rules in the order they are tried: a blocked-layout convolution, a chain of anchors,
     one anchor with its prologue and epilogue, several reductions as stages, then the simple kinds."""
-    return [BlockedConv(), Chain(), Anchor(), Stages(), Elementwise(), Reduction(), Fallback()]
+    return [BlockedConv(), BlockedChain(), Chain(), Anchor(), Stages(), Elementwise(), Reduction(), Fallback()]
 
 
-__all__ = ["Anchor", "BlockedConv", "Chain", "Elementwise", "Fallback", "Reduction", "Stages", "default_rules"]
+__all__ = ["Anchor", "BlockedChain", "BlockedConv", "Chain", "Elementwise", "Fallback", "Reduction", "Stages", "default_rules"]
