@@ -4,7 +4,7 @@ separately scheduled kernels (cpu.Anchor each) called back to back in one Relax 
 
     python scripts/bench_kinds_chain.py [--sizes 56,112,224] [--batches 1,4] [--rounds 10]
                                         [--blocks 24-144-24,16-96-24] [--no-model] [--model-res 224]
-                                        [--json out.json]
+                                        [--json out.json] [--layout nchw|blocked] [--block 16]
 
 Blocks: MobileNetV2 inverted residuals built with the zoo's own builder (1x1 expand + BN + ReLU6 ->
 3x3 depthwise + BN + ReLU6 -> 1x1 project + BN, the residual add when cin == cout, stride 1),
@@ -15,6 +15,9 @@ lasts >= ~30 ms), round-robin: one sample of each per round; medians and min-max
 "fused/three" is the ratio of the medians, "per round" the median of the per-round ratios (the two
 samples of a round felt the same load from other processes).
 "interm MiB" is the size of one expanded intermediate (batch x expand channels x H x W x 4 bytes).
+
+--layout blocked: the same in the blocked channel layout NCHW[x]c (engine/blocked_layout.py, block
+--block): "three" is three cpu.BlockedConv kernels, "fused" one cpu.BlockedChain kernel.
 
 Whole model: MobileNetV2 at --model-res, the greedy plan against the greedy plan with every
 inverted-residual block whose three convolutions cpu.Chain takes merged into one group.
@@ -68,8 +71,9 @@ def chain_groups(graph, groups):
     it, and with the consumer group when that is a conv group and its only consumer."""
     where = {m: gi for gi, g in enumerate(groups) for m in g}
 
-    def conv_of(g):
-        return next((m for m in g if graph.by_id[m].op == "conv2d"), None)
+    def conv_of(g):  # an NCHW conv2d or a blocked one (conv2d_nchwc, conv2d_nchwc_dw)
+        return next((m for m in g if graph.by_id[m].op == "conv2d" or graph.by_id[m].op.startswith("conv2d_nchwc")),
+                    None)
 
     def in_channels(node):
         if node.inputs:
@@ -148,6 +152,8 @@ def main():
     ap.add_argument("--no-blocks", action="store_true", help="skip the block sweep")
     ap.add_argument("--model-res", type=int, default=224)
     ap.add_argument("--json", default=None)
+    ap.add_argument("--layout", choices=("nchw", "blocked"), default="nchw")
+    ap.add_argument("--block", type=int, default=16, help="channel block of --layout blocked")
     a = ap.parse_args()
 
     os.environ["TVM_NUM_THREADS"] = str(a.threads)
@@ -166,7 +172,11 @@ def main():
           f"L3 {facts['l3'] >> 20} MiB; TVM {tvm.__version__}; SCHEDULE_VERSION {schedules.SCHEDULE_VERSION}")
     dev = tvm.cpu()
     hw = hardware.get("host")
-    results = {"machine": facts, "threads": a.threads, "blocks": [], "model": None}
+    block = a.block if a.layout == "blocked" else None
+    rule = "cpu.BlockedChain" if block else "cpu.Chain"
+    print(f"layout {a.layout}{f' (NCHW{block}c)' if block else ''}; load average {os.getloadavg()}")
+    results = {"machine": facts, "threads": a.threads, "layout": a.layout, "block": block, "blocks": [], "model": None,
+               "load_before": os.getloadavg()}
 
     def prepare(g, groups, x):
         mod = apply(g, groups)
@@ -193,7 +203,7 @@ def main():
 
     tmp = Path(tempfile.mkdtemp(prefix="fuselens_chain_"))
     if not a.no_blocks:
-        print("\nblock sweep (stride 1): three kernels (greedy) vs one fused chain kernel (cpu.Chain); "
+        print(f"\nblock sweep (stride 1): three kernels (greedy) vs one fused chain kernel ({rule}); "
               f"ms, median of {a.rounds} round-robin rounds (min-max)")
         hdr = f"{'block':<11}{'size':>5}{'batch':>6}{'interm MiB':>11}{'three ms':>10}{'(min-max)':>16}" \
               f"{'fused ms':>10}{'(min-max)':>16}{'fused/three':>12}{'per round':>10}{'max|d|':>9}"
@@ -204,14 +214,14 @@ def main():
                 for batch in (int(b) for b in a.batches.split(",")):
                     p = tmp / f"ir_{cin}_{e_ch}_{cout}_{size}_{batch}.onnx"
                     onnx.save(block_onnx(cin, e_ch, cout, size, batch), p)
-                    g = loader.load(str(p), use_cache=False)
+                    g = loader.load(str(p), use_cache=False, block=block)
                     x = eb.random_inputs(g, seed=0)
                     greedy = [list(gr) for gr in make_plan(g, "greedy", hw).groups]
                     fused = chain_groups(g, greedy)
                     three = prepare(g, greedy, x)
                     one = prepare(g, fused, x)
-                    if not one["report"].handled.get("cpu.Chain"):
-                        print(f"{blk:<11}{size:>5}{batch:>6}  cpu.Chain did not take the block: "
+                    if not one["report"].handled.get(rule):
+                        print(f"{blk:<11}{size:>5}{batch:>6}  {rule} did not take the block: "
                               f"{one['report'].summary()}")
                         continue
                     round_robin([three, one], a.rounds)
@@ -224,22 +234,22 @@ def main():
                     results["blocks"].append({"block": blk, "size": size, "batch": batch, "interm_mib": mib,
                                               "three_ms": three["ms"], "three_samples": three["samples"],
                                               "fused_ms": one["ms"], "fused_samples": one["samples"],
-                                              "max_abs_diff": d})
+                                              "max_abs_diff": d, "load": os.getloadavg()})
                     del three, one
 
     if not a.no_model:
-        g = loader.load(f"zoo:mobilenetv2@{a.model_res}")
+        g = loader.load(f"zoo:mobilenetv2@{a.model_res}", block=block)
         x = eb.random_inputs(g, seed=0)
         greedy = [list(gr) for gr in make_plan(g, "greedy", hw).groups]
         fused = chain_groups(g, greedy)
         ref = eb.onnxruntime_outputs(g, x, threads=a.threads)
         e1 = prepare(g, greedy, x)
         e2 = prepare(g, fused, x)
-        n_chain = len(e2["report"].handled.get("cpu.Chain", []))
+        n_chain = len(e2["report"].handled.get(rule, []))
         round_robin([e1, e2], a.rounds)
         err = [max(float(np.abs(o - r).max() / np.abs(r).max()) for o, r in zip(e["out"], ref)) for e in (e1, e2)]
         print(f"\nMobileNetV2 {a.model_res}x{a.model_res}, batch 1: greedy vs greedy with chains "
-              f"({n_chain} chain kernels by cpu.Chain); median of {a.rounds} round-robin rounds")
+              f"({n_chain} chain kernels by {rule}); median of {a.rounds} round-robin rounds")
         print(f"{'plan':<16}{'kernels':>8}{'ms':>9}{'(min-max)':>16}{'rel err vs ORT':>16}")
         for name, e, grs, er in (("greedy", e1, greedy, err[0]), ("greedy+chains", e2, fused, err[1])):
             k = sum(1 for gr in grs if any(g.by_id[m].kind == "call_tir" for m in gr))
@@ -249,6 +259,8 @@ def main():
         results["model"] = {"res": a.model_res, "greedy_ms": e1["ms"], "chains_ms": e2["ms"],
                             "greedy_samples": e1["samples"], "chains_samples": e2["samples"],
                             "chain_kernels": n_chain, "err": err}
+    print(f"load average after: {os.getloadavg()}")
+    results["load_after"] = os.getloadavg()
     if a.json:
         Path(a.json).write_text(json.dumps(results, indent=1, default=str))
 

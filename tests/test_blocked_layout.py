@@ -325,5 +325,5 @@ def test_blocked_convs_are_named_and_refused_as_chains_in_one_line(blocked_mobil
     words = {group_names.op_word(n) for n in convs}
     assert words == {"conv", "dwconv"}
     cm = CostModel(g, replace(hardware.get("host"), kinds={k: {"enabled": True} for k in kinds.BEYOND}))
-    why = kinds.chain_shape(cm, [cm.index[convs[1].id], cm.index[convs[2].id]])
+    why = kinds.chain_shape(cm, [cm.index[c.id] for c in convs[1:5]])  # 4 blocked convs: more than BlockedChain takes
     assert "blocked (NCHW[x]c) convolution" in why

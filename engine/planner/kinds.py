@@ -186,8 +186,10 @@ def chain_shape(cm, members) -> str:
         shp = nodes[v].shape
         if not nodes[v].op.startswith("conv2d") or not isinstance(shp, list) or len(shp) not in (4, 5):
             return f"{named(cm, v)} is not a 4-D convolution"
-        if len(shp) == 5:  # NCHW[x]c (engine/blocked_layout.py): the Chain rule computes NCHW chains only
-            return f"{named(cm, v)} is a blocked (NCHW[x]c) convolution, which is not chained band by band"
+    if any(len(nodes[v].shape) == 5 for v in anchors):
+        why = _blocked_chain_shape(cm, anchors)
+        if why:
+            return why
 
     def reach(v):
         seen, stack = set(), [v]
@@ -209,6 +211,35 @@ def chain_shape(cm, members) -> str:
             return f"the intermediate {named(cm, v)} is also used outside the group"
         if sink not in reach(v):
             return f"{named(cm, v)} is a side branch"
+    return ""
+
+
+BLOCKED_DENSE, BLOCKED_DEPTHWISE = "conv2d_nchwc", "conv2d_nchwc_dw"   # engine/blocked_layout.py's op names
+BLOCKED_CHAIN_MAX = 3
+
+
+def _blocked_chain_shape(cm, anchors) -> str:
+    """Why blocked (NCHW[x]c) anchors are not a chain the CPU `BlockedChain` rule computes, or '':
+    2-3 blocked convolutions, each depthwise or a dense 1x1 of stride 1 (the first may be any dense
+    conv: it reads the chain's input, not a band of an intermediate)."""
+    nodes = cm.graph.nodes
+    for k, v in enumerate(anchors):
+        n = nodes[v]
+        if len(n.shape) != 5 or not n.op.startswith(BLOCKED_DENSE):
+            return f"{named(cm, v)} is a blocked (NCHW[x]c) convolution in a chain with an NCHW one"
+        if k == 0 or n.op.startswith(BLOCKED_DEPTHWISE):
+            continue
+        src = nodes[cm.index[n.inputs[0]]] if n.inputs else None
+        ss = src.shape if src is not None else None
+        out = 1
+        for d in n.shape:
+            out *= int(d)
+        cin = int(ss[1]) * int(ss[4]) if isinstance(ss, list) and len(ss) == 5 else 0
+        if not cin or n.flops != 2 * out * cin or int(ss[2]) != int(n.shape[2]):
+            return (f"{named(cm, v)} is a blocked (NCHW[x]c) convolution that is not a 1x1 of stride 1 "
+                    "after the first, which is not chained band by band")
+    if len(anchors) > BLOCKED_CHAIN_MAX:
+        return f"its {len(anchors)} blocked (NCHW[x]c) convolutions are more than {BLOCKED_CHAIN_MAX} chained band by band"
     return ""
 
 
