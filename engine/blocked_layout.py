@@ -18,10 +18,11 @@ has a blocked form, so that tensors stay blocked from one convolution to the nex
 - resize2d (topi computes it in NCHW{b}c).
 
 Per tensor the channel block is the largest of block, block/2, ..., 4 that divides its channels
-(`channel_block`); a tensor no such block divides stays NCHW. The one exception is a convolution's
-input with at most `block` channels (the 3-channel image): it is read as one block, [N, 1, H, W, C].
-Grouped (not depthwise) convolutions, non-float32 ones, ones whose weight is not a constant and
-ones whose output channels have no block stay NCHW.
+(`channel_block`); a tensor no such block divides and with at most WHOLE_MAX channels is one
+block of all its channels, [N, 1, H, W, C] (`tensor_block`): the 3-channel image a convolution reads, the 6- and 10-channel squeeze-excite reduce convs (whose [1, C, 1, 1] results then stay
+blocked through the SE branch), a detector's 1-, 18- or 42-channel convs. A tensor with more
+channels than that and no block (255) stays NCHW. Grouped (not depthwise) convolutions, non-float32
+ones and ones whose weight is not a constant stay NCHW.
 
 Everything else (reshape, flatten, matmul, resize, the graph's outputs, ...) gets its operand back
 in NCHW through one `layout_transform` per tensor, shared by all its NCHW consumers; transforms
@@ -45,7 +46,8 @@ import numpy as np
 from . import blocked_compute
 
 MIN_BLOCK = 4
-VERSION = 1  # moves whenever this pass or engine/blocked_compute.py changes the module it makes: it is
+WHOLE_MAX = 64  # a tensor no block divides is one block of all its channels up to this many (tensor_block)
+VERSION = 2  # moves whenever this pass or engine/blocked_compute.py changes the module it makes: it is
 #              part of a blocked graph's identity (loader.model_hash), so no cache answers with the old one
 DENSE_NAME, DEPTHWISE_NAME = "conv2d_nchwc", "conv2d_nchwc_dw"
 
@@ -80,6 +82,17 @@ def channel_block(channels: int, block: int) -> int | None:
             return b
         b //= 2
     return None
+
+
+def tensor_block(channels: int, block: int) -> int | None:
+    """The block of a tensor of `channels` the pass makes blocked: `channel_block`, else the whole
+    channel dim as one block ([N, 1, H, W, C]) when it has at most WHOLE_MAX channels (the
+    6- and 10-channel squeeze-excite reduce convs, a detector's 1-, 18- or 42-channel heads); None
+    for more (255: NCHW)."""
+    b = channel_block(channels, block)
+    if b is None and 0 < channels <= WHOLE_MAX:
+        b = int(channels)
+    return b
 
 
 def block_for(target) -> int | None:
@@ -149,6 +162,19 @@ def _op_name(call) -> str:
     return str(getattr(call.op, "name", ""))
 
 
+def _op_label(value) -> str:
+    """A binding's op for the report: "conv2d", "call_tir maximum", "TupleGetItem"."""
+    op = getattr(value, "op", None)
+    if op is None:
+        return type(value).__name__
+    name = str(getattr(op, "name", ""))
+    if name == "relax.call_tir":
+        from .opgraph import readable_op
+
+        return "call_tir " + readable_op(getattr(value.args[0], "name_hint", ""))
+    return name.removeprefix("relax.")
+
+
 def _ints(xs) -> list[int]:
     return [int(x) for x in xs]
 
@@ -173,6 +199,8 @@ class _Pass:
         self.funcs: dict = {}      # PrimFunc key -> GlobalVar
         self.name = None           # the ONNX node of the binding being rewritten
         self.old_name = None
+        self.op = None             # the op of the binding being rewritten (for `report`)
+        self.report = None         # {"convs": [...], "exits": [...], "entries": [...]} when asked
 
     # -- emission and provenance
     def emit(self, expr, node=None):
@@ -187,6 +215,18 @@ class _Pass:
                 self.prov[var.id_] = name
             else:
                 self.prov.pop(var.id_, None)
+
+    # -- the report (what stays NCHW and why)
+    def _note(self, what, v, reason=None, **more):
+        if self.report is None:
+            return
+        shp = _shape(v)
+        nbytes = int(np.prod(shp)) * 4 if shp is not None else 0
+        self.report[what].append({"op": self.op, "shape": shp, "bytes": nbytes, "reason": reason, **more})
+
+    def _refuse(self, var, value, reason):
+        self._note("convs", var, reason, input=_shape(value.args[0]), groups=int(value.attrs.groups))
+        return None
 
     # -- values
     def const_of(self, v):
@@ -234,6 +274,7 @@ class _Pass:
                     self.nchw[v] = self.emit(relax.Tuple(items))
                 else:
                     self.nchw[v] = self.emit(relax.op.layout_transform(expr, index_map=to_nchw_map(b)))
+                self._note("exits", v)
             return self.nchw[v]
         return self.subst(v)
 
@@ -247,6 +288,7 @@ class _Pass:
         key = (v, b)
         if key not in self.blocked:
             self.blocked[key] = self.emit(self.relax.op.layout_transform(self.as_nchw(v), index_map=to_blocked_map(b)))
+            self._note("entries", v)
         return self.blocked[key]
 
     def subst(self, expr):
@@ -492,28 +534,33 @@ class _Pass:
         at = value.attrs
         x, w = value.args
         xs, out, wa = _shape(x), _shape(var), self.const_of(w)
-        if (wa is None or xs is None or out is None or len(xs) != 4 or wa.ndim != 4
-                or str(at.data_layout) != "NCHW" or str(at.kernel_layout) != "OIHW"
-                or str(at.out_layout) != "NCHW" or _dtype(x) != "float32" or str(wa.dtype) != "float32"
+        if wa is None:
+            return self._refuse(var, value, "weight not a constant")
+        if (xs is None or out is None or len(xs) != 4 or wa.ndim != 4
+                or str(at.data_layout) != "NCHW" or str(at.kernel_layout) != "OIHW" or str(at.out_layout) != "NCHW"):
+            return self._refuse(var, value, "not a static NCHW/OIHW conv")
+        if (_dtype(x) != "float32" or str(wa.dtype) != "float32"
                 or (str(at.out_dtype) not in ("", "float32", "void", "None"))):
-            return None
+            return self._refuse(var, value, "not float32")
         n, c, h, wd = xs
         o = out[1]
         groups = int(at.groups)
         cur = self.layout(x)
         if groups == 1:
-            ib = cur if cur is not None else (channel_block(c, self.block) or (c if c <= self.block else None))
-            ob = channel_block(o, self.block)
-            if ib is None or ob is None:
-                return None
+            ib = cur if cur is not None else tensor_block(c, self.block)
+            ob = tensor_block(o, self.block)
+            if ob is None:
+                return self._refuse(var, value, "output channels have no block")
+            if ib is None:
+                return self._refuse(var, value, "input channels have no block")
             kind, wp, name = "conv2d", pack_weight(wa, ib, ob), DENSE_NAME
         elif groups == c == o and wa.shape[1] == 1:
-            ib = ob = cur if cur is not None else channel_block(c, self.block)
+            ib = ob = cur if cur is not None else tensor_block(c, self.block)
             if ib is None:
-                return None
+                return self._refuse(var, value, "depthwise channels have no block")
             kind, wp, name = "depthwise_conv2d", pack_depthwise_weight(wa, ib), DEPTHWISE_NAME
         else:
-            return None
+            return self._refuse(var, value, "grouped (not depthwise)")
         data = self.as_blocked(x, ib)
         dshape = [n, c // ib, h, wd, ib]
         key = (kind, tuple(dshape), wp.shape, tuple(_ints(at.strides)), tuple(_ints(at.padding)),
@@ -538,6 +585,7 @@ class _Pass:
             for bd in blk.bindings:
                 self.binding(bd, df)
             blocks.append(bb._end_block())
+        self.op = "(graph output)"
         ret = self.subst(main.body.body)
         new_main = relax.Function(main.params, relax.SeqExpr(blocks, ret), main.ret_ty, main.is_pure, main.attrs)
         out = bb.get()
@@ -548,6 +596,7 @@ class _Pass:
         relax = self.relax
         var, value = bd.var, bd.value
         self.name = self.prov.get(var.id_) if self.prov is not None else None
+        self.op = _op_label(value)
         if not isinstance(bd, relax.VarBinding):
             raise ValueError("blocked_layout: match_cast bindings are not supported")
         is_out = not isinstance(var, relax.DataflowVar)
@@ -561,6 +610,7 @@ class _Pass:
             new = self.emit(expr)
             self.env[var] = (new, b)
             if is_out:
+                self.op = "(graph output)"
                 self.env[var] = (self.bb.emit_output(self.as_nchw(var)), None)
                 self._name(self.env[var][0])
             return
@@ -573,15 +623,23 @@ class _Pass:
         self.env[var] = (new, None)
 
 
-def apply(mod, block: int | None, provenance: dict | None = None):
+def apply(mod, block: int | None, provenance: dict | None = None, report: dict | None = None):
     """`mod` with main rewritten into NCHW{x}c (x from `block`: 16, 8, 4, ...); `mod` itself for None.
-    `provenance` ({Var.id_: ONNX node}) gets an entry for every variable the pass makes."""
+    `provenance` ({Var.id_: ONNX node}) gets an entry for every variable the pass makes.
+    `report` (a dict), when given, is filled with what stayed NCHW and why: "convs" (each conv left
+    NCHW: its reason), "exits" and "entries" (each layout transform out of / into the block: the op
+    it was made for, the tensor's shape and bytes); it does not change the module made."""
     if block is None:
         return mod
     if isinstance(block, bool) or not isinstance(block, (int, np.integer)) or int(block) < 1:
         raise ValueError(f"bad channel block {block!r}: a positive number of channels, or None for NCHW")
     block = int(block)
-    return _Pass(mod, block, provenance).run()
+    p = _Pass(mod, block, provenance)
+    if report is not None:
+        for k in ("convs", "exits", "entries"):
+            report.setdefault(k, [])
+        p.report = report
+    return p.run()
 
 
 def _legalize_layout_transform(bb, call):
@@ -595,7 +653,7 @@ def _legalize_layout_transform(bb, call):
         if len(src) == 4 and len(dst) == 5 and src[1] == dst[1] * dst[4] and [src[0], src[2], src[3]] == [dst[0], dst[2], dst[3]]:
             b = dst[4]
             probe = call.attrs.index_map.map_indices([tir.IntImm("int64", v) for v in (0, b + 1, 0, 0)])
-            if [int(v) for v in probe] == [0, 1, 0, 0, 1]:
+            if [int(v) for v in probe] == [0, (b + 1) // b, 0, 0, (b + 1) % b]:
                 return bb.call_te(lambda d: te.compute(dst, lambda n, c, h, w, i: d[n, c * b + i, h, w],
                                                        name="layout_transform"), x,
                                   primfunc_name_hint="layout_transform")

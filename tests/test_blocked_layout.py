@@ -169,6 +169,42 @@ def test_three_channel_image_is_read_as_one_block():
     assert _weight_shapes(out) == [(1, 1, 3, 3, 3, 16)]
 
 
+def test_squeeze_excite_branch_stays_blocked_with_a_whole_channel_block():
+    """EfficientNet's SE: mean -> 1x1 conv to 6 channels (no block of 4 or more divides 6: the whole
+    channel dim is one block, [1, 1, 1, 1, 6]) -> swish -> 1x1 conv back to 32 -> sigmoid -> scale."""
+    def body(bb, x):
+        y = _bias_relu(bb, _conv(bb, x, 16, 32), 32)
+        s = bb.emit(relax.op.mean(y, axis=[2, 3], keepdims=True))
+        s = _bias_relu(bb, _conv(bb, s, 32, 6, k=1), 6)
+        s = bb.emit(relax.op.multiply(s, bb.emit(relax.op.sigmoid(s))))
+        s = bb.emit(relax.op.sigmoid(_conv(bb, s, 6, 32, k=1)))
+        return bb.emit(relax.op.multiply(y, s))
+    out = _check(_module(body, (1, 16, 8, 8)), 16, 2, (1, 16, 8, 8))  # only the input's and the output's
+    assert _weight_shapes(out) == [(2, 1, 3, 3, 16, 16), (1, 2, 1, 1, 16, 6), (2, 1, 1, 1, 6, 16)]
+    reduce_conv = _blocked_convs(out)[1]
+    assert _out_shape(reduce_conv) == (1, 1, 1, 1, 6)
+    assert not [b for b in _calls(out) if _op(b) == "relax.nn.conv2d"]
+
+
+def test_channels_no_block_divides_stay_nchw_above_whole_max():
+    """66 channels: no block of 4 or more divides them and they are over WHOLE_MAX: that conv stays
+    NCHW (its input leaves the block), so does the next one, which reads those 66 channels; the report
+    says why."""
+    assert blocked_layout.WHOLE_MAX < 66
+    def body(bb, x):
+        y = _bias_relu(bb, _conv(bb, x, 16, 16), 16)
+        y = _bias_relu(bb, _conv(bb, y, 16, 66, k=1), 66)
+        return _conv(bb, y, 66, 16, k=1)
+    mod = _module(body, (1, 16, 8, 8))
+    out = _check(mod, 16, 2, (1, 16, 8, 8))
+    assert len([b for b in _calls(out) if _op(b) == "relax.nn.conv2d"]) == 2
+    report = {}
+    blocked_layout.apply(mod, 16, report=report)
+    assert [c["reason"] for c in report["convs"]] == ["output channels have no block", "input channels have no block"]
+    assert [(e["op"], e["shape"]) for e in report["exits"]] == [("nn.conv2d", [1, 16, 8, 8])]
+    assert [(e["op"], e["shape"]) for e in report["entries"]] == [("nn.conv2d", [1, 16, 8, 8])]
+
+
 def test_concat_on_the_channel_axis_stays_blocked():
     def body(bb, x):
         a = _bias_relu(bb, _conv(bb, x, 16, 16), 16)
@@ -224,6 +260,9 @@ def test_channel_block():
     cb = blocked_layout.channel_block
     assert [cb(c, 16) for c in (32, 24, 20, 3, 6, 1000)] == [16, 8, 4, None, None, 8]
     assert cb(24, 4) == 4 and cb(6, 4) is None
+    tb = blocked_layout.tensor_block  # the whole channel dim where no block divides, up to WHOLE_MAX
+    assert [tb(c, 16) for c in (32, 24, 3, 6, 10, 1, 42, 64, 255, 66)] == [16, 8, 3, 6, 10, 1, 42, 16, None, None]
+    assert tb(10, 8) == 10 and tb(6, 4) == 6
 
 
 def test_block_for_targets():
@@ -246,10 +285,20 @@ MODELS = [("zoo:mobilenetv2@64", 16), ("zoo:mobilenetv2@64", 8), ("zoo:mobilenet
           ("zoo:efficientnet_b0@64", 16), ("zoo:efficientnet_b0@64", 8), ("zoo:resnet50@64", 16),
           ("zoo:resnet50@64", 4), ("zoo:yolov4_tiny@128", 16), ("zoo:yolov4_tiny@128", 8), ("zoo:vgg16@32", 16),
           ("/work/models/pplcnet_orientation.onnx", 16), ("/work/models/ppocrv4_det.onnx", 8),
-          ("/work/models/ppocrv4_rec.onnx", 16)]
+          ("/work/models/ppocrv4_det.onnx", 16), ("/work/models/ppocrv4_rec.onnx", 16),
+          ("/work/models/ddddocr_yolox_det.onnx", 16)]
 SHAPES = {"/work/models/pplcnet_orientation.onnx": {"x": [1, 3, 224, 224]},
           "/work/models/ppocrv4_det.onnx": {"x": [1, 3, 64, 64]},
           "/work/models/ppocrv4_rec.onnx": {"x": [1, 3, 48, 64]}}
+
+
+# where the whole-channel block (tensor_block) is the reason: every conv blocked, only the input's
+# and the output's transforms (EfficientNet's SE reduce convs of 6 and 10 channels left 10 and 4
+# NCHW convs before; PP-OCRv4's det its SE convs of 6 and its 18- and 42-channel convs: 16 and 10;
+# the detector's conv2d_transpose pair stays NCHW: those are its 2 NCHW "conv2d" ops)
+EXACT = {("zoo:efficientnet_b0@64", 16): (2, 0), ("zoo:efficientnet_b0@64", 8): (2, 0),
+         ("/work/models/ppocrv4_det.onnx", 8): (2, 2), ("/work/models/ppocrv4_det.onnx", 16): (2, 2),
+         ("/work/models/ddddocr_yolox_det.onnx", 16): (10, 0)}
 
 
 def _graph_transforms(g):
@@ -269,6 +318,9 @@ def test_whole_model_matches_onnxruntime(spec, block, private_cache):
     convs = [n for n in g.nodes if n.op.startswith("conv2d")]
     assert sum(n.op.startswith(blocked_layout.DENSE_NAME) for n in convs) >= 0.8 * len(convs)
     assert len(_graph_transforms(g)) <= 0.5 * len(convs) + 2
+    if (spec, block) in EXACT:  # (layout transforms, convs left NCHW)
+        nchw = sum(not n.op.startswith(blocked_layout.DENSE_NAME) for n in convs)
+        assert (len(_graph_transforms(g)), nchw) == EXACT[spec, block]
     x = build.random_inputs(g, seed=3)
     ref = build.onnxruntime_outputs(g, x)
     out = build.run(build.build(g.mod, "cpu"), x)
