@@ -502,9 +502,10 @@ def text(r: KernelReport, top: int | None = None) -> str:
                               "of roof", "ORT us", "ours/ORT", "ONNX nodes"]))
     if top is not None and len(r.kernels) > top:
         lines.append(f"... {len(r.kernels) - top} more kernels (--json has every one)")
-    tot = f"total: {len(r.kernels)} kernels, {r.kernel_total_us:.1f} us summed (with the instrument's cost per call)"
+    tot = (f"total: {len(r.kernels)} kernels, their medians sum to {r.kernel_total_us:.1f} us (timed with the "
+           "instrument's cost per call)")
     if r.model_us is not None:
-        tot += f" against {r.model_us:.1f} us [{r.model_lo:.1f}, {r.model_hi:.1f}] for the whole model"
+        tot += f", against {r.model_us:.1f} us [{r.model_lo:.1f}, {r.model_hi:.1f}] for the whole model (median, 95%)"
     lines.append(tot)
     from .machine_load import is_busy
 
@@ -515,9 +516,11 @@ def text(r: KernelReport, top: int | None = None) -> str:
         o = r.ort
         matched = sum(b.ours_us for b in r.blocks)
         ort_matched = sum(b.ort_us for b in r.blocks)
+        node_sum = sum(n["us"] for n in o["nodes"])
         lines.append(f"ONNX Runtime ({o['threads']} intra-op threads, {o['runs']} profiled runs, round-robin with "
-                     f"ours): {o['total_us']:.1f} us in its nodes, {o['run_us']:.1f} us per run; over the same ONNX "
-                     f"nodes ours {matched:.1f} us against ORT's {ort_matched:.1f} us"
+                     f"ours): its nodes' medians sum to {node_sum:.1f} us (per run: {o['total_us']:.1f} us in nodes, "
+                     f"{o['run_us']:.1f} us in all, medians); over the same ONNX nodes, sums of medians: ours "
+                     f"{matched:.1f} us against ORT's {ort_matched:.1f} us"
                      + (f" = {matched / ort_matched:.2f}x" if ort_matched > 0 else ""))
         if r.ort_unmatched:
             lines.append("ORT nodes over no ONNX node (inserted by ORT): " + ", ".join(
