@@ -205,3 +205,31 @@ def test_bench_kernels_refuses_another_target(tmp_path):
     lines = [ln for ln in r.stderr.splitlines() if ln.strip()]
     assert r.returncode == 2 and len(lines) == 1, r.stderr
     assert "cuda" in lines[0]
+
+
+def test_kernel_rows_take_shares_from_the_benchmark_without_a_report():
+    """engine/kernel_table: without a kernel report the shares come from the benchmark's kernel times
+    (labelled so); without those, only the bound."""
+    from engine import hardware
+    from engine.kernel_table import kernel_rows
+    from engine.planner import make_plan
+    from engine.planner.cost import CostModel
+    from engine.runner import BenchResult
+    from tests.synthetic import chain
+
+    g = chain(12)
+    plan = make_plan(g, "none", hardware.get("t4"))
+    pk = kr.Peaks(1e12, 1e11, "test", "test")
+    ku = [5.0 + k for k in range(len(plan.groups))]
+    r = BenchResult(model="m", strategy="none", target="cpu", kernel_us=ku)
+    rows = kernel_rows(g, plan, r, None, peaks=pk)
+    cm = CostModel(g, hardware.get("t4"))
+    for row in rows:
+        est = cm.group(row.ops)
+        e = kr.efficiency(est.flops, est.bytes_in + est.bytes_out, ku[row.group], pk)
+        assert row.eff_source == "measured (benchmark)" and row.bound == e["bound"]
+        assert row.flops_share == pytest.approx(e["flops_share"]) and row.bytes_share == pytest.approx(e["bytes_share"])
+        assert row.ort_us is None
+    bare = kernel_rows(g, plan, None, None, peaks=pk)
+    assert all(x.flops_share is None and x.bound in ("compute", "memory") and x.eff_source == "" for x in bare)
+    assert all(x.bound == "" for x in kernel_rows(g, plan, None, None))
