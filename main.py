@@ -456,7 +456,8 @@ def _bench_kernels(a, b, hw_name: str) -> dict:
         print("kernel report: no plan ran")
         return {}
     reps = kernel_report.measure(a.model, a.shapes, plans, profiles.get(hw_name), b["target"], runs=a.kernel_runs,
-                                 progress=_progress, graph=b["graph"])
+                                 progress=_progress, graph=b["graph"], scheduled=not a.unscheduled,
+                                 tuned=not a.rules_only)
     if sys.stderr.isatty():
         print(file=sys.stderr)
     for s, r in reps.items():

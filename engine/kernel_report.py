@@ -319,11 +319,11 @@ def thread_settings(tvm_threads: int | None = None) -> dict:
 
 def measure(spec: str, shapes, plans: dict, hw, target: str = "cpu", runs: int = 30, ort: bool = True,
             progress=None, cancel=None, timeout_s: float | None = None, block: int | None = None,
-            graph=None) -> dict:
+            graph=None, scheduled: bool = True, tuned: bool = True) -> dict:
     """strategy -> KernelReport for each Plan of `plans`, measured together in one worker (the
     module docstring). CPU targets only (ORT runs here, and the peaks are this host's or the
     profile's). The plans are of `graph`'s channel layout (else `block`'s: loader.load), and so are
-    the builds. Raises TargetError for another target, Cancelled when `cancel` is set, FuseLensError
+    the builds; `scheduled`, `tuned` as runner.benchmark's. Raises TargetError for another target, Cancelled when `cancel` is set, FuseLensError
     for a model ONNX Runtime cannot run; a plan whose build fails gets a report with `error`."""
     from . import loader, ort_check, targets
     from .errors import TargetError
@@ -332,7 +332,8 @@ def measure(spec: str, shapes, plans: dict, hw, target: str = "cpu", runs: int =
     if t.kind != "cpu":
         raise TargetError(f"bench --kernels times kernels on this machine's CPU, not on {t.spec}")
     graph = graph if graph is not None else loader.load(spec, shapes, block=block)
-    job = {"spec": spec, "shapes": shapes, "block": graph.block, "target": t.spec, "runs": max(3, int(runs)), "ort": bool(ort),
+    job = {"spec": spec, "shapes": shapes, "block": graph.block, "target": t.spec, "scheduled": bool(scheduled),
+           "tuned": bool(tuned), "runs": max(3, int(runs)), "ort": bool(ort),
            "plans": [[s, p.groups] for s, p in plans.items()]}
     payload = ort_check.run_worker(_job, job, graph.source or spec, progress=progress, cancel=cancel,
                                    timeout_s=timeout_s or 600 * max(1, len(plans)), what="kernel report worker")
@@ -403,7 +404,7 @@ def _job(job, say):
     for k, (s, groups) in enumerate(job["plans"]):
         say(f"{s}: building", 0.05 + 0.45 * k / n)
         try:
-            exe, _ = runner._build(graph, groups, t, True, True)
+            exe, _ = runner._build(graph, groups, t, job.get("scheduled", True), job.get("tuned", True))
             vm_i, vm_p = relax.VirtualMachine(exe, dev), relax.VirtualMachine(exe, dev)
             vm_p["main"](*args)
             built[s] = (vm_i, vm_p, kernel_groups(graph, groups))
