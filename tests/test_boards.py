@@ -233,3 +233,41 @@ def test_tuning_over_the_board_then_a_correct_tuned_build(board, private_cache):
     assert r.error is None and r.correct is True
     tuned = [k for k in rep.kernels if k.status == "tuned"]
     assert r.tuned_kernels == len(tuned) and r.schedule == ("mixed" if tuned else "rules")
+
+
+@pytest.mark.boards
+def test_the_emulated_pi_runs_the_blocked_neon_layout_correctly(board, private_cache):
+    """The Pi's default layout is the blocked one with its NEON width (NCHW4c): the graph is blocked,
+    every convolution kernel (dense and depthwise, alone and fused with its epilogue) is BlockedConv's
+    register-blocked micro-kernel built for the board, and the board's outputs match the unfused NCHW
+    model run on this host. Skipped without the board root (`make test-boards` builds it)."""
+    from engine import benchmark, blocked_layout, loader
+
+    block = loader.block_for_target(board)           # --layout auto: the target's
+    assert block == 4 == blocked_layout.block_for(targets.parse(board))
+    b = benchmark.bench_model(MODEL, None, ["none", "greedy"], targets.parse(board).hardware, board, repeat=1,
+                              block=block)
+    g = b["graph"]
+    assert g.layout == "NCHW4c" and g.block == 4
+    convs = [n for n in g.nodes if n.func.startswith(blocked_layout.DENSE_NAME)]
+    assert any(n.func.startswith(blocked_layout.DEPTHWISE_NAME) for n in convs)
+    assert any(not n.func.startswith(blocked_layout.DEPTHWISE_NAME) for n in convs)
+    assert all(len(n.shape) == 5 and n.shape[-1] == 4 for n in convs)   # [N, C/4, H, W, 4]
+    for s in ("none", "greedy"):
+        r = b["results"][s]
+        assert r.error is None, r.error
+        assert r.correct is True and r.max_abs_err is not None and r.max_abs_err < 1e-3, (s, r.max_abs_err)
+        rep = r.schedule_report
+        assert rep.get("target") == "rpi4b", rep.get("target")   # scheduled for the board, not the host
+        handled = rep.get("handled", {})
+        taken = handled.get("cpu.BlockedConv", [])
+        conv_kernels = {f for fs in handled.values() for f in fs if blocked_layout.DENSE_NAME in f}
+        conv_kernels |= {f for f in rep.get("fallback", []) + rep.get("unscheduled", [])
+                         if blocked_layout.DENSE_NAME in f}
+        assert conv_kernels and conv_kernels <= set(taken), (s, sorted(conv_kernels - set(taken)))
+        assert any(blocked_layout.DEPTHWISE_NAME in f for f in taken) and \
+            any(blocked_layout.DEPTHWISE_NAME not in f for f in taken), (s, taken)
+        assert not [k for k in rep.get("errors", {}) if blocked_layout.DENSE_NAME in k], (s, rep.get("errors"))
+    assert b["results"]["greedy"].kernels < b["results"]["none"].kernels
+    ref = list((private_cache / "results").glob("ref-*.npz"))
+    assert ref and all("-cpu-" in p.name for p in ref)   # the reference was computed on the host
