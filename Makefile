@@ -47,7 +47,8 @@ cross:
 	    { $(SUDO) apt-get update -qq >/dev/null 2>&1 && $(SUDO) apt-get install -y -qq gcc-aarch64-linux-gnu >/dev/null 2>&1; } || \
 	    echo "could not install gcc-aarch64-linux-gnu; board targets will say so"; }
 
-BOARD_DEBS := qemu-user-static debootstrap gcc-aarch64-linux-gnu
+# debian-archive-keyring: debootstrap checks the bookworm Release with it (installed on Debian, not on Ubuntu)
+BOARD_DEBS := qemu-user-static debootstrap debian-archive-keyring gcc-aarch64-linux-gnu
 
 # the emulated board's root (.boards/arm64, about 600 MB, a minute): needs root for debootstrap
 board-root: setup
