@@ -460,10 +460,16 @@ def _bench_kernels(a, b, hw_name: str) -> dict:
                                  tuned=not a.rules_only)
     if sys.stderr.isatty():
         print(file=sys.stderr)
+    out = {}
     for s, r in reps.items():
         print()
         print(kernel_report.text(r, top=a.top))
-    return {s: r.to_dict() for s, r in reps.items()}
+        lat = b["results"][s].latency_ms.get("median")
+        if lat and not r.error:
+            print(f"bench's whole-model median for {s} (round-robin, no ORT in the process): {lat * 1000:.1f} us; "
+                  f"the kernels' medians sum to {r.kernel_total_us / (lat * 1000):.2f}x that")
+        out[s] = {**r.to_dict(), "bench_latency_ms": lat}
+    return out
 
 
 def cmd_table(a) -> int:
