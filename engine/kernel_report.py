@@ -17,10 +17,11 @@ timed, as runner._profile_kernels), every plan once without it (the whole-model 
 with profiling on (engine/ort_profile.Profiler, THREADS = 2 intra-op threads): round-robin, so load
 from other processes hits all alike. The instrument adds a Python callback per call (about 1-2 us),
 so the sum of kernel times runs above the whole-model time; the total line shows both. Caveat: on
-the loaded 2-core machine, with ORT's session in the same worker, the un-instrumented whole-model
-time read 1.5-2x the sum of the kernel medians (without ORT in the worker, 1.04-1.1x), so `bench
---kernels` also prints bench's own whole-model median (round-robin, no ORT in its worker); compare
-kernels with kernels and ORT's nodes, and whole models with bench's figures.
+the shared 2-core machine (load average 3-6), the un-instrumented whole-model time read 1.04x to 2x
+the sum of the kernel medians from run to run, with and without ORT in the worker (not isolated: a
+plain VM call in a process of its own varied 7.5-15 ms under that load), so `bench --kernels` also
+prints bench's own whole-model median; compare kernels with kernels and ORT's nodes, and whole
+models with bench's figures.
 
 FLOPs and bytes come from the OpGraph, whatever the layout the kernels run in: a kernel's FLOPs are
 its ops' (engine/tir_stats), its bytes what crosses its boundary (planner/cost.CostModel.group: the
