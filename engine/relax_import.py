@@ -74,7 +74,7 @@ def to_relax(model: onnx.ModelProto, src: str, block: int | None = None):
 
     fe.ONNXGraphImporter._convert_operator, relax.BlockBuilder.emit = convert, emit
     relax.BlockBuilder.emit_output = emit_output
-    failure = None
+    failure, too_big = None, None
     try:
         with warnings.catch_warnings(), quiet_stdout(), quiet_native_stderr():
             warnings.simplefilter("ignore")
@@ -83,8 +83,13 @@ def to_relax(model: onnx.ModelProto, src: str, block: int | None = None):
             except Exception as e:  # noqa: BLE001 - any importer failure is the user's one line
                 failure = f"TVM's ONNX importer failed{_where(model, current['name'])}: {_short(e)}"
             if failure is None:
+                def check(m):  # on the NCHW module, so a message names the ONNX tensor's own shape
+                    check_sizes(m, {b.var: provenance[b.var.id_] for b in _bindings(m) if b.var.id_ in provenance}, src)
+
                 try:
-                    mod = prepare(mod, provenance, block=block)
+                    mod = prepare(mod, provenance, block=block, check=check)
+                except ModelError as e:
+                    too_big = e
                 except Exception as e:  # noqa: BLE001
                     failure = f"TVM could not lower the model: {_short(e)}"
             import gc
@@ -93,10 +98,12 @@ def to_relax(model: onnx.ModelProto, src: str, block: int | None = None):
     finally:
         fe.ONNXGraphImporter._convert_operator, relax.BlockBuilder.emit = orig_convert, orig_emit
         relax.BlockBuilder.emit_output = orig_emit_output
+    if too_big is not None:
+        raise too_big
     if failure:
         raise ModelError(src, failure)
     by_var = {b.var: provenance[b.var.id_] for b in _bindings(mod) if b.var.id_ in provenance}
-    check_sizes(mod, by_var, src)
+    check_sizes(mod, by_var, src)   # again: what the passes made (the blocked layout's shapes)
     return mod, by_var
 
 
@@ -210,11 +217,12 @@ def _where(model: onnx.ModelProto, name: str | None) -> str:
     return f" (at ONNX node {name!r}: {node.op_type} of {ins})" if ins else f" (at ONNX node {name!r}: {node.op_type})"
 
 
-def prepare(mod, provenance: dict | None = None, block: int | None = None):
+def prepare(mod, provenance: dict | None = None, block: int | None = None, check=None):
     """The passes, one at a time; with `provenance` ({Var.id_: ONNX node}), the bindings each pass
     creates take the provenance of the binding they were made for (_carry). `block`: the channel
     block of the layout (NCHW[block]c, engine/blocked_layout.py) applied before LegalizeOps; None
-    keeps NCHW."""
+    keeps NCHW. `check(mod)`, if given, sees the module just before the layout pass (NCHW, every
+    op's output shape as ONNX has it) and may raise."""
     from tvm import relax
 
     from . import blocked_layout
@@ -228,6 +236,7 @@ def prepare(mod, provenance: dict | None = None, block: int | None = None):
         # conv+BN group from its activation (ResNet-50: 159 FuseOps groups instead of 57).
         relax.transform.CanonicalizeBindings(),
         relax.transform.DeadCodeElimination(),
+        lambda m: (check(m) if check else None, m)[1],
         lambda m: blocked_layout.apply(m, block, provenance),  # identity for None
         legalize,
         relax.transform.AnnotateTIROpPattern(),
