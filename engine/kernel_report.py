@@ -30,7 +30,7 @@ outside), not what its loops touch in cache. Every figure here is `measured` (ti
 from the model (FLOPs, bytes); the peaks say where they come from (`Peaks.*_source`).
 
 Peaks. A data-sheet profile (assets/hardware.json) gives peak FLOP/s and bandwidth. For this host,
-the peak is derived from the host facts (engine/schedules/target.host_facts, the clock from
+the peak is derived from the host facts (engine/schedules/base/target.host_facts, the clock from
 /proc/cpuinfo): cores x GHz x FMA lanes per cycle x 2 FLOP, the FMA lanes being two FMA pipes of
 the vector width, or of 256 bits on AMD family 19h (Zen 3 and Zen 4 run AVX-512 on 256-bit units);
 the bandwidth is the host profile's copy probe (engine/hardware.py). Both are labelled so.
@@ -96,7 +96,7 @@ def host_fma_lanes(vector_bits: int, fma: bool, vendor: str, family: int | None)
 def peaks(hw, facts=None) -> Peaks:
     """The peaks a report's shares are taken against: the profile's own figures, or for this host's
     profile ("host", "host-calibrated") the peak derived from the host facts (see the module
-    docstring). `facts`: engine/schedules/target.HostFacts (the worker's; None: read from /proc/cpuinfo
+    docstring). `facts`: engine/schedules/base/target.HostFacts (the worker's; None: read from /proc/cpuinfo
     by engine/hardware.cpu_facts, without importing TVM)."""
     if hw.name not in ("host", "host-calibrated"):
         src = f"profile {hw.name}" + (f": {hw.source}" if hw.source else "")
