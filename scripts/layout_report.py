@@ -75,6 +75,9 @@ def row(spec, shapes, block, nchw_kernels):
     convs = [n for n in g.nodes if n.op.startswith("conv2d")]
     blocked = [n for n in convs if n.op.startswith(blocked_layout.DENSE_NAME)]
     reasons = Counter(c["reason"] for c in rep["convs"])
+    n_t = sum(n.op.startswith("conv2d_transpose") for n in convs)  # the pass has no blocked form of these
+    if n_t:
+        reasons["conv2d_transpose: no blocked form"] = n_t
     return {"model": Path(spec).stem if spec.startswith("/") else spec, "block": block, "ops": len(g.nodes),
             "transforms": len(transforms), "transform_mb": sum(n.bytes_written for n in transforms) / 1e6,
             "convs": len(convs), "nchw_convs": len(convs) - len(blocked), "reasons": dict(reasons),
