@@ -30,8 +30,9 @@ outside), not what its loops touch in cache. Every figure here is `measured` (ti
 from the model (FLOPs, bytes); the peaks say where they come from (`Peaks.*_source`).
 
 Peaks. A data-sheet profile (assets/hardware.json) gives peak FLOP/s and bandwidth. For this host,
-the peak is derived from the host facts (engine/schedules/base/target.host_facts, the clock from
-/proc/cpuinfo): cores x GHz x FMA lanes per cycle x 2 FLOP, the FMA lanes being two FMA pipes of
+the peak is measured (engine/fma_probe.py: FMA chains on every core, cached per CPU; /proc/cpuinfo's
+nominal clock understates a boosting CPU's by up to 1.4x); where the probe cannot run it is derived
+from the host facts (engine/schedules/base/target.host_facts, the clock from /proc/cpuinfo): cores x GHz x FMA lanes per cycle x 2 FLOP, the FMA lanes being two FMA pipes of
 the vector width, or of 256 bits on AMD family 19h (Zen 3 and Zen 4 run AVX-512 on 256-bit units);
 the bandwidth is the host profile's copy probe (engine/hardware.py). Both are labelled so.
 """
@@ -109,11 +110,18 @@ def peaks(hw, facts=None) -> Peaks:
 
         facts = SimpleNamespace(num_cores=cf["cores"], vector_bits=cf["vector_bits"], fma=cf["fma"])
     ghz = cf["ghz"]
-    vendor, family = _cpu_vendor_family()
-    lanes, why = host_fma_lanes(facts.vector_bits, facts.fma, vendor, family)
-    flops = facts.num_cores * ghz * 1e9 * lanes * 2
+    from . import fma_probe
+
+    measured = fma_probe.peak(facts.num_cores, facts.vector_bits, cf.get("model", "")) if facts.fma else None
+    if measured is not None:
+        flops, src = measured
+    else:   # no probe here: derived from the nominal clock (a boosting CPU runs faster: shares read high)
+        vendor, family = _cpu_vendor_family()
+        lanes, why = host_fma_lanes(facts.vector_bits, facts.fma, vendor, family)
+        flops = facts.num_cores * ghz * 1e9 * lanes * 2
+        src = f"derived: {facts.num_cores} cores x {ghz:.2f} GHz x {lanes} FMA lanes x 2 FLOP ({why})"
     return Peaks(flops=flops, bandwidth=hw.bandwidth,
-                 flops_source=f"derived: {facts.num_cores} cores x {ghz:.2f} GHz x {lanes} FMA lanes x 2 FLOP ({why})",
+                 flops_source=src,
                  bandwidth_source="measured: the host profile's copy probe" if hw.name == "host"
                  else f"profile {hw.name}")
 

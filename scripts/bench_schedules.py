@@ -1,216 +1,301 @@
-"""Latency of each fusion strategy's build, scheduled (engine/schedules) and unscheduled, against
-ONNX Runtime with the same thread count; plus build times. Everything runs in one process.
+"""Issue 20's goals, measured: each strategy's build in the blocked channel layout and in NCHW,
+against ONNX Runtime on the same cores, all sampled round-robin in one process.
 
-    python scripts/bench_schedules.py [--models mobilenetv2,resnet50] [--resolution 224]
-                                      [--strategies none,tvm,greedy,dp,hybrid] [--repeat 15]
-                                      [--threads N] [--unscheduled-repeat 3] [--skip-unscheduled]
-                                      [--json out.json]
+    python scripts/bench_schedules.py [--models mobilenetv2,efficientnet_b0,resnet50,/path/m.onnx]
+                                      [--resolution 224] [--layouts blocked,nchw]
+                                      [--strategies none,greedy,dp] [--cost model] [--repeat 15]
+                                      [--threads N] [--kernels resnet50] [--json out.json]
 
-Latency: TVM's VirtualMachine time_evaluator("main") (each sample averages `number` calls, number
-chosen so a sample lasts >= ~50 ms); the scheduled builds and ONNX Runtime are sampled round-robin
-(one sample of each per round, `--repeat` rounds) so that load from other processes hits them
-alike; the tables show medians and minima (the minimum is the least disturbed sample on a machine
-shared with other work). Unscheduled builds (TVM's default CPU build: no schedule, loop nests as
-legalized; slow) are timed right after they are built, with fewer samples.
+A model is a zoo name (`mobilenetv2`, `resnet50@112`) or an ONNX file (`path.onnx`, with
+`path.onnx:NAME=1,3,H,W` for a dynamic input). For each model, every (layout, strategy) is planned
+(`--cost`: how dp decides, `model` by default: what `plan` and the app use), scheduled by the rules
+(engine/schedules; no tuning records), built, and checked against ONNX Runtime (engine/check.py);
+then the builds and ONNX Runtime are sampled round-robin: one sample of each per round, `--repeat`
+rounds, a sample being as many calls as last about 50 ms. Every round records the share of the
+machine's CPU time other processes used (engine/machine_load.py); a round above the busy
+threshold is not counted, and a model with fewer than half its rounds quiet gets no verdict.
 
-Build time: relax.build plus the JIT link the VirtualMachine does (LLVM code generation and the
-shared library); for scheduled builds also the scheduling itself. Each strategy's unscheduled and
-scheduled builds run back to back, after one warm-up build per process. "sched +%" is the extra build
-time scheduling costs: scheduled build time / unscheduled build time - 1.
+Ratios are of medians, with 95% bootstrap intervals paired by round (engine/stats.py); a ratio
+whose interval includes 1.0 is "within noise". The goals (issue 20):
+    dp/ORT <= 1.0 in the blocked layout (moonshot: <= 0.8), on every model asked for;
+    greedy/none and dp/greedy in both layouts;
+    ResNet-50's 3x3 convolutions at >= 60% of FMA peak (`--kernels resnet50`: every kernel of the
+    blocked greedy build timed on its own, FLOP/s as a share of the host profile's peak).
 """
 from __future__ import annotations
 
 import argparse
 import json
 import os
-import platform
 import statistics
 import sys
 import time
 
 sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 
+SAMPLE_S = 0.05
+
 
 def _cores() -> int:
     return len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else (os.cpu_count() or 1)
 
 
-def _unscheduled_ms(vm, args, dev, repeat):
-    """Unscheduled builds are slow (seconds at 224x224): one call, or the median of `repeat`."""
+def _spec(model: str, resolution: int | None) -> tuple[str, dict, str]:
+    """(loader spec, input shapes, display name) of a --models entry."""
+    if model.endswith(".onnx") or ".onnx:" in model:
+        path, _, shape = model.partition(":")
+        shapes = {}
+        if shape:
+            name, _, dims = shape.partition("=")
+            shapes[name] = [int(d) for d in dims.split(",")]
+        return path, shapes, os.path.basename(path)[:-5]
+    spec = f"zoo:{model}" + (f"@{resolution}" if resolution and "@" not in model else "")
+    return spec, {}, model
+
+
+def _calls(fn) -> int:
+    fn()
     t = time.perf_counter()
-    vm["main"](*args)
+    fn()
     est = time.perf_counter() - t
-    if est > 20 or repeat <= 1:
-        return est * 1e3
-    timer = vm.time_evaluator("main", dev, number=1, repeat=repeat)
-    return statistics.median(timer(*args).results) * 1e3
+    return max(1, min(200, int(SAMPLE_S / max(est, 1e-6))))
 
 
-def main():
-    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    ap.add_argument("--models", default="mobilenetv2,efficientnet_b0,resnet50,vgg16,yolov4_tiny")
-    ap.add_argument("--resolution", type=int, default=None, help="input resolution (default: each model's own)")
-    ap.add_argument("--strategies", default="none,tvm,greedy,dp,hybrid")
-    ap.add_argument("--repeat", type=int, default=15, help="round-robin rounds (samples per scheduled build)")
-    ap.add_argument("--threads", type=int, default=_cores())
-    ap.add_argument("--unscheduled-repeat", type=int, default=3)
-    ap.add_argument("--skip-unscheduled", action="store_true")
-    ap.add_argument("--hardware", default="host", help="hardware profile the planners use")
-    ap.add_argument("--json", default=None, help="write all figures to this file")
-    a = ap.parse_args()
+def _ratio(num, den) -> dict:
+    """median(num) / median(den) with its paired 95% interval."""
+    from engine.stats import bootstrap_ratio_ci
 
-    os.environ["TVM_NUM_THREADS"] = str(a.threads)  # before TVM starts its thread pool
+    lo, hi = bootstrap_ratio_ci(num, den, paired=True)
+    r = statistics.median(num) / statistics.median(den)
+    verdict = "within noise" if lo <= 1.0 <= hi else ("lower" if hi < 1.0 else "higher")
+    return {"ratio": r, "ci": [lo, hi], "verdict": verdict}
+
+
+def _fmt(r: dict | None) -> str:
+    return "-" if r is None else f"{r['ratio']:.2f} [{r['ci'][0]:.2f}, {r['ci'][1]:.2f}]"
+
+
+def measure_model(model: str, a, hw) -> dict:
     import numpy as np
     import onnxruntime as ort
     import tvm
     from tvm import relax
 
     from engine import build as eb
-    from engine import hardware, loader, profiles, schedules
+    from engine import check, loader, machine_load, schedules
     from engine.planner import make_plan
     from engine.planner.apply import apply
+
+    spec, shapes, name = _spec(model, a.resolution)
+    dev = tvm.cpu()
+    graphs = {lay: loader.load(spec, shapes, block=(loader.block_for_target("cpu", lay)))
+              for lay in a.layouts}
+    g0 = next(iter(graphs.values()))
+    x = eb.random_inputs(g0, seed=0)
+    so = ort.SessionOptions()
+    so.intra_op_num_threads = a.threads
+    so.inter_op_num_threads = 1
+    sess = ort.InferenceSession(str(loader.frozen_path(g0)), so, providers=["CPUExecutionProvider"])
+    feed = eb.ort_feed(sess, g0, x)
+    ref = sess.run(None, feed)
+    shape = " ".join("x".join(str(d) for d in s) for s in g0.input_shapes.values())
+    print(f"\n== {name} ({shape}) ==", flush=True)
+
+    entries = {}
+    args = [tvm.runtime.tensor(v, dev) for v in x]
+    for lay, g in graphs.items():
+        for s in a.strategies:
+            t0 = time.perf_counter()
+            plan = make_plan(g, s, hw, cost=a.cost, target="cpu")
+            t1 = time.perf_counter()
+            smod, report = schedules.schedule(apply(g, plan.groups), "cpu")
+            vm = relax.VirtualMachine(eb.build(smod, "cpu"), dev)
+            t2 = time.perf_counter()
+            c = check.compare(eb._flatten(vm["main"](*args)), ref)
+            key = f"{lay}/{s}"
+            entries[key] = {"layout": g.layout, "strategy": s, "label": plan.notes.get("label") or s,
+                            "cost": plan.notes.get("cost", "-"), "kernels": plan.kernels,
+                            "plan_s": t1 - t0, "build_s": t2 - t1, "correct": c.correct, "err": c.err,
+                            "rules": {r: len(fs) for r, fs in report.handled.items()},
+                            "fallback": len(report.fallback), "vm": vm}
+            print(f"  {key:<16} {g.layout:<8} {plan.kernels:>4} kernels, planned {t1 - t0:5.1f} s "
+                  f"({entries[key]['cost']}), scheduled+built {t2 - t1:5.1f} s, "
+                  f"correct: {'yes' if c.correct else 'NO'} (max abs err {c.err})", flush=True)
+
+    ok = {k: e for k, e in entries.items() if e["correct"]}
+    for e in ok.values():
+        fn = (lambda vm=e["vm"]: vm["main"](*args))
+        e["number"] = _calls(fn)
+        e["timer"] = e["vm"].time_evaluator("main", dev, number=e["number"], repeat=1)
+        e["samples"] = []
+    ort_number = _calls(lambda: sess.run(None, feed))
+    ort_samples, busy = [], []
+    for _ in range(a.repeat):                      # round-robin: one sample of each per round
+        tok = machine_load.start()
+        for e in ok.values():
+            e["samples"].append(e["timer"](*args).mean * 1e3)
+        t = time.perf_counter()
+        for _ in range(ort_number):
+            sess.run(None, feed)
+        ort_samples.append((time.perf_counter() - t) / ort_number * 1e3)
+        busy.append(machine_load.stop(tok))
+    quiet = [i for i, b in enumerate(busy) if b is None or not machine_load.is_busy(b)]
+    shares = [b for b in busy if b is not None]
+    out = {"input": shape, "rounds": a.repeat, "quiet_rounds": len(quiet),
+           "busy_share_median": statistics.median(shares) if shares else None,
+           "busy_share_max": max(shares) if shares else None}
+    verdict_ok = len(quiet) * 2 >= a.repeat
+    pick = (lambda xs: [xs[i] for i in quiet]) if quiet else (lambda xs: xs)
+    ort_q = pick(ort_samples)
+    out["onnxruntime_ms"] = statistics.median(ort_q)
+    for e in ok.values():
+        e["ms"] = statistics.median(pick(e["samples"]))
+        e["min_ms"] = min(pick(e["samples"]))
+        e["vs_ort"] = _ratio(pick(e["samples"]), ort_q)
+    for e in entries.values():
+        for k in ("vm", "timer"):
+            e.pop(k, None)
+
+    def ratio(k1, k2):
+        return _ratio(pick(ok[k1]["samples"]), pick(ok[k2]["samples"])) if k1 in ok and k2 in ok else None
+
+    out["ratios"] = {}
+    for lay in a.layouts:
+        out["ratios"][f"{lay}: greedy/none"] = ratio(f"{lay}/greedy", f"{lay}/none")
+        out["ratios"][f"{lay}: dp/greedy"] = ratio(f"{lay}/dp", f"{lay}/greedy")
+    if "blocked" in a.layouts and "nchw" in a.layouts:
+        for s in a.strategies:
+            out["ratios"][f"{s}: blocked/nchw"] = ratio(f"blocked/{s}", f"nchw/{s}")
+    out["strategies"] = entries
+    out["verdicts_hold"] = verdict_ok
+
+    busy_txt = (f"other processes used {out['busy_share_median'] * 100:.0f}% of the CPU time (median round), "
+                f"{out['busy_share_max'] * 100:.0f}% at most; {len(quiet)}/{a.repeat} rounds quiet"
+                if shares else "machine load not readable")
+    print(f"\n  {name} {shape}, {a.threads} threads; ONNX Runtime {out['onnxruntime_ms']:.2f} ms; {busy_txt}")
+    print(f"  {'build':<16}{'layout':<9}{'kernels':>8}{'median ms':>11}{'min ms':>9}   {'/ ORT [95%]':<20}correct")
+    for k, e in entries.items():
+        if k in ok:
+            print(f"  {k:<16}{e['layout']:<9}{e['kernels']:>8}{e['ms']:>11.2f}{e['min_ms']:>9.2f}   "
+                  f"{_fmt(e['vs_ort']):<20}yes")
+        else:
+            print(f"  {k:<16}{e['layout']:<9}{e['kernels']:>8}{'-':>11}{'-':>9}   {'-':<20}NO (not timed)")
+    for k, r in out["ratios"].items():
+        if r is not None:
+            print(f"  {k:<22} {_fmt(r)}  {r['verdict']}")
+    if not verdict_ok:
+        print("  fewer than half the rounds were quiet: no verdict from this model; re-run on a quiet machine")
+    del sess
+    return out
+
+
+def kernel_shares(model: str, a, hw, peak: float | None) -> dict:
+    """Every kernel of the blocked greedy build of `model` timed on its own (engine/kernel_report,
+    instrumented VM runs, round-robin with ORT's profile), with FLOP/s as a share of the measured
+    FMA peak (and of the report's own, derived from the nominal clock); the dense 3x3
+    convolutions (ONNX Conv, kernel 3x3, group 1) picked out by their ONNX nodes."""
+    import onnx
+
+    from engine import kernel_report, loader
+    from engine.planner import make_plan
+
+    spec, shapes, name = _spec(model, a.resolution)
+    g = loader.load(spec, shapes, block=loader.block_for_target("cpu", "blocked"))
+    plan = make_plan(g, "greedy", hw, target="cpu")
+    rep = kernel_report.measure(spec, shapes, {"greedy": plan}, hw, "cpu", runs=a.kernel_runs, graph=g)["greedy"]
+    m = onnx.load(str(loader.frozen_path(g)), load_external_data=False)
+    conv3 = set()
+    for n in m.graph.node:
+        at = {x.name: onnx.helper.get_attribute_value(x) for x in n.attribute}
+        if n.op_type == "Conv" and list(at.get("kernel_shape", [])) == [3, 3] and at.get("group", 1) == 1:
+            conv3.add(n.name)
+    rows = []
+    for k in rep.kernels:
+        if k.us and conv3 & set(k.onnx_nodes):
+            rows.append({"name": k.name, "us": k.us, "lo": k.lo, "hi": k.hi, "gflops": k.flops / k.us / 1e3,
+                         "share_measured_peak": (k.flops / (k.us * 1e-6)) / peak if peak else None,
+                         "share_report_peak": k.flops_share, "ort_us": k.ort_us})
+    return {"report_peak": rep.peaks.to_dict() if hasattr(rep, "peaks") and rep.peaks else None,
+            "measured_peak_flops": peak, "conv3x3": rows, "text": kernel_report.text(rep, top=12)}
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    ap.add_argument("--models", default="mobilenetv2,efficientnet_b0,resnet50")
+    ap.add_argument("--resolution", type=int, default=None, help="zoo input resolution (default: each model's own)")
+    ap.add_argument("--layouts", default="blocked,nchw")
+    ap.add_argument("--strategies", default="none,greedy,dp")
+    ap.add_argument("--cost", default="model", help="how dp decides (model, roofline, learned, measured)")
+    ap.add_argument("--repeat", type=int, default=15, help="round-robin rounds")
+    ap.add_argument("--threads", type=int, default=_cores())
+    ap.add_argument("--kernels", default="", help="models whose kernels to time one by one (FMA-peak shares)")
+    ap.add_argument("--kernel-runs", type=int, default=20)
+    ap.add_argument("--json", default=None, help="write all figures to this file")
+    a = ap.parse_args()
+    a.layouts = [s for s in a.layouts.split(",") if s]
+    a.strategies = [s for s in a.strategies.split(",") if s]
+
+    os.environ["TVM_NUM_THREADS"] = str(a.threads)  # before TVM starts its thread pool
+    import onnxruntime as ort
+    import tvm
+
+    from engine import hardware, profiles, schedules
     from engine.schedules.base.target import host_facts
 
     facts = host_facts()
-    cpu_model = hardware.cpu_facts().get("model", platform.processor())
-    print(f"machine: {cpu_model}; {a.threads} threads (TVM_NUM_THREADS, ORT intra_op); "
-          f"LLVM mcpu={facts.mcpu} mtriple={facts.mtriple} vector={facts.vector_bits} bit; "
-          f"TVM {tvm.__version__}, ONNX Runtime {ort.__version__}; SCHEDULE_VERSION {schedules.SCHEDULE_VERSION}")
-    strategies = a.strategies.split(",")
-    hw = profiles.get(a.hardware)
-    dev = tvm.cpu()
-    results = {"machine": {"cpu": cpu_model, "threads": a.threads, "mcpu": facts.mcpu, "mtriple": facts.mtriple,
-                           "vector_bits": facts.vector_bits, "tvm": tvm.__version__, "onnxruntime": ort.__version__,
-                           "schedule_version": schedules.SCHEDULE_VERSION}, "models": {}}
+    cpu = hardware.cpu_facts().get("model", "?")
+    hw = profiles.get("host")
+    print(f"machine: {cpu}; {a.threads} threads (TVM_NUM_THREADS, ORT intra_op); LLVM mcpu={facts.mcpu} "
+          f"vector={facts.vector_bits} bit ({'AVX-512' if facts.vector_bits >= 512 else 'AVX2' if facts.vector_bits >= 256 else 'NEON/SSE'}); "
+          f"TVM {tvm.__version__}, ONNX Runtime {ort.__version__}; SCHEDULE_VERSION {schedules.SCHEDULE_VERSION}; "
+          f"dp cost: {a.cost}")
+    results = {"machine": {"cpu": cpu, "threads": a.threads, "mcpu": facts.mcpu, "vector_bits": facts.vector_bits,
+                           "tvm": tvm.__version__, "onnxruntime": ort.__version__,
+                           "schedule_version": schedules.SCHEDULE_VERSION, "cost": a.cost}, "models": {}}
+    for m in [m for m in a.models.split(",") if m]:
+        results["models"][m] = measure_model(m, a, hw)
 
-    warmed = False
-    for model in a.models.split(","):
-        spec = f"zoo:{model}" + (f"@{a.resolution}" if a.resolution else "")
-        g = loader.load(spec)
-        x = eb.random_inputs(g, seed=0)
-        shape = "x".join(str(d) for d in next(iter(g.input_shapes.values())))
-        print(f"\n== {model} ({shape}) ==", flush=True)
-
-        so = ort.SessionOptions()
-        so.intra_op_num_threads = a.threads
-        so.inter_op_num_threads = 1
-        sess = ort.InferenceSession(str(g.source), so, providers=["CPUExecutionProvider"])
-        feed = dict(zip([i.name for i in sess.get_inputs()], x))
-        ref = sess.run(None, feed)
-
-        plans = {s: make_plan(g, s, hw) for s in strategies}
-        args = [tvm.runtime.tensor(v, dev) for v in x]
-        if not warmed:  # first LLVM/JIT use in the process: not part of any build time
-            relax.VirtualMachine(eb.build(apply(g, plans[strategies[0]].groups), "cpu"), dev)
-            warmed = True
-        entries = {}
-        for s in strategies:
-            mod = apply(g, plans[s].groups)
-            e = entries[s] = {"kernels": plans[s].kernels}
-            # unscheduled and scheduled builds back to back, so that load hits both alike
-            if not a.skip_unscheduled:
-                t0 = time.perf_counter()
-                uvm = relax.VirtualMachine(eb.build(mod, "cpu"), dev)
-                e["unsched_build_s"] = time.perf_counter() - t0
-                e["unsched_ms"] = _unscheduled_ms(uvm, args, dev, a.unscheduled_repeat)
-                del uvm
-            else:
-                e["unsched_build_s"] = e["unsched_ms"] = None
-            t0 = time.perf_counter()
-            smod, report = schedules.schedule(mod, "cpu")
-            t1 = time.perf_counter()
-            exe = eb.build(smod, "cpu")
-            vm = relax.VirtualMachine(exe, dev)  # JIT: LLVM code generation + link
-            t2 = time.perf_counter()
-            out = eb._flatten(vm["main"](*args))
-            err = max(float(np.abs(o - r).max() / (np.abs(r).max() + 1e-12)) for o, r in zip(out, ref))
-            e.update({"vm": vm, "sched_s": t1 - t0, "build_s": t2 - t0, "err": err,
-                      "report": report.summary(), "fallback": list(report.fallback)})
-            um = f"{e['unsched_ms']:.1f} ms, build {e['unsched_build_s']:.1f} s" if e["unsched_ms"] else "-"
-            print(f"  {s:<7} {plans[s].kernels:>4} kernels: scheduled build {t2 - t0:5.1f} s (scheduling "
-                  f"{t1 - t0:.2f} s), max rel err vs ORT {err:.1e}; unscheduled {um}", flush=True)
-
-        # number of calls per sample: about 50 ms per sample
-        def one_call_s(fn):
-            t = time.perf_counter()
-            fn()
-            return time.perf_counter() - t
-
-        for e in entries.values():
-            e["args"] = args
-            e["vm"]["main"](*args)  # warm
-            est = one_call_s(lambda e=e: e["vm"]["main"](*args))
-            e["number"] = max(1, min(100, int(0.05 / max(est, 1e-6))))
-            e["timer"] = e["vm"].time_evaluator("main", dev, number=e["number"], repeat=1)
-            e["samples"] = []
-        for _ in range(3):
-            sess.run(None, feed)
-        est = one_call_s(lambda: sess.run(None, feed))
-        ort_number = max(1, min(100, int(0.05 / max(est, 1e-6))))
-        ort_samples = []
-        for _ in range(a.repeat):  # round-robin
-            for e in entries.values():
-                e["samples"].append(e["timer"](*e["args"]).mean * 1e3)
-            t = time.perf_counter()
-            for _ in range(ort_number):
-                sess.run(None, feed)
-            ort_samples.append((time.perf_counter() - t) / ort_number * 1e3)
-        ort_ms = statistics.median(ort_samples)
-        for e in entries.values():
-            e["ms"] = statistics.median(e["samples"])
-            e["spread"] = (min(e["samples"]), max(e["samples"]))
-            e["min_ms"] = min(e["samples"])
-            del e["timer"]
-
-        for e in entries.values():
-            e.pop("vm")
-
-        # tables
-        print(f"\n  {model} {shape}, {a.threads} threads; ONNX Runtime {ort_ms:.2f} ms "
-              f"(median of {a.repeat}, min {min(ort_samples):.2f})")
-        hdr = (f"  {'strategy':<8}{'kernels':>8}{'sched ms':>10}{'(min-max)':>16}{'unsched ms':>12}"
-               f"{'speedup':>9}{'vs ORT':>8}{'build s':>9}{'unsched s':>10}{'sched +%':>9}")
-        print(hdr)
-        for s, e in entries.items():
-            um, ub = e["unsched_ms"], e["unsched_build_s"]
-            spread = "({:.1f}-{:.1f})".format(*e["spread"])
-            ums = f"{um:.1f}" if um else "-"
-            speed = f"{um / e['ms']:.1f}x" if um else "-"
-            ubs = f"{ub:.1f}" if ub else "-"
-            over = f"{(e['build_s'] / ub - 1) * 100:+.0f}%" if ub else "-"
-            print(f"  {s:<8}{e['kernels']:>8}{e['ms']:>10.2f}{spread:>16}{ums:>12}{speed:>9}"
-                  f"{e['ms'] / ort_ms:>7.2f}x{e['build_s']:>9.1f}{ubs:>10}{over:>9}")
-        row = {s: e["ms"] for s, e in entries.items()}
-        ratios = []
-        if "greedy" in row and "none" in row:
-            ratios.append(f"greedy/none {row['greedy'] / row['none']:.2f}")
-        if "dp" in row and "greedy" in row:
-            ratios.append(f"dp/greedy {row['dp'] / row['greedy']:.2f}")
-        if "dp" in row:
-            ratios.append(f"dp/ORT {row['dp'] / ort_ms:.2f}")
-        print("  " + ", ".join(ratios))
-        results["models"][model] = {
-            "input": shape, "onnxruntime_ms": ort_ms, "onnxruntime_min_ms": min(ort_samples),
-            "onnxruntime_samples": ort_samples,
-            "strategies": {s: {k: v for k, v in e.items() if k not in ("mod", "args", "timer")}
-                           for s, e in entries.items()}}
-        del entries, sess
-
-    # summary tables: medians, and minima (the least disturbed sample, for a machine shared with
-    # other work)
-    for stat, key, okey in (("median", "ms", "onnxruntime_ms"), ("min", "min_ms", "onnxruntime_min_ms")):
-        print(f"\nsummary (scheduled builds, {stat} ms; ratios of {stat}s)")
-        print(f"{'model':<16}{'input':>14}" + "".join(f"{s:>9}" for s in strategies)
-              + f"{'ORT':>9}{'gr/none':>9}{'dp/gr':>7}{'dp/ORT':>8}{'build +%':>9}")
-        for model, r in results["models"].items():
+    print("\nsummary: medians of quiet rounds; ratios with 95% intervals paired by round")
+    print(f"{'model':<22}{'layout':<9}" + "".join(f"{s + ' ms':>10}" for s in a.strategies)
+          + f"{'ORT ms':>9}  {'dp/ORT':<19}{'greedy/none':<19}{'dp/greedy':<19}")
+    for m, r in results["models"].items():
+        for lay in a.layouts:
             st = r["strategies"]
-            cells = "".join(f"{st[s][key]:>9.2f}" for s in strategies)
-            gn = f"{st['greedy'][key] / st['none'][key]:.2f}" if {"greedy", "none"} <= set(st) else "-"
-            dg = f"{st['dp'][key] / st['greedy'][key]:.2f}" if {"dp", "greedy"} <= set(st) else "-"
-            do = f"{st['dp'][key] / r[okey]:.2f}" if "dp" in st else "-"
-            over = [st[s]["build_s"] / st[s]["unsched_build_s"] - 1 for s in st if st[s].get("unsched_build_s")]
-            ov = f"{max(over) * 100:+.0f}%" if over else "-"
-            print(f"{model:<16}{r['input']:>14}{cells}{r[okey]:>9.2f}{gn:>9}{dg:>7}{do:>8}{ov:>9}")
+            cells = "".join(f"{st[f'{lay}/{s}'].get('ms', float('nan')):>10.2f}" for s in a.strategies)
+            dp = st.get(f"{lay}/dp", {}).get("vs_ort")
+            print(f"{m:<22}{lay:<9}{cells}{r['onnxruntime_ms']:>9.2f}  {_fmt(dp):<19}"
+                  f"{_fmt(r['ratios'].get(f'{lay}: greedy/none')):<19}{_fmt(r['ratios'].get(f'{lay}: dp/greedy')):<19}")
+    print("\ngoals")
+    for m, r in results["models"].items():
+        dp = r["strategies"].get("blocked/dp", {}).get("vs_ort")
+        if dp is None:
+            print(f"  {m}: no correct blocked dp build")
+            continue
+        hold = "" if r["verdicts_hold"] else " (busy machine: no verdict)"
+        print(f"  {m}: dp/ORT {_fmt(dp)}: <= 1.0 {'met' if dp['ci'][1] <= 1.0 else 'not met' if dp['ci'][0] > 1.0 else 'within noise of 1.0'}; "
+              f"<= 0.8 {'met' if dp['ci'][1] <= 0.8 else 'not met'}{hold}")
+    kernels = [m for m in a.kernels.split(",") if m]
+    if kernels:
+        from engine import fma_probe
+
+        got = fma_probe.measure(a.threads, facts.vector_bits)    # afresh, not the cached figure
+        peak = got
+        print(f"\nFMA peak ({a.threads} cores, {facts.vector_bits}-bit FMA chains, engine/fma_probe.py): "
+              + (f"{peak / 1e9:.0f} GFLOP/s, measured" if peak else "not measurable here (no gcc or no x86 vector FMA)"))
+    for m in kernels:
+        rep = kernel_shares(m, a, hw, peak)
+        results.setdefault("kernels", {})[m] = rep
+        print(f"\n{m}: kernels of the blocked greedy build\n{rep['text']}")
+        shares = [r["share_measured_peak"] for r in rep["conv3x3"] if r["share_measured_peak"]]
+        for r in rep["conv3x3"]:
+            sm = f"{r['share_measured_peak'] * 100:.0f}% of the measured peak" if r["share_measured_peak"] else "-"
+            sr = f"{r['share_report_peak'] * 100:.0f}% of the report's" if r["share_report_peak"] else ""
+            print(f"  3x3 conv {r['name']}: {r['us']:.0f} us [{r['lo']:.0f}, {r['hi']:.0f}], "
+                  f"{r['gflops']:.0f} GFLOP/s: {sm} ({sr})")
+        if shares:
+            med = statistics.median(shares)
+            print(f"  goal: 3x3 convolutions at >= 60% of FMA peak: median {med * 100:.0f}%, "
+                  f"range {min(shares) * 100:.0f}-{max(shares) * 100:.0f}%: {'met' if med >= 0.6 else 'not met'}")
     if a.json:
         with open(a.json, "w") as f:
             json.dump(results, f, indent=1, default=str)
