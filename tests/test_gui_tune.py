@@ -88,11 +88,11 @@ class FakeTune:
             self.go.set()
 
     def __call__(self, spec, shapes, strategy, target="cpu", trials=None, time_limit_s=None, hw_name=None,
-                 progress=None, cancel=None, cost="model"):
+                 progress=None, cancel=None, cost="model", block=None):
         from engine import tuning
 
         self.calls.append({"spec": spec, "strategy": strategy, "target": target, "trials": trials,
-                           "time_limit_s": time_limit_s, "hw_name": hw_name, "cost": cost})
+                           "time_limit_s": time_limit_s, "hw_name": hw_name, "cost": cost, "block": block})
         if self.raises is not None:
             raise self.raises
         for stage, f in (("loading model", 0.02), ("timing the rules' kernels", 0.1),

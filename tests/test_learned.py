@@ -455,7 +455,7 @@ def test_a_busy_timing_is_taken_again(tmp_path, monkeypatch):
         sha256 = "s" * 64
         nodes = []
 
-    monkeypatch.setattr("engine.loader.load", lambda spec, shapes=None: G())
+    monkeypatch.setattr("engine.loader.load", lambda spec, shapes=None, block=None: G())
     monkeypatch.setattr(measure, "extract", fake_extract)
     monkeypatch.setattr(measure, "_build_and_time", fake_build)
     monkeypatch.setattr(measure, "_schedule_or_error", lambda *a: None)
