@@ -423,7 +423,7 @@ def test_dynamic_dims_dialog_prefilled_and_remembered(new_window, qtbot, tmp_pat
     win = new_window()
     open_model(qtbot, win, path)
     assert seen == [{"x": "1,3,224,224"}]  # batch 1, 3 channels, image sides 224
-    assert win.doc.shapes == {"x": [1, 3, 16, 16]} and win.doc.graph.nodes[0].shape == [1, 8, 16, 16]
+    assert win.doc.shapes == {"x": [1, 3, 16, 16]} and win.doc.graph.input_shapes == {"x": [1, 3, 16, 16]}
     assert win.settings.shapes_for(str(path)) == {"x": [1, 3, 16, 16]}
     # reopening uses the remembered answer without asking
     before = win.doc
