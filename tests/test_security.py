@@ -247,7 +247,7 @@ def test_code_in_a_plan_stays_text(tiny_graph_and_plan, tmp_path):
             return {k: poison(v, k) for k, v in o.items()}
         if isinstance(o, list):
             return [poison(v, key) for v in o]
-        keep = key in ("schema", "sha256", "nodes", "id", "name", "pattern")  # what must match the model
+        keep = key in ("schema", "sha256", "nodes", "id", "name", "pattern", "layout")  # what must match the model
         return code if isinstance(o, str) and not keep else o
 
     pf = tmp_path / "poisoned.json"
