@@ -1,6 +1,10 @@
 # make setup : .venv with the project installed, and graphviz's `dot` where apt can provide it
 # make run   : setup, then the app on the built-in MobileNetV2
-# make test  : setup, then the whole test suite, headless (the emulated-board tests run when its root is built)
+# make test  : setup, then the whole test suite, headless (the emulated-board tests run when its root is built;
+#              about 52 minutes on 2 cores); CI (.ci/run) runs this one
+# make test-fast : setup, then the fast tier: every test not marked `slow` or `boards` (pyproject.toml's
+#              markers and tests/tiers.py: no whole-model builds, benchmarks, tuning, board emulation or CLI
+#              runs that build; about 3.5 minutes on 2 cores)
 # make test-boards : build the emulated Raspberry Pi 4B (arm64 Debian root + qemu-user), then run its tests
 PYTHON ?= python3
 VENV   := .venv
@@ -11,7 +15,7 @@ SUDO   := $(shell [ "$$(id -u)" = 0 ] || echo sudo -n)
 QT_DEBS := libxcb-cursor0 libxkbcommon-x11-0 libxcb-icccm4 libxcb-keysyms1 libxcb-shape0 libxcb-render-util0 \
            libxcb-image0 libxcb-xinerama0 libxcb-randr0 libegl1 libgl1 libfontconfig1 libdbus-1-3
 
-.PHONY: setup run test dot qt-libs cross board-root test-boards clean
+.PHONY: setup run test test-fast dot qt-libs cross board-root test-boards clean
 
 setup: $(STAMP) dot qt-libs cross
 
@@ -68,6 +72,9 @@ run: setup
 
 test: setup
 	QT_QPA_PLATFORM=offscreen $(PY) -m pytest -q $(PYTEST_ARGS)
+
+test-fast: setup
+	QT_QPA_PLATFORM=offscreen $(PY) -m pytest -q -m "not slow and not boards" $(PYTEST_ARGS)
 
 clean:
 	rm -rf $(VENV) build *.egg-info .boards

@@ -11,8 +11,9 @@ import argparse
 import json
 import os
 import sys
+from collections.abc import Callable
+from dataclasses import dataclass
 
-COMMANDS = ("zoo", "inspect", "plan", "bench", "table", "tune", "calibrate", "fidelity", "devices", "cache", "gui")
 DEFAULT_MODEL = "zoo:mobilenetv2"
 OK, INCORRECT, USAGE, NO_DISPLAY, INTERNAL, INTERRUPTED = 0, 1, 2, 3, 70, 130
 # NO_DISPLAY: the app cannot open a window (make run treats it as a clean stop)
@@ -41,145 +42,93 @@ class _OneLineParser(argparse.ArgumentParser):
         self.exit(USAGE, f"error: {msg} (see {self.prog} --help)\n")
 
 
-def _shape_args(p: argparse.ArgumentParser) -> None:
-    p.add_argument("--input-shape", action="append", default=[], metavar="NAME=D1,D2,...",
-                   help="fix a dynamic input's shape (repeatable); batch-like dims default to 1")
+# ---- argument builders: each shared argument declared once (the command rows below use them) ------
+
+def _arg(*flags, **kw):
+    """A builder of one argument: adds it to a command's parser. A callable `choices` is called when the
+    parser is built (so the engine's registries are imported only then)."""
+    def add(p: argparse.ArgumentParser) -> None:
+        choices = kw.get("choices")
+        p.add_argument(*flags, **{**kw, "choices": choices()} if callable(choices) else kw)
+    return add
 
 
-def _layout_arg(p: argparse.ArgumentParser, target: str = "--target's") -> None:
-    p.add_argument("--layout", default="auto", choices=["auto", "blocked", "nchw"],
-                   help=f"the channel layout the model is planned and built in: blocked (NCHW[x]c, x = the CPU's fp32 "
-                        f"vector lanes: 16 on AVX-512, 8 on AVX2, 4 on NEON), nchw, or auto (default: {target}, "
-                        "blocked on CPU targets, NCHW on CUDA)")
+def _strategy_names() -> list[str]:
+    from engine.planner.registry import STRATEGIES
+
+    return list(STRATEGIES)
 
 
-def build_parser() -> argparse.ArgumentParser:
+def _cost_names() -> list[str]:
     from engine.planner.cost_source import COSTS
-    from engine.planner.registry import BENCHED, STRATEGIES
 
-    cost_help = ("how dp/hybrid/optimal decide: roofline (the profile's roofline), learned (the learned model's "
-                 "predictions of --target's kernel times), measured (the learned model, with the close calls timed on "
-                 "--target), model (learned where a model serves the target, else roofline)")
-    ap = _OneLineParser(prog="main.py", description="FuseLens: compare operator-fusion strategies in TVM. "
-                        "Without a command, opens the app (on MODEL if given).",
-                        epilog=EXIT_CODES, formatter_class=argparse.RawDescriptionHelpFormatter)
-    ap.add_argument("--debug", action="store_true",
-                    help="show tracebacks of internal errors on the terminal (and TVM's own output)")
-    sub = ap.add_subparsers(dest="command", required=True)
+    return list(COSTS)
 
-    zoo = sub.add_parser("zoo", help="the built-in models").add_subparsers(dest="zoo_command", required=True)
-    zoo.add_parser("list", help="one line per built-in model")
-    ex = zoo.add_parser("export", help="write a built-in model as ONNX")
-    ex.add_argument("name")
-    ex.add_argument("out")
-    ex.add_argument("--resolution", type=int)
 
-    ins = sub.add_parser("inspect", help="the operator graph as TVM will fuse it")
-    ins.add_argument("model", help="an .onnx file or zoo:NAME")
-    _shape_args(ins)
-    _layout_arg(ins, "the cpu's")
-    ins.add_argument("--json", action="store_true", help="print the full graph as JSON")
+_COST_HELP = ("how dp/hybrid/optimal decide: roofline (the profile's roofline), learned (the learned model's "
+              "predictions of --target's kernel times), measured (the learned model, with the close calls timed on "
+              "--target), model (learned where a model serves the target, else roofline)")
 
-    pl = sub.add_parser("plan", help="plan fusion groups with one strategy and write the plan as JSON")
-    pl.add_argument("model")
-    pl.add_argument("--strategy", default=None, choices=list(STRATEGIES), help="the strategy to plan with (default dp)")
-    pl.add_argument("--from", dest="plan_from", metavar="PLAN.json",
-                    help="instead of planning, read this plan file (exported by the app or `plan --out`, perhaps "
-                         "edited by hand), check it against the model and print or write it as planned")
-    pl.add_argument("--hardware", default=None,
-                    help="cost-model profile: t4, a100, h200, rpi4b, jetson-orin-nano-cpu, host, host-calibrated "
-                         "(after `calibrate`); default: the --target device's own (host for cpu)")
-    _shape_args(pl)
-    _layout_arg(pl)
-    pl.add_argument("--out", help="write the plan JSON here")
-    pl.add_argument("--explain", action="store_true", help="list why each edge between groups was not fused")
-    pl.add_argument("--cost", choices=list(COSTS), default=None, help=cost_help + " (default model)")
-    pl.add_argument("--target", default="cpu", help="the device whose kernels the cost model prices, and where "
-                                                    "--cost measured times them (default cpu)")
 
-    be = sub.add_parser("bench", help="build, check and time strategies side by side")
-    be.add_argument("model")
-    be.add_argument("--strategies", default=None,
-                    help=f"comma-separated (default {','.join(BENCHED)}; with --plan: none)")
-    be.add_argument("--plan", dest="plan_files", action="append", default=[], metavar="PLAN.json",
-                    help="also build and time the plan in this file (repeatable), round-robin with the strategies")
-    be.add_argument("--target", default="cpu",
-                    help="cpu, cuda, cuda:N, rpc://HOST:PORT, rpc://HOST:PORT/KEY, with ?device=BOARD for a board "
-                         "(e.g. rpc://HOST:9190/rpi4b?device=rpi4b)")
-    be.add_argument("--hardware", default=None,
-                    help="cost-model profile (default: the device's own: a board's profile, host for cpu, t4 for a GPU)")
-    be.add_argument("--repeat", type=int, default=10)
-    be.add_argument("--json", dest="json_out", help="write the results here")
-    be.add_argument("--force", action="store_true", help="re-measure even when a cached result exists")
-    be.add_argument("--unscheduled", action="store_true", help="build without schedule rules")
-    be.add_argument("--rules-only", action="store_true",
-                    help="ignore tuning records (`tune`): every kernel scheduled by the rules")
-    be.add_argument("--cost", choices=list(COSTS), default=None,
-                    help=cost_help + " (default: measured where the target can time kernels, else model)")
-    be.add_argument("--kernels", action="store_true",
-                    help="then a row per kernel of each plan: time, FLOP/s and bytes/s as shares of the profile's "
-                         "peaks, the bound, its ONNX nodes, and ONNX Runtime's profiled time for the same nodes "
-                         "(cpu only)")
-    be.add_argument("--kernel-runs", type=int, default=30, metavar="N",
-                    help="with --kernels: instrumented runs of each plan, round-robin with ORT's (default 30)")
-    be.add_argument("--top", type=int, default=None, metavar="N", help="with --kernels: print the N slowest kernels")
-    _shape_args(be)
-    _layout_arg(be)
+def _model(help: str | None = None):
+    return _arg("model", help=help)
 
-    ta = sub.add_parser("table", help="reproduce the published four-model table")
-    ta.add_argument("--models", default="vgg16,mobilenetv2,efficientnet_b0,yolov4_tiny")
-    ta.add_argument("--target", default="cpu")
-    ta.add_argument("--hardware", default=None)
-    ta.add_argument("--repeat", type=int, default=10)
-    ta.add_argument("--out", default="results", help="folder for table.md, table.csv, table.json, table.png")
-    ta.add_argument("--force", action="store_true")
-    ta.add_argument("--cost", choices=list(COSTS), default=None, help=cost_help)
-    _layout_arg(ta)
 
-    tu = sub.add_parser("tune", help="tune a plan's kernels with MetaSchedule; builds then use the best schedules")
-    tu.add_argument("model")
-    tu.add_argument("--strategy", default="dp", choices=list(STRATEGIES))
-    tu.add_argument("--target", default="cpu", help="cpu, cuda, cuda:N, cuda:sm_XX (build only), rpc://TRACKER:PORT/KEY")
-    tu.add_argument("--hardware", default=None, help="cost-model profile for planning (default: host for cpu)")
-    tu.add_argument("--trials", type=int, default=None, help="trials in all (default 32 per kernel, at most 2000)")
-    tu.add_argument("--time-limit", type=float, default=None, metavar="MIN", help="stop after this many minutes")
-    tu.add_argument("--clear", action="store_true", help="delete this target's tuning records first")
-    _shape_args(tu)
-    _layout_arg(tu)
+def _target(help: str | None = None):
+    return _arg("--target", default="cpu", help=help)
 
-    ca = sub.add_parser("calibrate", help="time models' kernels on this CPU: refine the learned cost model on them and "
-                                          "fit the roofline (profile host-calibrated)")
-    ca.add_argument("models", nargs="+", help="models whose kernels to time (.onnx or zoo:NAME[@RES])")
-    _layout_arg(ca, "the cpu's")
 
-    fi = sub.add_parser("fidelity", help="time a plan's kernels and say how well the cost model predicted them")
-    fi.add_argument("model")
-    fi.add_argument("--strategy", default="greedy", choices=list(STRATEGIES))
-    fi.add_argument("--target", default="cpu", help="where the kernels are timed (default cpu)")
-    fi.add_argument("--hardware", default=None, help="cost-model profile (default: the target's own)")
-    fi.add_argument("--cost", choices=["model", "roofline", "learned"], default="model",
-                    help="the cost model to evaluate (model: learned where one serves the target, else roofline); "
-                         "a learned model is trained without this model's kernels")
-    fi.add_argument("--json", dest="json_out", help="write the figures and every kernel's estimate and time here")
-    _shape_args(fi)
-    _layout_arg(fi)
+def _hardware(help: str | None = None):
+    return _arg("--hardware", default=None, help=help)
 
-    sub.add_parser("devices", help="list the devices a benchmark can run on")
 
-    cc = sub.add_parser("cache", help="the cache folder").add_subparsers(dest="cache_command", required=True)
-    cl = cc.add_parser("clear", help="delete cached files of one kind, or all")
-    cl.add_argument("--what", default="all", help=f"{' | '.join(_cache_kinds())} (default all)")
+def _strategy(default: str | None, help: str | None = None):
+    return _arg("--strategy", default=default, choices=_strategy_names, help=help)
 
-    gui = sub.add_parser("gui", help="open the app")
-    gui.add_argument("model", nargs="?", default=DEFAULT_MODEL)
-    _shape_args(gui)
-    return ap
+
+def _cost(help: str, default: str | None = None, choices=_cost_names):
+    return _arg("--cost", choices=choices, default=default, help=help)
+
+
+def _force(help: str | None = None):
+    return _arg("--force", action="store_true", help=help)
+
+
+def _json_out(help: str | None = None):
+    return _arg("--json", dest="json_out", help=help)
+
+
+def _layout(target: str = "--target's"):
+    return _arg("--layout", default="auto", choices=["auto", "blocked", "nchw"],
+                help=f"the channel layout the model is planned and built in: blocked (NCHW[x]c, x = the CPU's fp32 "
+                     f"vector lanes: 16 on AVX-512, 8 on AVX2, 4 on NEON), nchw, or auto (default: {target}, "
+                     "blocked on CPU targets, NCHW on CUDA)")
+
+
+_REPEAT = _arg("--repeat", type=int, default=10)
+_SHAPES = _arg("--input-shape", action="append", default=[], metavar="NAME=D1,D2,...",
+               help="fix a dynamic input's shape (repeatable); batch-like dims default to 1")
+
+
+def _subcommands(dest: str, *rows):
+    """A command's own subcommands (zoo list/export, cache clear): rows of (name, help, argument builders)."""
+    def add(p: argparse.ArgumentParser) -> None:
+        sub = p.add_subparsers(dest=dest, required=True)
+        for name, help, args in rows:
+            q = sub.add_parser(name, help=help)
+            for build in args:
+                build(q)
+    return add
 
 
 def _cache_kinds() -> list[str]:
     from engine.cache_dir import KINDS
 
     return [*KINDS, "all"]
+
+
+def _cache_what(p: argparse.ArgumentParser) -> None:
+    p.add_argument("--what", default="all", help=f"{' | '.join(_cache_kinds())} (default all)")
 
 
 # ---- checking every argument before any work -------------------------------------------------------
@@ -225,22 +174,27 @@ def _check_count(value, flag: str, lo: float = 1, hi: float | None = None) -> No
         raise UsageError(f"{flag} {value:g} is out of range; give a number {rng}")
 
 
-def _check_target(spec: str, reach: bool):
-    """Parse --target (one line for a bad spec); with reach, also check the device is there (a
+def _check_target(a, reach: bool) -> None:
+    """Parse --target, once (one line for a bad spec): a.target becomes an engine.targets.Target and
+    a.target_text keeps the words given, for messages. With reach, also check the device is there (a
     missing GPU, an RPC server or tracker that does not answer: one line within a few seconds)."""
     from engine import targets
 
-    t = targets.parse(spec)
+    a.target_text = a.target
+    a.target = targets.parse(a.target)
     if reach:
-        targets.check(t)
-    return t
+        targets.check(a.target)
 
 
-def _check_hardware(name: str | None) -> None:
-    if name:
+def _check_hardware(a) -> None:
+    """--hardware, once: a.hardware becomes the profile (an engine.hardware.Hardware; one line for an
+    unknown name), or None: the target's own, filled in by validate after the command's checks."""
+    if a.hardware:
         from engine import profiles
 
-        profiles.get(name)
+        a.hardware = profiles.get(a.hardware)
+    else:
+        a.hardware = None
 
 
 def _strategies(text: str) -> list[str]:
@@ -279,85 +233,95 @@ def _plan_files(paths: list[str], taken: list[str], flag: str) -> dict:
     return out
 
 
-def validate(a) -> None:
-    """Check every argument of the command before any work: raise FuseLensError (exit 2) on the first bad one."""
-    from engine import onnx_input, outpath
-    from engine.errors import UsageError
+# ---- each command's checks, in the order they run (the first bad argument is the one reported) ------
 
-    a.shapes = onnx_input.parse_shape_args(getattr(a, "input_shape", None)) or None
-    a.block = None
-    if a.command == "zoo" and a.zoo_command == "export":
-        from engine import zoo
+def _check_export(a) -> None:
+    if a.zoo_command == "export":
+        from engine import outpath, zoo
 
         zoo.entry(a.name)
         zoo.check_resolution(a.name, a.resolution)
         outpath.check_file(a.out, "output file")
-    elif a.command == "inspect":
-        _check_spec(a.model)
-    elif a.command == "plan":
-        _check_spec(a.model)
-        if a.plan_from is not None and (a.strategy or a.cost):
-            raise UsageError(f"--from reads a plan; {'--strategy' if a.strategy else '--cost'} plans one: give one of them")
-        a.strategy, a.cost = a.strategy or "dp", a.cost or "model"
-        a.plan_dicts = _plan_files([a.plan_from], [], "--from") if a.plan_from is not None else {}
-        _check_hardware(a.hardware)
-        _check_target(a.target, reach=False)  # make_plan checks the device itself, measured cost only
-        if a.out:
-            outpath.check_file(a.out, "--out")
-    elif a.command == "bench":
-        _check_spec(a.model)
-        from engine.planner.registry import BENCHED
 
-        a.strategy_list = _strategies(a.strategies) if a.strategies is not None else \
-            ["none"] if a.plan_files else list(BENCHED)
-        a.plan_dicts = _plan_files(a.plan_files, a.strategy_list, "--plan")
-        _check_count(a.repeat, "--repeat", 1, 100000)
-        _check_count(a.kernel_runs, "--kernel-runs", 3, 100000)
-        _check_count(a.top, "--top", 1)
-        _check_hardware(a.hardware)
-        if a.json_out:
-            outpath.check_file(a.json_out, "--json")
-        _check_target(a.target, reach=True)
-        if a.kernels:
-            from engine import targets
-            from engine.errors import UsageError
 
-            if targets.parse(a.target).kind != "cpu":
-                raise UsageError(f"--kernels times kernels and ONNX Runtime on this machine's CPU, not on {a.target}")
-    elif a.command == "table":
-        from engine import zoo
+def _check_model(a) -> None:
+    _check_spec(a.model)
 
-        a.model_list = [m.strip() for m in a.models.split(",")]
-        if not a.models.strip() or any(not m for m in a.model_list):
-            raise UsageError(f"--models {a.models!r}: give a comma-separated list of {', '.join(zoo.MODELS)}")
-        for m in a.model_list:
-            _check_spec(f"zoo:{m}")
-        _check_count(a.repeat, "--repeat", 1, 100000)
-        _check_hardware(a.hardware)
-        outpath.check_folder(a.out, "--out")
-        _check_target(a.target, reach=True)
-    elif a.command == "tune":
-        _check_spec(a.model)
-        _check_count(a.trials, "--trials", 1)
-        if a.time_limit is not None and not a.time_limit > 0:
-            raise UsageError(f"--time-limit {a.time_limit:g}: give a positive number of minutes")
-        _check_hardware(a.hardware)
-        _check_target(a.target, reach=False)  # tuning checks the device itself (a cuda:sm_XX target only builds)
-    elif a.command == "calibrate":
-        for m in a.models:
-            _check_spec(m)
-    elif a.command == "fidelity":
-        _check_spec(a.model)
-        _check_hardware(a.hardware)
-        if a.json_out:
-            outpath.check_file(a.json_out, "--json")
-        _check_target(a.target, reach=True)
-    elif a.command == "gui":
-        pass  # the app reports a bad model in its window
-    if getattr(a, "layout", None) is not None:  # after --target's own checks: the layout is the target's
-        from engine import loader
 
-        a.block = loader.block_for_target(getattr(a, "target", "cpu"), a.layout)
+def _check_plan(a) -> None:
+    from engine import outpath
+    from engine.errors import UsageError
+
+    _check_spec(a.model)
+    if a.plan_from is not None and (a.strategy or a.cost):
+        raise UsageError(f"--from reads a plan; {'--strategy' if a.strategy else '--cost'} plans one: give one of them")
+    a.strategy, a.cost = a.strategy or "dp", a.cost or "model"
+    a.plan_dicts = _plan_files([a.plan_from], [], "--from") if a.plan_from is not None else {}
+    _check_hardware(a)
+    _check_target(a, reach=False)  # make_plan checks the device itself, measured cost only
+    if a.out:
+        outpath.check_file(a.out, "--out")
+
+
+def _check_bench(a) -> None:
+    from engine import outpath
+    from engine.errors import UsageError
+    from engine.planner.registry import BENCHED
+
+    _check_spec(a.model)
+    a.strategy_list = _strategies(a.strategies) if a.strategies is not None else \
+        ["none"] if a.plan_files else list(BENCHED)
+    a.plan_dicts = _plan_files(a.plan_files, a.strategy_list, "--plan")
+    _check_count(a.repeat, "--repeat", 1, 100000)
+    _check_count(a.kernel_runs, "--kernel-runs", 3, 100000)
+    _check_count(a.top, "--top", 1)
+    _check_hardware(a)
+    if a.json_out:
+        outpath.check_file(a.json_out, "--json")
+    _check_target(a, reach=True)
+    if a.kernels and not a.target.backend.host_cpu:
+        raise UsageError(f"--kernels times kernels and ONNX Runtime on this machine's CPU, not on {a.target_text}")
+
+
+def _check_table(a) -> None:
+    from engine import outpath, zoo
+    from engine.errors import UsageError
+
+    a.model_list = [m.strip() for m in a.models.split(",")]
+    if not a.models.strip() or any(not m for m in a.model_list):
+        raise UsageError(f"--models {a.models!r}: give a comma-separated list of {', '.join(zoo.MODELS)}")
+    for m in a.model_list:
+        _check_spec(f"zoo:{m}")
+    _check_count(a.repeat, "--repeat", 1, 100000)
+    _check_hardware(a)
+    outpath.check_folder(a.out, "--out")
+    _check_target(a, reach=True)
+
+
+def _check_tune(a) -> None:
+    from engine.errors import UsageError
+
+    _check_spec(a.model)
+    _check_count(a.trials, "--trials", 1)
+    if a.time_limit is not None and not a.time_limit > 0:
+        raise UsageError(f"--time-limit {a.time_limit:g}: give a positive number of minutes")
+    _check_hardware(a)
+    _check_target(a, reach=False)  # tuning checks the device itself (a cuda:sm_XX target only builds)
+
+
+def _check_calibrate(a) -> None:
+    for m in a.models:
+        _check_spec(m)
+
+
+def _check_fidelity(a) -> None:
+    from engine import outpath
+
+    _check_spec(a.model)
+    _check_hardware(a)
+    if a.json_out:
+        outpath.check_file(a.json_out, "--json")
+    _check_target(a, reach=True)
 
 
 def cmd_zoo(a) -> int:
@@ -394,17 +358,17 @@ def cmd_inspect(a) -> int:
 
 
 def cmd_plan(a) -> int:
-    from engine import loader, onnx_input, profiles, report, targets
+    from engine import loader, onnx_input, report
     from engine.planner import make_plan, plan_json
 
     g = loader.load(a.model, a.shapes, block=a.block)
     onnx_input.check_graph_sizes(g, a.model)
-    hw = profiles.get(a.hardware or targets.parse(a.target).hardware)
+    hw = a.hardware
     if a.plan_dicts:
         ((path, d),) = a.plan_dicts.values()
         p = plan_json.imported(plan_json.from_dict(d, g, path), path, g, hw)
     else:
-        p = make_plan(g, a.strategy, hw, cost=a.cost, target=a.target, progress=_progress)
+        p = make_plan(g, a.strategy, hw, cost=a.cost, target=a.target_text, progress=_progress)   # notes name the spec
     if sys.stderr.isatty() and a.cost == "measured" and not a.plan_dicts:
         print(file=sys.stderr)
     print(report.plan_summary(g, p, hw, explain=a.explain))
@@ -420,17 +384,17 @@ def _progress(stage: str, frac: float) -> None:
 
 
 def cmd_bench(a) -> int:
-    from engine import benchmark, loader, onnx_input, outpath, profiles, report, targets
+    from engine import benchmark, loader, onnx_input, outpath, report
     from engine.planner import plan_json
 
-    hw = a.hardware or targets.parse(a.target).hardware
     g = loader.load(a.model, a.shapes, block=a.block)
     onnx_input.check_graph_sizes(g, a.model)  # bench_model reuses the loaded graph
-    imported = {name: plan_json.imported(plan_json.from_dict(d, g, path), path, g, profiles.get(hw))
+    imported = {name: plan_json.imported(plan_json.from_dict(d, g, path), path, g, a.hardware)
                 for name, (path, d) in a.plan_dicts.items()}
-    b = benchmark.bench_model(a.model, a.shapes, a.strategy_list, hw,
-                            a.target, a.repeat, a.force, _progress, scheduled=not a.unscheduled, cost=a.cost,
-                            tuned=not a.rules_only, imported=imported, block=a.block)
+    req = benchmark.BenchRequest(a.model, a.shapes, a.target, a.repeat, a.force, scheduled=not a.unscheduled,
+                                 tuned=not a.rules_only, hardware=a.hardware, cost=a.cost, progress=_progress,
+                                 block=a.block)
+    b = benchmark.bench_model(req, a.strategy_list, imported=imported)
     if sys.stderr.isatty():
         print(file=sys.stderr)
     th = benchmark.thread_settings()
@@ -439,23 +403,23 @@ def cmd_bench(a) -> int:
           f"ONNX Runtime {th['ort_intra_op_threads']} intra-op")
     out = benchmark.bench_json(b)
     if a.kernels:
-        out["kernel_reports"] = _bench_kernels(a, b, hw)
+        out["kernel_reports"] = _bench_kernels(a, b)
     if a.json_out:
         outpath.write(a.json_out, json.dumps(out, indent=1))
         print(f"wrote {a.json_out}")
     return 0 if all(r.error is None and r.correct for r in b["results"].values()) else 1
 
 
-def _bench_kernels(a, b, hw_name: str) -> dict:
+def _bench_kernels(a, b) -> dict:
     """bench --kernels: the kernel report of every plan that ran (engine/kernel_report.py), printed; returns
     strategy -> its JSON."""
-    from engine import kernel_report, profiles
+    from engine import kernel_report
 
     plans = {s: p for s, p in b["plans"].items() if b["results"][s].error is None}
     if not plans:
         print("kernel report: no plan ran")
         return {}
-    reps = kernel_report.measure(a.model, a.shapes, plans, profiles.get(hw_name), b["target"], runs=a.kernel_runs,
+    reps = kernel_report.measure(a.model, a.shapes, plans, a.hardware, a.target, runs=a.kernel_runs,
                                  progress=_progress, graph=b["graph"], scheduled=not a.unscheduled,
                                  tuned=not a.rules_only)
     if sys.stderr.isatty():
@@ -475,20 +439,20 @@ def _bench_kernels(a, b, hw_name: str) -> dict:
 def cmd_table(a) -> int:
     from engine import benchmark, outpath, report, targets
 
-    hw = a.hardware or targets.parse(a.target).hardware
     models = a.model_list
     # a tracker key with several free devices: the models go to them in parallel
-    parallel = min(len(models), targets.free_devices(targets.parse(a.target)))
+    parallel = min(len(models), targets.free_devices(a.target))
 
     def one(m):
         print(f"{m} ...", file=sys.stderr)
-        return benchmark.bench_model(f"zoo:{m}", None, ["none", "greedy", "dp", "hybrid"], hw, a.target, a.repeat,
-                                   a.force, _progress if parallel == 1 else None, cost=a.cost, block=a.block)
+        req = benchmark.BenchRequest(f"zoo:{m}", None, a.target, a.repeat, a.force, hardware=a.hardware,
+                                     cost=a.cost, progress=_progress if parallel == 1 else None, block=a.block)
+        return benchmark.bench_model(req, ["none", "greedy", "dp", "hybrid"])
 
     if parallel > 1:
         from concurrent.futures import ThreadPoolExecutor
 
-        print(f"{parallel} free devices of {a.target}: models in parallel", file=sys.stderr)
+        print(f"{parallel} free devices of {a.target_text}: models in parallel", file=sys.stderr)
         with ThreadPoolExecutor(parallel) as pool:
             benches = list(pool.map(one, models))
     else:
@@ -497,7 +461,7 @@ def cmd_table(a) -> int:
     raw = [benchmark.bench_json(b) for b in benches]
     out = outpath.check_folder(a.out, "--out")  # again: the folder may have changed during the benchmarks
     out.mkdir(exist_ok=True)
-    md = report.published_table_md(rows, a.target)
+    md = report.published_table_md(rows, a.target_text)
     outpath.write(out / "table.md", md)
     outpath.write(out / "table.csv", report.rows_csv(rows))
     outpath.write(out / "table.json", json.dumps({"rows": rows, "runs": raw, "machine": report.machine()}, indent=1))
@@ -517,12 +481,12 @@ def cmd_table(a) -> int:
 
 
 def cmd_tune(a) -> int:
-    from engine import targets, tuning
+    from engine import tuning
     from engine.tuned_store import store_for
 
     if a.clear:
-        n = store_for(targets.parse(a.target)).clear()
-        print(f"deleted {n} tuning records for {a.target}")
+        n = store_for(a.target).clear()
+        print(f"deleted {n} tuning records for {a.target_text}")
     r = tuning.tune(a.model, a.shapes, a.strategy, a.target, trials=a.trials,
                     time_limit_s=a.time_limit * 60 if a.time_limit is not None else None, hw_name=a.hardware,
                     progress=_progress, block=a.block)
@@ -567,17 +531,18 @@ def cmd_calibrate(a) -> int:
 
 def cmd_fidelity(a) -> int:
     """Time the plan's kernels and print how well the cost model predicted them."""
-    from engine import loader, onnx_input, outpath, profiles, targets
+    from engine import loader, onnx_input, outpath
     from engine.planner import fidelity, make_plan
 
     g = loader.load(a.model, a.shapes, block=a.block)
     onnx_input.check_graph_sizes(g, a.model)
-    hw = profiles.get(a.hardware or targets.parse(a.target).hardware)
-    p = make_plan(g, a.strategy, hw, cost="roofline" if a.cost == "roofline" else "model", target=a.target)
-    f = fidelity.of_plan(g, p, hw, a.target, a.cost, progress=_progress)
+    hw = a.hardware
+    # make_plan and of_plan take the spec (their notes and figures name it)
+    p = make_plan(g, a.strategy, hw, cost="roofline" if a.cost == "roofline" else "model", target=a.target_text)
+    f = fidelity.of_plan(g, p, hw, a.target_text, a.cost, progress=_progress)
     if sys.stderr.isatty():
         print(file=sys.stderr)
-    print(f"{g.name}, {a.strategy} plan: {f['kernels']} of {f['kernels_in_plan']} kernels timed on {a.target}; "
+    print(f"{g.name}, {a.strategy} plan: {f['kernels']} of {f['kernels_in_plan']} kernels timed on {a.target_text}; "
           f"cost model {f['cost_model_title']}")
     if f["excluded_from_training"]:
         print(f"  trained without: {', '.join(f['excluded_from_training'])} (and any kernel of the same structure)")
@@ -652,6 +617,137 @@ def _missing_qt_xcb_libs() -> list[str]:
     return out
 
 
+# ---- the command line: one row a command ------------------------------------------------------------
+
+@dataclass(frozen=True)
+class Command:
+    """A subcommand: its parser is built from `args` (argument builders, in --help's order); `check`
+    checks its arguments before any work (validate); `run(a)` does it and returns the exit code (it calls
+    cmd_NAME by name, so that a test can replace that)."""
+    name: str
+    help: str
+    args: tuple = ()
+    check: Callable | None = None
+    run: Callable | None = None
+
+
+def _bench_strategies(p: argparse.ArgumentParser) -> None:
+    from engine.planner.registry import BENCHED
+
+    p.add_argument("--strategies", default=None,
+                   help=f"comma-separated (default {','.join(BENCHED)}; with --plan: none)")
+
+
+ROWS = (
+    Command("zoo", "the built-in models", (
+        _subcommands("zoo_command", ("list", "one line per built-in model", ()),
+                     ("export", "write a built-in model as ONNX",
+                      (_arg("name"), _arg("out"), _arg("--resolution", type=int)))),),
+        _check_export, lambda a: cmd_zoo(a)),
+    Command("inspect", "the operator graph as TVM will fuse it", (
+        _model("an .onnx file or zoo:NAME"), _SHAPES, _layout("the cpu's"),
+        _arg("--json", action="store_true", help="print the full graph as JSON")),
+        _check_model, lambda a: cmd_inspect(a)),
+    Command("plan", "plan fusion groups with one strategy and write the plan as JSON", (
+        _model(), _strategy(None, "the strategy to plan with (default dp)"),
+        _arg("--from", dest="plan_from", metavar="PLAN.json",
+             help="instead of planning, read this plan file (exported by the app or `plan --out`, perhaps "
+                  "edited by hand), check it against the model and print or write it as planned"),
+        _hardware("cost-model profile: t4, a100, h200, rpi4b, jetson-orin-nano-cpu, host, host-calibrated "
+                  "(after `calibrate`); default: the --target device's own (host for cpu)"),
+        _SHAPES, _layout(), _arg("--out", help="write the plan JSON here"),
+        _arg("--explain", action="store_true", help="list why each edge between groups was not fused"),
+        _cost(_COST_HELP + " (default model)"),
+        _target("the device whose kernels the cost model prices, and where --cost measured times them (default cpu)")),
+        _check_plan, lambda a: cmd_plan(a)),
+    Command("bench", "build, check and time strategies side by side", (
+        _model(), _bench_strategies,
+        _arg("--plan", dest="plan_files", action="append", default=[], metavar="PLAN.json",
+             help="also build and time the plan in this file (repeatable), round-robin with the strategies"),
+        _target("cpu, cuda, cuda:N, rpc://HOST:PORT, rpc://HOST:PORT/KEY, with ?device=BOARD for a board "
+                "(e.g. rpc://HOST:9190/rpi4b?device=rpi4b)"),
+        _hardware("cost-model profile (default: the device's own: a board's profile, host for cpu, t4 for a GPU)"),
+        _REPEAT, _json_out("write the results here"), _force("re-measure even when a cached result exists"),
+        _arg("--unscheduled", action="store_true", help="build without schedule rules"),
+        _arg("--rules-only", action="store_true", help="ignore tuning records (`tune`): every kernel scheduled by "
+                                                       "the rules"),
+        _cost(_COST_HELP + " (default: measured where the target can time kernels, else model)"),
+        _arg("--kernels", action="store_true",
+             help="then a row per kernel of each plan: time, FLOP/s and bytes/s as shares of the profile's peaks, "
+                  "the bound, its ONNX nodes, and ONNX Runtime's profiled time for the same nodes (cpu only)"),
+        _arg("--kernel-runs", type=int, default=30, metavar="N",
+             help="with --kernels: instrumented runs of each plan, round-robin with ORT's (default 30)"),
+        _arg("--top", type=int, default=None, metavar="N", help="with --kernels: print the N slowest kernels"),
+        _SHAPES, _layout()), _check_bench, lambda a: cmd_bench(a)),
+    Command("table", "reproduce the published four-model table", (
+        _arg("--models", default="vgg16,mobilenetv2,efficientnet_b0,yolov4_tiny"), _target(), _hardware(), _REPEAT,
+        _arg("--out", default="results", help="folder for table.md, table.csv, table.json, table.png"), _force(),
+        _cost(_COST_HELP), _layout()), _check_table, lambda a: cmd_table(a)),
+    Command("tune", "tune a plan's kernels with MetaSchedule; builds then use the best schedules", (
+        _model(), _strategy("dp"),
+        _target("cpu, cuda, cuda:N, cuda:sm_XX (build only), rpc://TRACKER:PORT/KEY"),
+        _hardware("cost-model profile for planning (default: host for cpu)"),
+        _arg("--trials", type=int, default=None, help="trials in all (default 32 per kernel, at most 2000)"),
+        _arg("--time-limit", type=float, default=None, metavar="MIN", help="stop after this many minutes"),
+        _arg("--clear", action="store_true", help="delete this target's tuning records first"),
+        _SHAPES, _layout()), _check_tune, lambda a: cmd_tune(a)),
+    Command("calibrate", "time models' kernels on this CPU: refine the learned cost model on them and fit the "
+                         "roofline (profile host-calibrated)", (
+        _arg("models", nargs="+", help="models whose kernels to time (.onnx or zoo:NAME[@RES])"),
+        _layout("the cpu's")), _check_calibrate, lambda a: cmd_calibrate(a)),
+    Command("fidelity", "time a plan's kernels and say how well the cost model predicted them", (
+        _model(), _strategy("greedy"), _target("where the kernels are timed (default cpu)"),
+        _hardware("cost-model profile (default: the target's own)"),
+        _cost("the cost model to evaluate (model: learned where one serves the target, else roofline); "
+              "a learned model is trained without this model's kernels", "model", ["model", "roofline", "learned"]),
+        _json_out("write the figures and every kernel's estimate and time here"), _SHAPES, _layout()),
+        _check_fidelity, lambda a: cmd_fidelity(a)),
+    Command("devices", "list the devices a benchmark can run on", (), None, lambda a: cmd_devices(a)),
+    Command("cache", "the cache folder", (
+        _subcommands("cache_command", ("clear", "delete cached files of one kind, or all", (_cache_what,))),),
+        None, lambda a: cmd_cache(a)),
+    Command("gui", "open the app", (_arg("model", nargs="?", default=DEFAULT_MODEL), _SHAPES),
+            None, lambda a: cmd_gui(a.model, a.input_shape)),   # the app reports a bad model in its window
+)
+COMMANDS = tuple(c.name for c in ROWS)
+_BY_NAME = {c.name: c for c in ROWS}
+
+
+def build_parser() -> argparse.ArgumentParser:
+    ap = _OneLineParser(prog="main.py", description="FuseLens: compare operator-fusion strategies in TVM. "
+                        "Without a command, opens the app (on MODEL if given).",
+                        epilog=EXIT_CODES, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("--debug", action="store_true",
+                    help="show tracebacks of internal errors on the terminal (and TVM's own output)")
+    sub = ap.add_subparsers(dest="command", required=True)
+    for c in ROWS:
+        p = sub.add_parser(c.name, help=c.help)
+        for build in c.args:
+            build(p)
+    return ap
+
+
+def validate(a) -> None:
+    """Check every argument of the command before any work: raise FuseLensError (exit 2) on the first bad
+    one. Values are parsed here, once: a.shapes, a.target (an engine.targets.Target), a.hardware (an
+    engine.hardware.Hardware: --hardware's, else the target's own), a.block (the channel layout)."""
+    from engine import onnx_input
+
+    a.shapes = onnx_input.parse_shape_args(getattr(a, "input_shape", None)) or None
+    a.block = None
+    c = _BY_NAME[a.command]
+    if c.check:
+        c.check(a)
+    if getattr(a, "layout", None) is not None:  # after --target's own checks: the layout is the target's
+        from engine import loader
+
+        a.block = loader.block_for_target(getattr(a, "target", "cpu"), a.layout)
+    if "hardware" in vars(a) and a.hardware is None:   # the target's own profile
+        from engine import profiles
+
+        a.hardware = profiles.get(a.target.hardware)
+
+
 def main(argv: list[str] | None = None) -> int:
     from engine import supervise
     from engine.faults import fit_memory_limit
@@ -680,11 +776,9 @@ def main(argv: list[str] | None = None) -> int:
     try:
         a = build_parser().parse_args(argv)  # a usage error exits 2 here
         validate(a)
+        code = _BY_NAME[a.command].run(a)
         if a.command == "gui":
-            return cmd_gui(a.model, a.input_shape)
-        code = {"zoo": cmd_zoo, "inspect": cmd_inspect, "plan": cmd_plan, "bench": cmd_bench, "table": cmd_table,
-                "calibrate": cmd_calibrate, "fidelity": cmd_fidelity, "tune": cmd_tune, "devices": cmd_devices,
-                "cache": cmd_cache}[a.command](a)
+            return code
         sys.stdout.flush()  # a full device or a closed pipe on stdout is met here, not at the interpreter's exit
         return code
     except KeyboardInterrupt as e:  # Ctrl+C, SIGTERM, SIGHUP: the workers (engine/child.py) were stopped on the way out

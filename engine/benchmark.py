@@ -4,8 +4,11 @@ from __future__ import annotations
 import statistics
 import threading
 import time
+from dataclasses import dataclass, replace
+from typing import Any, Callable
 
-from . import check, loader, machine_load, profiles, published, runner, stats
+from . import check, loader, machine_load, profiles, published, runner, stats, targets
+from .hardware import Hardware
 from .runs import comparison_base, not_same_run
 from .planner import make_plan
 
@@ -50,79 +53,108 @@ def thread_settings(tvm_threads: int | None = None) -> dict:
             "ort_intra_op_threads": usable_cores()}
 
 
-def default_cost(target: str) -> str:
+def default_cost(target: "targets.Target | str") -> str:
     """Measured where kernels can be timed (this machine's CPU); the cost model elsewhere."""
-    return "measured" if target == "cpu" else "model"
+    return "measured" if targets.as_target(target).spec == "cpu" else "model"
+
+
+@dataclass(frozen=True)
+class BenchRequest:
+    """How and where plans are measured (measure_plans, bench_model): the model `spec` with `shapes`
+    (onnx_input.parse_shape_args; None: the model's own), in the channel layout of `block`
+    (loader.block_for_target), or `graph`, that model already loaded; on `target` (a
+    targets.Target; a spec string is parsed here, once); `repeat` samples a plan; `force`: measure
+    again where the cache has a result; `scheduled`: with schedule rules, `tuned`: with the target's
+    tuning records (engine/tuned_store.py); `hardware`: the cost-model profile for planning (a
+    Hardware, a profile name, or None: the target's own); `cost`: how dp/hybrid/optimal decide (None:
+    default_cost); `progress(stage, frac)` and `cancel` (a threading.Event) for the work."""
+    spec: str
+    shapes: dict | None = None
+    target: targets.Target = "cpu"
+    repeat: int = 10
+    force: bool = False
+    scheduled: bool = True
+    tuned: bool = True
+    hardware: Hardware | str | None = None
+    cost: str | None = None
+    progress: Callable[[str, float], None] | None = None
+    cancel: Any = None
+    block: int | None = None
+    graph: Any = None
+
+    def __post_init__(self):
+        object.__setattr__(self, "target", targets.as_target(self.target))
+
+    def profile(self) -> Hardware:
+        """The cost-model profile: `hardware` itself, the profile of that name, or the target's own."""
+        h = self.hardware
+        return h if isinstance(h, Hardware) else profiles.get(h or self.target.hardware)
 
 
 _planning = threading.Lock()  # the ONNX importer and TVM's passes are not thread-safe: one model plans at a time
 
 
-def _valid_cached(r, repeat: int) -> bool:
+def valid_cached(r, repeat: int) -> bool:
     """A cached result stands in for a new measurement only when it ran without error, was correct
     and has at least the samples asked for."""
     return r is not None and r.error is None and r.correct is True and r.repeat >= repeat and bool(r.latency_ms)
 
 
-def measure_plans(spec: str, shapes, plans: dict, target: str, repeat: int, force: bool = False, progress=None,
-                  cancel=None, scheduled: bool = True, tuned: bool = True, graph=None,
-                  block: int | None = None) -> tuple[dict, str | None, list]:
-    """strategy -> Plan measured on `target` so that their figures compare (engine/runs.py): the cache
-    answers only when every plan has a valid cached result (no error, correct, repeat >= `repeat`)
-    and all of them were sampled in one run; otherwise every plan is sampled again, together: on
-    cpu and cuda round-robin in one worker (engine/roundrobin.py), on an RPC target in turn as one
-    run (runner.benchmark; there a plan the runner's cache answers keeps its own run and is not
-    compared). Returns (results, the device as the worker saw it or None, the strategies sampled
-    now). Shared by `bench`/`table` (bench_model) and the app's Benchmark (gui/bench_controller.py).
-    The plans are of `graph`'s channel layout (else `block`'s: loader.load), and so are the builds."""
-    from . import roundrobin, runs, targets
+def measure_plans(req: BenchRequest, plans: dict) -> tuple[dict, str | None, list]:
+    """strategy -> Plan measured as `req` asks (BenchRequest) so that their figures compare
+    (engine/runs.py): the cache answers only when every plan has a valid cached result (no error,
+    correct, repeat >= req.repeat) and all of them were sampled in one run; otherwise every plan is
+    sampled again, together: on cpu and cuda round-robin in one worker (engine/roundrobin.py), on an
+    RPC target in turn as one run (runner.benchmark; there a plan the runner's cache answers keeps its
+    own run and is not compared). Returns (results, the device as the worker saw it or None, the
+    strategies sampled now). Shared by `bench`/`table` (bench_model) and the app's Benchmark
+    (gui/bench_controller.py). The plans are of req.graph's channel layout (else req.block's:
+    loader.load), and so are the builds."""
+    from . import roundrobin, runs
 
-    g = graph if graph is not None else loader.load(spec, shapes, block=block)
-    block = g.block
-    t = targets.parse(target)
-    if not force:
-        cached = {s: runner.cached_result(g, p, t.spec, scheduled, tuned) for s, p in plans.items()}
-        if all(_valid_cached(r, repeat) for r in cached.values()) and runs.one_run(cached.values()):
+    g = req.graph if req.graph is not None else loader.load(req.spec, req.shapes, block=req.block)
+    block, t, progress = g.block, req.target, req.progress
+    if not req.force:
+        cached = {s: runner.cached_result(g, p, t, req.scheduled, req.tuned) for s, p in plans.items()}
+        if all(valid_cached(r, req.repeat) for r in cached.values()) and runs.one_run(cached.values()):
             for s, r in cached.items():
                 r.strategy = s
             if progress:
                 progress("cached", 1.0)
             return cached, None, []
-    if t.kind != "rpc":
-        results, device = roundrobin.bench_plans(spec, shapes, plans, t.spec, repeat, progress=progress,
-                                                 cancel=cancel, scheduled=scheduled, tuned=tuned, force=force,
-                                                 block=block)
+    if t.backend.round_robin:
+        results, device = roundrobin.bench_plans(req.spec, req.shapes, plans, t, req.repeat, progress=progress,
+                                                 cancel=req.cancel, scheduled=req.scheduled, tuned=req.tuned,
+                                                 force=req.force, block=block)
         return results, device, list(plans)
     run, results, n = runs.new_id(), {}, len(plans)
     for k, (s, p) in enumerate(plans.items()):
         def prog(stage, frac, s=s, k=k):
             if progress:
                 progress(f"{s}: {stage}", (k + max(0.0, frac or 0.0)) / n)
-        results[s] = runner.benchmark(spec, shapes, p, t.spec, repeat=repeat, progress=prog, force=force,
-                                      scheduled=scheduled, tuned=tuned, cancel=cancel, run_id=run, block=block)
+        results[s] = runner.benchmark(req.spec, req.shapes, p, t, repeat=req.repeat, progress=prog,
+                                      force=req.force, scheduled=req.scheduled, tuned=req.tuned, cancel=req.cancel,
+                                      run_id=run, block=block)
     return results, None, [s for s, r in results.items() if not r.cached]
 
 
-def bench_model(spec: str, shapes, strategies, hw_name: str, target: str, repeat: int, force=False,
-                progress=None, scheduled=True, cost: str | None = None, tuned: bool = True, cancel=None,
-                imported: dict | None = None, block: int | None = None) -> dict:
-    """Plan, build, check and time each strategy on `target`. cost=None: dp/hybrid/optimal decide by
-    measured kernel times where the target can time kernels (default_cost), else by the model.
-    `imported`: name -> Plan, plans made elsewhere (read from files: plan_json.imported), measured
-    with the strategies' plans.
+def bench_model(req: BenchRequest, strategies, imported: dict | None = None) -> dict:
+    """Plan, build, check and time each strategy of `strategies` as `req` asks (BenchRequest).
+    req.cost None: dp/hybrid/optimal decide by measured kernel times where the target can time
+    kernels (default_cost), else by the model. `imported`: name -> Plan, plans made elsewhere (read
+    from files: plan_json.imported), measured with the strategies' plans.
 
     The strategies are measured by measure_plans: all from the cache when every one is cached from
     one run, else all sampled again together (round-robin in one worker on cpu and cuda), so that
     every verdict compares figures of one run. `round_robin` lists the strategies sampled
     round-robin now, `sampled` those sampled now (on RPC too). ONNX Runtime is timed after them; it
     is compared only with figures sampled in this run."""
-    from . import targets
-
-    with _planning:
-        g = loader.load(spec, shapes, force=force, block=block)   # block: the channel layout (loader.block_for_target)
-    hw = profiles.get(hw_name)
-    cost = cost or default_cost(target)
-    t = targets.parse(target)
+    t, progress = req.target, req.progress
+    with _planning:   # req.block: the channel layout (loader.block_for_target)
+        g = req.graph if req.graph is not None else loader.load(req.spec, req.shapes, force=req.force,
+                                                                 block=req.block)
+    hw = req.profile()
+    cost = req.cost or default_cost(t)
     plans, costs = {}, {}
     n = len(strategies)
     share = 0.5   # of the progress bar: planning, then timing
@@ -131,7 +163,7 @@ def bench_model(spec: str, shapes, strategies, hw_name: str, target: str, repeat
             if progress:
                 progress(f"{s}: {stage}", share * (k + frac) / n)
         with _planning:
-            p = make_plan(g, s, hw, cost=cost, target=target, progress=prog)
+            p = make_plan(g, s, hw, cost=cost, target=t.spec, progress=prog)
         costs[s] = p.notes.get("cost", "model")
         plans[s] = p
     for name, p in (imported or {}).items():
@@ -140,13 +172,12 @@ def bench_model(spec: str, shapes, strategies, hw_name: str, target: str, repeat
     def prog(stage, frac):
         if progress:
             progress(stage, share + (1 - share) * frac)
-    results, device, sampled = measure_plans(spec, shapes, plans, t.spec, repeat, force=force, progress=prog,
-                                             cancel=cancel, scheduled=scheduled, tuned=tuned, graph=g)
+    results, device, sampled = measure_plans(replace(req, graph=g, progress=prog), plans)
     results = {s: results[s] for s in plans}
-    ort = ort_latency(g, repeat=repeat) if target == "cpu" else None
+    ort = ort_latency(g, repeat=req.repeat) if t.spec == "cpu" else None
     return {"model": g.name, "ops": sum(n.kind == "call_tir" for n in g.nodes), "results": results, "ort": ort,
             "graph": g, "plans": plans, "costs": costs, "target": t.spec, "device": device,
-            "round_robin": sampled if t.kind != "rpc" else [], "sampled": sampled,
+            "round_robin": sampled if t.backend.round_robin else [], "sampled": sampled,
             "hardware": {"name": hw.name, "title": hw.title}}
 
 

@@ -42,7 +42,9 @@ KINDS = {"models": "models", "results": "results", "kernels": "kernels", "tuning
 
 
 def cache_root() -> Path:
-    """The cache folder, not created."""
+    """The cache folder, not created. The same folder on every system (platformdirs.user_cache_dir
+    agrees on Linux with a valid XDG_CACHE_HOME, but moves it on macOS and Windows and ignores a
+    relative XDG_CACHE_HOME)."""
     return Path(os.environ.get("FUSELENS_CACHE_DIR") or os.path.join(
         os.environ.get("XDG_CACHE_HOME") or os.path.expanduser("~/.cache"), "fuselens"))
 

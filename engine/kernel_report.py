@@ -11,9 +11,9 @@ ONNX nodes, and ORT's time for the same nodes.
     print(text(r)); r.to_dict()    # what `bench --kernels` prints, and its JSON
 
 What is measured, and how. One spawned worker (engine/child.py, TVM_NUM_THREADS = the usable cores)
-builds every plan as the benchmark does (runner._build: the schedule rules, tuning records), then
+builds every plan as the benchmark does (runner.build_plan: the schedule rules, tuning records), then
 runs `runs` rounds; in each round every plan once with the VM's instrument hook (each kernel call
-timed, as runner._profile_kernels), every plan once without it (the whole-model time), and ORT once
+timed, as runner.profile_kernels), every plan once without it (the whole-model time), and ORT once
 with profiling on (engine/ort_profile.Profiler, THREADS = 2 intra-op threads): round-robin, so load
 from other processes hits all alike. The instrument adds a Python callback per call (about 1-2 us),
 so the sum of kernel times runs above the whole-model time; the total line shows both. Caveat: on
@@ -330,7 +330,7 @@ def thread_settings(tvm_threads: int | None = None) -> dict:
     return ts(tvm_threads)
 
 
-def measure(spec: str, shapes, plans: dict, hw, target: str = "cpu", runs: int = 30, ort: bool = True,
+def measure(spec: str, shapes, plans: dict, hw, target="cpu", runs: int = 30, ort: bool = True,
             progress=None, cancel=None, timeout_s: float | None = None, block: int | None = None,
             graph=None, scheduled: bool = True, tuned: bool = True) -> dict:
     """strategy -> KernelReport for each Plan of `plans`, measured together in one worker (the
@@ -338,14 +338,15 @@ def measure(spec: str, shapes, plans: dict, hw, target: str = "cpu", runs: int =
     profile's). The plans are of `graph`'s channel layout (else `block`'s: loader.load), and so are
     the builds; `scheduled`, `tuned` as runner.benchmark's. Raises TargetError for another target, Cancelled when `cancel` is set, FuseLensError
     for a model ONNX Runtime cannot run; a plan whose build fails gets a report with `error`."""
-    from . import loader, ort_check, targets
+    from . import loader, ort_check, profiles, targets
     from .errors import TargetError
 
-    t = targets.parse(target)
-    if t.kind != "cpu":
+    hw = profiles.as_hardware(hw)       # a Hardware, or a profile's name
+    t = targets.as_target(target)       # a Target, or a spec (parsed once, here)
+    if not t.backend.host_cpu:
         raise TargetError(f"bench --kernels times kernels on this machine's CPU, not on {t.spec}")
     graph = graph if graph is not None else loader.load(spec, shapes, block=block)
-    job = {"spec": spec, "shapes": shapes, "block": graph.block, "target": t.spec, "scheduled": bool(scheduled),
+    job = {"spec": spec, "shapes": shapes, "block": graph.block, "target": t, "scheduled": bool(scheduled),
            "tuned": bool(tuned), "runs": max(3, int(runs)), "ort": bool(ort),
            "plans": [[s, p.groups] for s, p in plans.items()]}
     payload = ort_check.run_worker(_job, job, graph.source or spec, progress=progress, cancel=cancel,
@@ -392,10 +393,11 @@ def _job(job, say):
     from tvm import relax
 
     from . import build, loader, machine_load, ort_check, runner, targets
+    from .device_session import open_device
     from .planner.apply import kernel_groups
     from .schedules.base.target import host_facts
 
-    t = targets.parse(job["target"])
+    t = targets.as_target(job["target"])
     say("loading model", 0.02)
     graph = loader.load(job["spec"], job["shapes"], block=job.get("block"))
     graph.mod
@@ -410,14 +412,14 @@ def _job(job, say):
 
         say("starting ONNX Runtime", 0.05)
         prof = Profiler(graph, inputs=x)
-    dev = tvm.cpu()
+    dev = open_device(t).dev      # this host's CPU (measure: host_cpu targets only)
     args = [tvm.runtime.tensor(a, dev) for a in x]
     built, out = {}, {}
     n = len(job["plans"])
     for k, (s, groups) in enumerate(job["plans"]):
         say(f"{s}: building", 0.05 + 0.45 * k / n)
         try:
-            exe, _ = runner._build(graph, groups, t, job.get("scheduled", True), job.get("tuned", True))
+            exe, _ = runner.build_plan(graph, groups, t, job.get("scheduled", True), job.get("tuned", True))
             vm_i, vm_p = relax.VirtualMachine(exe, dev), relax.VirtualMachine(exe, dev)
             vm_p["main"](*args)
             built[s] = (vm_i, vm_p, kernel_groups(graph, groups))

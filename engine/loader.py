@@ -39,6 +39,21 @@ MODULE = "module.npz"
 _memo: dict[str, opgraph.OpGraph] = {}
 
 
+def clear_memo() -> None:
+    """Forget the in-process memo: the next load reads the cache entry (or imports the model) again."""
+    _memo.clear()
+
+
+def entry_dir(digest: str) -> Path:
+    """The cache entry's folder of the model hash `digest` (graph.sha256); models/ is created, the entry is not."""
+    return _entry(digest)
+
+
+def load_cached(digest: str, shapes: dict, layout: str = "NCHW"):
+    """The graph of a good cache entry of `digest` at `shapes`, or None (a bad entry is deleted)."""
+    return _load_cached(digest, shapes, layout)
+
+
 def resolve_spec(spec: str) -> tuple[Path, str]:
     """'zoo:mobilenetv2' or 'zoo:yolov4_tiny@320' -> (file path, display name)."""
     if spec.startswith("zoo:"):
@@ -87,7 +102,7 @@ def check_block(block) -> int | None:
     return block
 
 
-def block_for_target(target: str = "cpu", layout: str = "auto") -> int | None:
+def block_for_target(target="cpu", layout: str = "auto") -> int | None:
     """The channel block to load a model with for `target` (a --target spec: cpu, cuda[:N], a
     board, rpc://...) and `layout` (--layout): "auto" is the target's default (blocked with its fp32
     vector lanes on a CPU target, engine/blocked_layout.block_for; NCHW on CUDA), "blocked" asks for
@@ -99,15 +114,14 @@ def block_for_target(target: str = "cpu", layout: str = "auto") -> int | None:
         return None
     from . import targets
 
-    t = targets.parse(target)
-    gpu = t.kind == "cuda" or t.build_for.startswith("cuda")
+    t = targets.as_target(target)
     block = None
-    if not gpu:
+    if t.build.blocked_layout:   # a GPU build stays NCHW
         from . import blocked_layout
 
         block = blocked_layout.block_for(t)
     if block is None and layout == "blocked":
-        raise FuseLensError(f"--layout blocked: {target} has no blocked channel layout (GPU kernels stay NCHW); "
+        raise FuseLensError(f"--layout blocked: {targets.spec_of(target)} has no blocked channel layout (GPU kernels stay NCHW); "
                             "use --layout nchw or auto")
     return check_block(block)
 

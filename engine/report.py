@@ -123,25 +123,22 @@ def machine() -> str:
     return f"{f['model']}, {f['cores']} cores, {platform.system()} {platform.release()}, python {platform.python_version()}"
 
 
-def measured_on(target: str = "cpu", device: str | None = None) -> str:
+def measured_on(target="cpu", device: str | None = None) -> str:
     """What a benchmark on `target` ran on: this host's CPU for `cpu`; the GPU's name for `cuda`
     (`device`, as the worker saw it, else asked of TVM here); the RPC server or tracker key for
     `rpc://` (with what the kernels were built for)."""
     from . import targets
 
     try:
-        t = targets.parse(target)
+        t = targets.as_target(target)
     except Exception:  # noqa: BLE001 - a label only
         return f"{target} (host: {machine()})"
-    if t.kind == "cpu":
+    if t.backend.host_cpu:
         return machine()
-    if t.kind == "cuda":
+    if t.backend.local:   # a GPU of this machine
         if not device:
             try:
-                import tvm
-
-                dev = tvm.cuda(t.index)
-                device = f"{dev.device_name} ({t.spec}, compute {dev.compute_version})" if dev.exist else None
+                device = t.backend.describe(t, t.backend.device(t, None))
             except Exception:  # noqa: BLE001
                 device = None
         return f"{device or t.spec + ' (no CUDA device here)'}; host {machine()}"

@@ -2,13 +2,13 @@
 
     results, device = bench_plans(spec, shapes, {"greedy": plan, "dp": plan2}, "cpu", repeat=10)
 
-One spawned worker (engine/child.run_in_child) loads the model, gets the unfused reference
-(runner._reference: built once, cached as ref-*.npz), builds every plan (runner._build) and checks
-its outputs (runner._check), then times the plans in turn: one sample of each per round, `repeat`
+One spawned worker (engine/child.run_in_child) loads the model, opens the device
+(engine/device_session.open_device), gets the unfused reference (runner.reference: built once,
+cached as ref-*.npz), builds every plan (runner.build_plan) and checks its outputs
+(runner.check_outputs), then times the plans in turn: one sample of each per round, `repeat`
 rounds, so that load from other processes hits all of them alike (as scripts/bench_schedules.py
 does). A sample is TVM's time_evaluator over as many calls as last about 50 ms (the call count is
-fixed per plan before the first round). Then each plan's kernels are profiled (runner's
-_profile_kernels). A plan whose build or run fails gets an `error`; the others still run.
+fixed per plan before the first round). Then each plan's kernels are profiled (runner.profile_kernels). A plan whose build or run fails gets an `error`; the others still run.
 
 Each result is a runner.BenchResult with every sample in `samples` (for the intervals of
 engine/stats.py); correct ones are cached (atomically) under the same key as runner.benchmark, so
@@ -17,7 +17,8 @@ checked again against a freshly built one. Plans with the same groups are built 
 Every result of a run records how much of the machine's CPU time other processes used during the
 rounds (busy_share, engine/machine_load.py).
 
-For cpu and cuda targets (engine/benchmark.bench_model); RPC targets keep runner.benchmark.
+For targets whose row says round_robin (cpu and cuda, engine/targets.BACKENDS; engine/benchmark.bench_model);
+RPC targets keep runner.benchmark.
 """
 from __future__ import annotations
 
@@ -31,20 +32,21 @@ from .cache_dir import write_json
 SAMPLE_MS = 50.0   # each sample lasts about this long
 
 
-def bench_plans(spec: str, input_shapes: dict | None, plans: dict, target: str = "cpu", repeat: int = 10,
+def bench_plans(spec: str, input_shapes: dict | None, plans: dict, target="cpu", repeat: int = 10,
                 progress=None, cancel=None, timeout_s: float | None = None, scheduled: bool = True,
                 tuned: bool = True, force: bool = False, block: int | None = None) -> tuple[dict, str | None]:
     """strategy -> Plan, built and timed together on `target` (always measured: the caller decides
     what the cache answers). Returns (strategy -> BenchResult, the device's description as the
     worker saw it, or None). Never raises for a failed build or run: the results carry `error`.
     Raises Cancelled when `cancel` is set, TargetError when the target is not there, ModelError for
-    a model ONNX Runtime cannot run (engine/ort_check.py). force: rebuild the unfused reference too."""
+    a model ONNX Runtime cannot run (engine/ort_check.py). force: rebuild the unfused reference too.
+    `target`: a Target (a spec string is parsed here)."""
     from . import loader, targets
 
     graph = loader.load(spec, input_shapes, block=block)   # block: the channel layout the plans were made in
-    t = targets.parse(target)
+    t = targets.as_target(target)
     targets.check(t)
-    job = {"spec": spec, "shapes": input_shapes, "block": block, "target": t.spec, "repeat": int(repeat), "scheduled": scheduled,
+    job = {"spec": spec, "shapes": input_shapes, "block": block, "target": t, "repeat": int(repeat), "scheduled": scheduled,
            "tuned": tuned, "force": force, "plans": [[s, p.groups] for s, p in plans.items()]}
     payload = ort_check.run_worker(_job, job, graph.source or spec, progress=progress, cancel=cancel,
                                    timeout_s=timeout_s or 900 * max(1, len(plans)), what="benchmark worker")
@@ -59,7 +61,7 @@ def bench_plans(spec: str, input_shapes: dict | None, plans: dict, target: str =
             setattr(r, k, v)
         if r.error is None and r.correct is True:   # as runner.benchmark: a failed or incorrect run is not reused
             try:
-                write_json(runner._result_file(graph.sha256, p.groups, t.spec, scheduled, tuned), r.to_dict())
+                write_json(runner.result_file(graph.sha256, p.groups, t, scheduled, tuned), r.to_dict())
             except OSError:
                 pass
         out[s] = r
@@ -70,30 +72,17 @@ def bench_plans(spec: str, input_shapes: dict | None, plans: dict, target: str =
 
 # ---- the worker process ---------------------------------------------------------------------
 
-def _describe(t, dev) -> str | None:
-    try:
-        if t.kind == "cuda":
-            return f"{dev.device_name} ({t.spec}, compute {dev.compute_version})"
-    except Exception:  # noqa: BLE001 - a description only
-        return None
-    return None
-
-
 def _error(e: Exception) -> str:
     msg = str(e).strip().splitlines()
     return f"{type(e).__name__}: {msg[-1] if msg else ''}"[:400]
 
 
 def _job(job, say):
-    import tvm
-    from tvm import relax
-
     from . import build, loader, targets
+    from .device_session import open_device
     from .planner.apply import kernel_groups
 
-    t = targets.parse(job["target"])
-    if t.kind == "cuda" and t.build_for == "cuda":
-        t = targets.Target(t.spec, "cuda", t.index, build_for="cuda:" + targets.cuda_arch(t.index))
+    t = targets.as_target(job["target"])
     plans = [(s, g) for s, g in job["plans"]]
     n = len(plans)
     say("loading model", 0.02)
@@ -104,18 +93,14 @@ def _job(job, say):
     bad = ort_check.problem(graph, x, job)
     if bad:
         return {"model_error": bad}
-    dev, load, _remote = runner._session(t)
-
-    def run(exe):
-        vm = relax.VirtualMachine(load(exe), dev)
-        args = [tvm.runtime.tensor(a, dev) for a in x]
-        return vm, args, build._flatten(vm["main"](*args))
+    ds = open_device(t)           # resolved: a CUDA GPU's kernels are built for its own architecture
+    t, dev, run = ds.target, ds.dev, ds.runner(x)
 
     # the reference's own stages report 0.15 and 0.3 of a single-plan run: squeeze them into 0-0.15
     def ref_say(stage, f):
         say(stage, f / 2)
 
-    ref = runner._reference(graph, t, job["scheduled"], run, ref_say, force=job.get("force", False))
+    ref = runner.reference(graph, t, job["scheduled"], run, ref_say, force=job.get("force", False))
     results: dict[str, dict] = {}
     entries: dict[str, dict] = {}
     built: dict[str, dict] = {}   # plan hash -> the first entry built for it
@@ -127,14 +112,14 @@ def _job(job, say):
                 entries[s] = {**built[h], "groups": groups}
                 continue
             tb = time.perf_counter()
-            exe, report = runner._build(graph, groups, t, job["scheduled"], job.get("tuned", False))
+            exe, report = runner.build_plan(graph, groups, t, job["scheduled"], job.get("tuned", False))
             build_s = time.perf_counter() - tb
             say(f"{s}: checking outputs", 0.15 + 0.45 * (k + 0.8) / n)
             vm, args, out = run(exe)
-            c = runner._check(out, ref)
+            c = runner.check_outputs(out, ref)
             if not c.correct and not getattr(ref, "fresh", True):  # as runner: a stored reference may be bad
-                ref = runner._reference(graph, t, job["scheduled"], run, ref_say, force=True)
-                c = runner._check(out, ref)
+                ref = runner.reference(graph, t, job["scheduled"], run, ref_say, force=True)
+                c = runner.check_outputs(out, ref)
             entries[s] = built[h] = {"vm": vm, "args": args, "groups": groups, "build_s": build_s, "report": report,
                                      "check": c}
         except Exception as e:  # noqa: BLE001 - this plan's error; the others still run
@@ -164,16 +149,16 @@ def _job(job, say):
             except Exception as ex:  # noqa: BLE001
                 results[s] = {"error": _error(ex)}
                 del live[s]
-    busy_share = machine_load.stop(load0) if t.kind != "rpc" else None
+    busy_share = machine_load.stop(load0) if t.backend.local else None
     for k, (s, e) in enumerate(live.items()):
         say(f"{s}: profiling kernels", 0.9 + 0.1 * k / max(1, len(live)))
-        kernel_us = runner._profile_kernels(e["vm"], e["args"], graph, e["groups"], kernel_groups) \
-            if t.kind != "rpc" else []
+        kernel_us = runner.profile_kernels(e["vm"], e["args"], graph, e["groups"], kernel_groups) \
+            if t.backend.local else []
         res = e["samples"]
         report = e["report"]
         results[s] = {"latency_ms": {"median": statistics.median(res), "min": min(res), "max": max(res)},
                       "samples": res, "build_s": e["build_s"], "kernels": len(kernel_groups(graph, e["groups"])),
                       **runner.check_fields(e["check"]), "kernel_us": kernel_us,
-                      "schedule_report": runner._jsonable(report), "schedule": runner._schedule_kind(report),
+                      "schedule_report": runner.jsonable(report), "schedule": runner.schedule_kind(report),
                       "tuned_kernels": len(report.get("tuned", [])), "busy_share": busy_share}
-    return {"results": results, "device": _describe(t, dev), "rounds": rounds}
+    return {"results": results, "device": t.backend.describe(t, dev), "rounds": rounds}

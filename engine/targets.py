@@ -1,7 +1,13 @@
 """Where a benchmark runs: `cpu`, `cuda` / `cuda:N`, `rpc://HOST:PORT` (a TVM RPC server) or
 `rpc://HOST:PORT/KEY` (a device registered with a TVM RPC tracker). `?device=rpi4b` (or a tracker key
 named like a board) ties an RPC device to a board's profile (engine/boards.py): what kernels are built
-for, how they are scheduled and the cost model the planner uses."""
+for, how they are scheduled and the cost model the planner uses.
+
+Parse once, at the edge: `as_target` gives a Target (a spec string parsed, a Target as it is); the
+engine passes that object down. What a target is asked is one table (the end of this module):
+BACKENDS, a row per runtime kind (cpu, cuda, rpc: how a spec parses, how its device is opened,
+checked and timed), and BUILDS, a row per kind of build (cpu, cuda, a board). `t.backend` and
+`t.build` are the rows; a new runtime kind (ROCm, Vulkan, Metal) is a row of each."""
 from __future__ import annotations
 
 import json
@@ -10,6 +16,7 @@ import re
 import socket
 import struct
 from dataclasses import dataclass
+from typing import Callable
 
 from .cache_dir import cache_dir
 from .errors import TargetError
@@ -20,7 +27,7 @@ _RPC = re.compile(r"^rpc://(?P<host>[^:/]+):(?P<port>\d+)(?:/(?P<key>[^/?]+))?(?
 @dataclass(frozen=True)
 class Target:
     spec: str
-    kind: str            # "cpu" | "cuda" | "rpc"
+    kind: str            # a runtime kind: a row of BACKENDS ("cpu" | "cuda" | "rpc")
     index: int = 0
     host: str = ""
     port: int = 0
@@ -29,40 +36,73 @@ class Target:
     device: str = ""        # the device profile (assets/hardware.json) when the spec names one
 
     @property
+    def backend(self) -> "Backend":
+        """The row of BACKENDS for this target's runtime kind: how its device is opened and timed."""
+        return BACKENDS[self.kind]
+
+    @property
+    def build(self) -> "Build":
+        """The row of BUILDS for what this target compiles for (a CPU, a GPU, a board)."""
+        return build_row(self.build_for)
+
+    @property
     def is_cross(self) -> bool:
         """Built for another machine's CPU (a board): linked by its cross compiler, checked against the host."""
-        from . import boards
-
-        return boards.get(self.build_for) is not None
+        return self.build.cross
 
     @property
     def hardware(self) -> str:
         """The cost-model profile that follows this device: the board's own, this host's for the CPU
         (and a remote host-like CPU), T4 for a GPU with no profile of its own."""
-        if self.device:
-            return self.device
-        return "t4" if self.is_gpu else "host"
+        return self.device or self.build.hardware
 
     @property
     def is_gpu(self) -> bool:
-        return self.build_for.startswith("cuda")
+        return self.build.gpu
+
+
+HOST = Target("cpu", "cpu")   # this machine's CPU: what parse("cpu") gives
+
+
+def as_target(t: "Target | str") -> Target:
+    """`t` itself when it is already a Target (parsed once, at the edge), else the parsed spec."""
+    return t if isinstance(t, Target) else parse(t)
+
+
+def spec_of(t: "Target | str") -> str:
+    """The spec a Target was parsed from; a string as it is written (cache keys and messages that
+    name the target keep the caller's spelling)."""
+    return t.spec if isinstance(t, Target) else t
 
 
 def parse(spec: str) -> Target:
+    """The Target a spec names: the first row of BACKENDS whose `match` takes it."""
     s = spec.strip()
-    if s in ("cpu", "llvm", "host"):
-        return Target("cpu", "cpu")
+    for row in BACKENDS.values():
+        t = row.match(s)
+        if t is not None:
+            return t
+    raise TargetError(f"unknown target {spec!r}; use cpu, cuda, cuda:N, cuda:sm_XX, rpc://HOST:PORT or "
+                      f"rpc://HOST:PORT/KEY, optionally ?device=BOARD")
+
+
+def _match_cpu(s: str) -> Target | None:
+    return HOST if s in ("cpu", "llvm", "host") else None
+
+
+def _match_cuda(s: str) -> Target | None:
     m = re.fullmatch(r"cuda(?::(\d+))?", s)
     if m:
         return Target(s, "cuda", int(m.group(1) or 0), build_for="cuda")
     m = re.fullmatch(r"cuda:(sm_\d+)", s)
     if m:  # a CUDA architecture: builds for it on any machine; runs on GPU 0 where there is one
         return Target(s, "cuda", 0, build_for=s)
+    return None
+
+
+def _match_rpc(s: str) -> Target | None:
     m = _RPC.match(s)
-    if m:
-        return _rpc(s, m)
-    raise TargetError(f"unknown target {spec!r}; use cpu, cuda, cuda:N, cuda:sm_XX, rpc://HOST:PORT or "
-                      f"rpc://HOST:PORT/KEY, optionally ?device=BOARD")
+    return _rpc(s, m) if m else None
 
 
 def _rpc(s: str, m) -> Target:
@@ -102,18 +142,8 @@ def cuda_arch(index: int = 0) -> str:
 
 
 def check(t: Target) -> None:
-    """Raise TargetError with one clear line when the target is not there."""
-    if t.kind == "cuda":
-        import tvm
-
-        if not tvm.cuda(t.index).exist:
-            raise TargetError(f"{t.spec}: no CUDA device {t.index} on this machine")
-    elif t.kind == "rpc":
-        if t.is_cross:
-            from . import boards
-
-            boards.cross_cc(t.build_for)   # before the device is asked for: nothing could load without it
-        session(t)
+    """Raise TargetError with one clear line when the target is not there (its row's `check`)."""
+    t.backend.check(t)
 
 
 def session(t: Target, timeout_s: float | None = None):
@@ -295,7 +325,7 @@ def _tracker_session_class():
 def free_devices(t: Target) -> int:
     """How many devices of a tracker key are free now (1 for anything else, or when the tracker
     cannot say): work over a key can go to that many devices at once."""
-    if t.kind != "rpc" or not t.key:
+    if t.backend.local or not t.key:
         return 1
     try:
         q = connect_tracker(t.host, t.port).summary().get("queue_info", {}).get(t.key, {})
@@ -393,3 +423,139 @@ def _is_tracker(t: Target) -> bool:
         raise
     except Exception:  # noqa: BLE001
         return False
+
+
+# ---- the backend table: one row per runtime kind (tinygrad's Device[dev]) -----------------------
+# A runtime kind (ROCm, Vulkan, Metal) is one Backend row: how a spec of its kind parses, how its
+# device is opened and checked, what it times. What a target compiles for (a CPU, a GPU, a board)
+# is one Build row. Every engine branch on the kind of a target reads one of the two rows.
+
+
+@dataclass(frozen=True)
+class Backend:
+    name: str
+    match: Callable[[str], "Target | None"]   # parse: the Target of a spec of this kind, else None
+    local: bool          # the device is this machine: its load is watched while timing (busy_share), kernels
+                         # are profiled by the VM's hook, MetaSchedule runs here; else a remote (RPC) device
+    host_cpu: bool       # the device is this host's CPU: timings keyed by this machine, caches flushed,
+                         # kernels compiled on every core, ORT beside it (bench --kernels), the shipped model
+    round_robin: bool    # plans are timed together in one worker (engine/roundrobin.py), else one worker each
+    tracker_to_tune: bool  # tuning needs a tracker key (MetaSchedule's runner asks it for devices)
+    connect: Callable[["Target"], object]          # the session the device is reached through (None: local)
+    device: Callable[["Target", object], object]   # the TVM device, given connect's session
+    available: Callable[["Target"], bool]          # whether kernels can run here now (a CUDA GPU is there)
+    check: Callable[["Target"], None]              # TargetError (one line) when the device is not there
+    resolve: Callable[["Target"], "Target"]        # the target built for its device's own architecture
+    describe: Callable[["Target", object], "str | None"]   # the device as a worker saw it, or None
+
+    def open(self, t: "Target"):
+        """(device, session) of `t`: session is None for a local device."""
+        remote = self.connect(t)
+        return self.device(t, remote), remote
+
+
+def _no_session(t: Target):
+    return None
+
+
+def _always(t: Target) -> bool:
+    return True
+
+
+def _as_is(t: Target) -> Target:
+    return t
+
+
+def _nothing(t: Target, dev) -> None:
+    return None
+
+
+def _cpu_device(t: Target, remote):
+    import tvm
+
+    return tvm.cpu()
+
+
+def _cuda_device(t: Target, remote):
+    import tvm
+
+    return tvm.cuda(t.index)
+
+
+def _cuda_available(t: Target) -> bool:
+    import tvm
+
+    return bool(tvm.cuda(t.index).exist)
+
+
+def _cuda_check(t: Target) -> None:
+    if not _cuda_available(t):
+        raise TargetError(f"{t.spec}: no CUDA device {t.index} on this machine")
+
+
+def _cuda_resolve(t: Target) -> Target:
+    """`cuda` / `cuda:N` builds for the GPU's own architecture (cuda:sm_XX is kept as it is)."""
+    if t.build_for == "cuda":
+        return Target(t.spec, t.kind, t.index, build_for="cuda:" + cuda_arch(t.index))
+    return t
+
+
+def _cuda_describe(t: Target, dev) -> str | None:
+    try:
+        return f"{dev.device_name} ({t.spec}, compute {dev.compute_version})" if dev.exist else None
+    except Exception:  # noqa: BLE001 - a description only
+        return None
+
+
+def _rpc_device(t: Target, remote):
+    return remote.cuda() if t.is_gpu else remote.cpu()
+
+
+def _rpc_check(t: Target) -> None:
+    if t.is_cross:
+        from . import boards
+
+        boards.cross_cc(t.build_for)   # before the device is asked for: nothing could load without it
+    session(t)
+
+
+BACKENDS: dict[str, Backend] = {
+    "cpu": Backend("cpu", _match_cpu, local=True, host_cpu=True, round_robin=True, tracker_to_tune=False,
+                   connect=_no_session, device=_cpu_device, available=_always, check=lambda t: None,
+                   resolve=_as_is, describe=_nothing),
+    "cuda": Backend("cuda", _match_cuda, local=True, host_cpu=False, round_robin=True, tracker_to_tune=False,
+                    connect=_no_session, device=_cuda_device, available=_cuda_available, check=_cuda_check,
+                    resolve=_cuda_resolve, describe=_cuda_describe),
+    "rpc": Backend("rpc", _match_rpc, local=False, host_cpu=False, round_robin=False, tracker_to_tune=True,
+                   connect=lambda t: session(t), device=_rpc_device, available=_always, check=_rpc_check,
+                   resolve=_as_is, describe=_nothing),
+}
+
+
+@dataclass(frozen=True)
+class Build:
+    """What kernels are compiled for: a kind of processor (the target's build_for)."""
+    name: str
+    match: Callable[[str], bool]   # whether a build_for ("cpu", "cuda:sm_XX", "rpi4b") is of this row
+    gpu: bool                      # GPU kernels (dlight's fallback schedule when unscheduled)
+    cross: bool                    # another machine's CPU: linked by its cross compiler, checked on the host
+    blocked_layout: bool           # the default channel layout is blocked, NCHW[x]c (else NCHW)
+    hardware: str                  # the cost-model profile when the target names none
+
+
+def _is_board(build_for: str) -> bool:
+    from . import boards
+
+    return boards.get(build_for) is not None
+
+
+BUILDS: dict[str, Build] = {
+    "cuda": Build("cuda", lambda b: b.startswith("cuda"), gpu=True, cross=False, blocked_layout=False, hardware="t4"),
+    "board": Build("board", _is_board, gpu=False, cross=True, blocked_layout=True, hardware="host"),
+    "cpu": Build("cpu", lambda b: True, gpu=False, cross=False, blocked_layout=True, hardware="host"),
+}
+
+
+def build_row(build_for: str) -> Build:
+    """The first row of BUILDS that takes `build_for` (the CPU row takes everything else)."""
+    return next(b for b in BUILDS.values() if b.match(build_for))

@@ -51,19 +51,16 @@ def target_slug(target, device_key: str = "") -> str:
 
 
 def build_for(t) -> str:
-    """What a parsed target (engine.targets.Target) builds for, with a CUDA device's own architecture."""
-    if t.kind == "cuda" and t.build_for == "cuda":
-        from . import targets
-
-        return "cuda:" + targets.cuda_arch(t.index)
-    return t.build_for
+    """What a parsed target (engine.targets.Target) builds for, with a CUDA device's own architecture
+    (its row's resolve)."""
+    return t.backend.resolve(t).build_for
 
 
 def store_for(t) -> "Store":
     """The store for a parsed target (engine.targets.Target): one per target, and per tracker key."""
     from . import build
 
-    return Store(build.tvm_target(build_for(t)), t.key if t.kind == "rpc" else "")
+    return Store(build.tvm_target(build_for(t)), t.key)   # a tracker key: RPC targets' only
 
 
 class Store:
@@ -71,7 +68,8 @@ class Store:
         self.target = target
         self.dir: Path = cache_dir("tuning", f"v{STORE_VERSION}", target_slug(target, device_key))
 
-    def _path(self, key: str) -> Path:
+    def path(self, key: str) -> Path:
+        """The record file of the kernel key `key` (kernel_key(mod))."""
         return self.dir / f"{key}.json"
 
     def get(self, mod) -> dict | None:
@@ -79,7 +77,7 @@ class Store:
         import tvm
         import tvm_ffi
 
-        f = self._path(kernel_key(mod))
+        f = self.path(kernel_key(mod))
         try:
             rec = json.loads(read_file(f, MAX_JSON_BYTES))   # a regular file of a bounded size only
             if not isinstance(rec, dict) or not isinstance(rec.get("trace"), list):
@@ -99,7 +97,7 @@ class Store:
         rec = {"version": STORE_VERSION, "trace": trace_json, "workload": tvm.ir.save_json(mod),
                "run_us": run_us, "rules_us": rules_us, "name": name, "trials": trials,
                "target": str(self.target), "when": time.strftime("%Y-%m-%d %H:%M:%S")}
-        write_atomic(self._path(kernel_key(mod)), json.dumps(rec))
+        write_atomic(self.path(kernel_key(mod)), json.dumps(rec))
 
     def schedule(self, mod):
         """The kernel scheduled by its record (a PrimFunc marked scheduled), or None."""
@@ -113,7 +111,7 @@ class Store:
             sch = s_tir.Schedule(mod)
             Trace.apply_json_to_schedule(rec["trace"], sch)
         except Exception:  # noqa: BLE001 - a record that no longer replays (TVM changed) is a miss
-            self._drop(self._path(kernel_key(mod)))
+            self._drop(self.path(kernel_key(mod)))
             return None
         return sch.mod["main"].with_attr("tirx.is_scheduled", True)
 

@@ -78,8 +78,8 @@ def _us(v) -> str:
     return "-" if v is None else f"{v:.1f}"
 
 
-def tune(spec: str, shapes: dict | None, strategy: str, target: str = "cpu", trials: int | None = None,
-         time_limit_s: float | None = None, hw_name: str | None = None, progress=None, cancel=None,
+def tune(spec: str, shapes: dict | None, strategy: str, target="cpu", trials: int | None = None,
+         time_limit_s: float | None = None, hw_name=None, progress=None, cancel=None,
          cost: str = "model", block: int | None = None) -> TuneReport:
     """Tune every kernel of `strategy`'s plan of `spec` (in the channel layout of `block`:
     loader.load) on `target`. Raises FuseLensError for bad
@@ -92,16 +92,16 @@ def tune(spec: str, shapes: dict | None, strategy: str, target: str = "cpu", tri
         raise FuseLensError(f"--trials must be at least 1 (got {trials})")
     if time_limit_s is not None and time_limit_s <= 0:
         raise FuseLensError("--time-limit must be positive")
-    t = targets.parse(target)
-    if t.kind == "rpc" and not t.key:
-        raise TargetError(f"{target}: tuning over RPC needs a tracker key (rpc://HOST:PORT/KEY), "
+    t = targets.as_target(target)      # parsed once, here (a Target is used as it is)
+    if t.backend.tracker_to_tune and not t.key:
+        raise TargetError(f"{targets.spec_of(target)}: tuning over RPC needs a tracker key (rpc://HOST:PORT/KEY), "
                           "so that MetaSchedule's runner can ask the tracker for devices")
-    if t.kind == "rpc":
+    if not t.backend.local:
         targets.check(t)
     graph = loader.load(spec, shapes, block=block)
-    hw = profiles.get(hw_name or t.hardware)
-    p = make_plan(graph, strategy, hw, cost=cost, target=target)
-    job = {"spec": spec, "shapes": shapes, "block": block, "groups": p.groups, "target": t.spec, "trials": trials,
+    hw = profiles.as_hardware(hw_name or t.hardware)   # hw_name: a Hardware, or a profile's name
+    p = make_plan(graph, strategy, hw, cost=cost, target=targets.spec_of(target))   # the plan notes name the spec
+    job = {"spec": spec, "shapes": shapes, "block": block, "groups": p.groups, "target": t, "trials": trials,
            "time_limit_s": time_limit_s, "model": graph.name, "strategy": strategy}
     budget = (time_limit_s or 0) + 600 if time_limit_s else 24 * 3600
     try:
@@ -118,7 +118,6 @@ def tune(spec: str, shapes: dict | None, strategy: str, target: str = "cpu", tri
 # ---- the worker process ---------------------------------------------------------------------
 
 def _tune_job(job, say):
-    import tvm
     from tvm import tirx
     from tvm.s_tir import meta_schedule as ms
 
@@ -127,7 +126,7 @@ def _tune_job(job, say):
     from .tuned_store import tuning_form, kernel_key
 
     t0 = time.perf_counter()
-    t = targets.parse(job["target"])
+    t = targets.as_target(job["target"])
     tgt = build.tvm_target(build_for(t))
     store = store_for(t)
     report = TuneReport(model=job["model"], strategy=job["strategy"], target=t.spec, store=str(store.dir))
@@ -145,9 +144,9 @@ def _tune_job(job, say):
         report.error = "the plan has no kernels to tune"
         return {"report": report.to_dict()}
 
-    can_run = not (t.kind == "cuda" and not tvm.cuda(t.index).exist)
+    can_run = t.backend.available(t)
     say("profiling kernels (rules)", 0.05)
-    weights = _weights(graph, job["groups"], mod, t, tasks) if can_run and t.kind != "rpc" else {}
+    weights = _weights(graph, job["groups"], mod, t, tasks) if can_run and t.backend.local else {}
     total = sum(weights.values())
     keys = list(tasks)
     for k in keys:
@@ -242,6 +241,7 @@ def _weights(graph, groups, mod, t, tasks) -> dict[str, float]:
     from tvm import relax
 
     from . import build
+    from .device_session import open_device
     from .schedules import schedule
     from .tuned_store import apply_tuned
 
@@ -249,7 +249,7 @@ def _weights(graph, groups, mod, t, tasks) -> dict[str, float]:
     m, _, _ = apply_tuned(mod, tgt)
     m, _ = schedule(m, tgt)
     exe = relax.build(m, target=tgt, relax_pipeline=relax.get_pipeline("default_build"))
-    dev = tvm.cpu() if t.kind == "cpu" else tvm.cuda(t.index)
+    dev = open_device(t, resolve=False).dev    # a local device (tune: weights only where it is here)
     vm = relax.VirtualMachine(exe, dev)
     args = [tvm.runtime.tensor(a, dev) for a in build.random_inputs(graph)]
     name_to_key = {n: k for k, v in tasks.items() for n in v["names"]}
@@ -284,7 +284,7 @@ def _runner(t):
     from tvm.s_tir import meta_schedule as ms
 
     evaluator = ms.runner.EvaluatorConfig(number=3, repeat=3, min_repeat_ms=20, enable_cpu_cache_flush=False)
-    if t.kind == "rpc":
+    if not t.backend.local:
         import os
         from pathlib import Path
 
@@ -314,7 +314,7 @@ def _rpc_session(rpc_config):
     from . import targets
 
     t = targets.parse(f"rpc://{rpc_config.tracker_host}:{rpc_config.tracker_port}/{rpc_config.tracker_key}")
-    return targets.session(t)
+    return t.backend.connect(t)   # the rpc row's session: targets.session
 
 
 def _network_fault(errors) -> str | None:
@@ -343,7 +343,7 @@ def _profiler():
     return prof()
 
 
-def _trace_json(trace):
+def trace_json(trace):
     """The trace as plain JSON data (TVM returns IntImm/FloatImm/String inside lists)."""
     def plain(o):
         if isinstance(o, (list, tuple)) or type(o).__name__ == "Array":
@@ -518,7 +518,7 @@ def _make_harvest_class():
                     beats_rules = kt.rules_us is None or us < kt.rules_us
                     old = self.store.get(self.tasks[k]["mod"])
                     if beats_rules and (old is None or us < old.get("run_us", float("inf"))):
-                        self.store.put(self.tasks[k]["mod"], _trace_json(cand.sch.trace), us, kt.rules_us,
+                        self.store.put(self.tasks[k]["mod"], trace_json(cand.sch.trace), us, kt.rules_us,
                                        kt.names[0], self.trials[k])
             fault = _network_fault([rr.error_msg for rr in runner_results])
             if fault:   # the device went away: stop, and say so

@@ -208,8 +208,7 @@ def build_menus(win):
     m = mb.addMenu("&File")
     m.addAction(win.a_open)
     win.recent_menu = m.addMenu("Open &Recent")
-    win.recent_menu.aboutToShow.connect(win.files.fill_recent)
-    win.files.fill_recent()
+    win.files.recent_in(win.recent_menu)
     sample = m.addMenu("Open &Sample")
     from engine import zoo
 

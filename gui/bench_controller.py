@@ -32,19 +32,21 @@ def run_benchmarks(doc, plans: dict, target: str, repeat: int, force: bool, prog
     ran (partly) with tuned schedules and no rules-only figure of them is known (`have_rules`), those
     plans are measured with the rules only as well, together (cached after the first time).
     Returns (results, rules-only results)."""
-    from engine.benchmark import measure_plans
+    from dataclasses import replace
+
+    from engine.benchmark import BenchRequest, measure_plans
 
     records = _has_records(target)
     share = 0.5 if records else 1.0   # of the bar: the rules-only pass, if any, takes the rest
-    out, _, _ = measure_plans(doc.spec, doc.shapes, plans, target, repeat, force=force, cancel=cancel,
-                              progress=lambda st, f: progress(st, share * max(0.0, f or 0.0)), graph=doc.graph)
+    req = BenchRequest(doc.spec, doc.shapes, target, repeat, force, cancel=cancel, graph=doc.graph,
+                       progress=lambda st, f: progress(st, share * max(0.0, f or 0.0)))
+    out, _, _ = measure_plans(req, plans)
     maybe = {s: plans[s] for s, r in out.items() if records and s not in have_rules and not r.error
              and getattr(r, "schedule", "rules") != "rules"}
     rules = {}
     if maybe and not cancel.is_set():
-        rules, _, _ = measure_plans(doc.spec, doc.shapes, maybe, target, repeat, force=force, cancel=cancel,
-                                    tuned=False, graph=doc.graph,
-                                    progress=lambda st, f: progress(f"rules only: {st}", share + share * (f or 0)))
+        rules, _, _ = measure_plans(replace(req, tuned=False, progress=lambda st, f: progress(
+            f"rules only: {st}", share + share * (f or 0))), maybe)
     return out, rules
 
 

@@ -14,30 +14,32 @@ from .panels.properties import group_kind, kind_title
 
 class Differences:
     """The side-by-side summary and differences controller: redraws the Differences panel and the
-    summary line whenever the strategies shown, side by side or the open Document's plans change."""
+    summary line whenever the strategies shown, side by side or the open Document's plans change. It
+    is given the models (the Workspace with the open Document, the ViewState), the views it drives (the
+    GraphArea's summary and panes, the DifferencesPanel) and where its messages go (`status`)."""
 
-    def __init__(self, win):
-        self.win = win
+    def __init__(self, model, state, area, panel, status):
+        self.model, self.state, self.area, self.panel, self.status = model, state, area, panel, status
         for name in ("strategy", "right_strategy", "side_by_side"):
-            win.state.events[name].connect(lambda ev: self.update())
-        win.model.events.document.connect(self._on_document)
-        win.model.events.plans.connect(lambda ev: self.update())
+            state.events[name].connect(lambda ev: self.update())
+        model.events.document.connect(self._on_document)
+        model.events.plans.connect(lambda ev: self.update())
+        panel.chosen.connect(self.show)
 
     def _on_document(self, ev):
         self.update()
 
     def update(self):
         """Refresh what side by side shows about the two plans: the summary line and the differences."""
-        w = self.win
-        doc = w.doc
-        if doc is None or not w.state.side_by_side:
-            w.diffs.set_differences([], "Side by side (Ctrl+D) lists the fused groups only one of the two "
+        doc, st = self.model.doc, self.state
+        if doc is None or not st.side_by_side:
+            self.panel.set_differences([], "Side by side (Ctrl+D) lists the fused groups only one of the two "
                                         "plans has.")
             return
-        left, right = w.strategy, w.right_strategy
-        w.area.set_summary(doc, left, right)
+        left, right = st.strategy, st.right_strategy
+        self.area.set_summary(doc, left, right)
         if left not in doc.plans or right not in doc.plans:
-            w.diffs.set_differences([], f"{left} | {right}: planning...")
+            self.panel.set_differences([], f"{left} | {right}: planning...")
             return
         rows = []
         for side, gi in doc.differences(left, right):
@@ -55,44 +57,42 @@ class Differences:
         head = (f"<b>{len(rows)}</b> fused groups differ: {oa} only in <b>{left}</b> (left), "
                 f"{len(rows) - oa} only in <b>{right}</b> (right). N / Shift+N: next / previous."
                 if rows else f"<b>{left}</b> and <b>{right}</b> form the same fused groups.")
-        w.diffs.set_differences(rows, head)
+        self.panel.set_differences(rows, head)
 
     def step(self, d: int):
         """Select and centre the next (d=+1) or previous (d=-1) difference in both panes."""
-        w = self.win
-        if w.doc is None:
+        if self.model.doc is None:
             return
-        if not w.state.side_by_side:
-            w.status("Differences are between two plans: turn on Side by Side (Ctrl+D) first")
+        if not self.state.side_by_side:
+            self.status("Differences are between two plans: turn on Side by Side (Ctrl+D) first")
             return
-        if not w.diffs.step(d):
-            w.status(f"{w.strategy} and {w.right_strategy} form the same fused groups")
+        if not self.panel.step(d):
+            self.status(f"{self.state.strategy} and {self.state.right_strategy} form the same fused groups")
 
     def show(self, row: int):
         """Select difference `row` of the panel's list in both panes and centre it."""
-        w = self.win
-        key = w.diffs.key(row)
-        if key is None or w.doc is None or not w.state.side_by_side:
+        key = self.panel.key(row)
+        if key is None or self.model.doc is None or not self.state.side_by_side:
             return
         s, gi = key
-        if s == w.strategy:
-            own, other = w.view, w.rview
+        if s == self.state.strategy:
+            own, other = self.area.left, self.area.right
         else:
-            own, other = w.rview, w.view
+            own, other = self.area.right, self.area.left
         osc, tsc = own.scene(), other.scene()
-        if osc.plan is not w.doc.plans.get(s) or gi >= len(osc.plan.groups) or tsc.plan is None:
+        if osc.plan is not self.model.doc.plans.get(s) or gi >= len(osc.plan.groups) or tsc.plan is None:
             return  # the panes are still being drawn for these plans
         sel = ("group", gi)
         members = osc.plan.groups[gi]
         there = self._counterpart(tsc, members)
-        if own is w.view:
-            w.state.select(sel, there, "left")
+        if own is self.area.left:
+            self.state.select(sel, there, "left")
         else:
-            w.state.select(there, sel, "right")
+            self.state.select(there, sel, "right")
         own.reveal(sel, fit=True)
         other.centerOn(own.mapToScene(own.viewport().rect().center()))
-        w.area.sync.now()
-        w.status(f"Difference {row + 1} of {w.diffs.count()}: group {gi} only in {s} ({len(members)} ops)")
+        self.area.sync.now()
+        self.status(f"Difference {row + 1} of {self.panel.count()}: group {gi} only in {s} ({len(members)} ops)")
 
     @staticmethod
     def _counterpart(sc, members) -> tuple:
@@ -104,9 +104,8 @@ class Differences:
     def note_selection(self, view, sel):
         """A click in a pane on a group that is a difference makes it the list's current row (Next goes
         on from there); other clicks leave the list as it is."""
-        w = self.win
-        if not w.state.side_by_side or sel is None or sel[0] not in ("group", "collapsed"):
+        if not self.state.side_by_side or sel is None or sel[0] not in ("group", "collapsed"):
             return
-        key = (w.strategy if view is w.view else w.right_strategy, sel[1])
-        if key in w.diffs.keys():
-            w.diffs.mark(key)
+        key = (self.state.strategy if view is self.area.left else self.state.right_strategy, sel[1])
+        if key in self.panel.keys():
+            self.panel.mark(key)

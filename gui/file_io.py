@@ -46,12 +46,27 @@ def document_from(r: dict) -> Document:
 
 class Files:
     """The File menu's controller: open (dialog, recent list, dropped files, input shapes), and import /
-    export of plans, pictures and results. Dialogs are the window's."""
+    export of plans, pictures and results. It is given the models (the Workspace with the open
+    Document and device, the ViewState, the Settings), the view it drives (the GraphArea: its
+    placeholder, banner and the left pane to export), the Activity, the Planning controller (pricing
+    an imported plan), the widget its dialogs belong to (`parent`), `show_document` (where a loaded
+    model goes) and where its messages go (`status`, `show_error`). `recent_in(menu)`: the Open Recent
+    menu it fills."""
 
-    def __init__(self, win):
-        self.win = win
+    def __init__(self, model, state, settings, area, activity, planning, parent, show_document, status,
+                 show_error):
+        self.model, self.state, self.settings, self.area = model, state, settings, area
+        self.activity, self.planning, self.parent = activity, planning, parent
+        self.show_document, self.status, self.show_error = show_document, status, show_error
+        self.recent_menu = None
         self.shapes_dialog = None   # the input-shapes dialog last shown
         self._layouts: dict[str, str] = {}   # device -> its channel layout ("NCHW16c", "NCHW")
+
+    def recent_in(self, menu):
+        """Fill `menu` with the recent models, again each time it opens."""
+        self.recent_menu = menu
+        menu.aboutToShow.connect(self.fill_recent)
+        self.fill_recent()
 
     def layout_for(self, device: str) -> str:
         """The channel layout a model opens in on `device` (loader.block_for_target; "NCHW" where the
@@ -67,7 +82,7 @@ class Files:
 
     def needs_reopen(self, device: str) -> bool:
         """Whether the open model must be opened again for `device`: its graph is in another layout."""
-        doc = self.win.doc
+        doc = self.model.doc
         return (doc is not None and not doc.spec.startswith("generated:")
                 and doc.graph.layout != self.layout_for(device))
 
@@ -75,35 +90,31 @@ class Files:
         """Open the model again, in the background like opening, when the selected device's channel
         layout is not the open graph's (the plans, results and layouts of the graph are of its layout).
         Returns whether it does."""
-        w = self.win
-        if not self.needs_reopen(w.device()):
+        if not self.needs_reopen(self.model.device):
             return False
-        doc, want = w.doc, self.layout_for(w.device())
+        doc, want = self.model.doc, self.layout_for(self.model.device)
         self.open_model(doc.spec, dict(doc.shapes) if doc.shapes else None,
-                        text=f"Reopening {doc.graph.name} in {want} for {w.device()}")
+                        text=f"Reopening {doc.graph.name} in {want} for {self.model.device}")
         return True
 
     def open_dialog(self):
-        w = self.win
-        path, _ = QtWidgets.QFileDialog.getOpenFileName(w, "Open model", w.settings.last_dir,
+        path, _ = QtWidgets.QFileDialog.getOpenFileName(self.parent, "Open model", self.settings.last_dir,
                                                      "ONNX models (*.onnx);;All files (*)")
         if path:
-            w.settings.last_dir = str(Path(path).parent)
+            self.settings.last_dir = str(Path(path).parent)
             self.open_model(path)
 
     def fill_recent(self):
-        w = self.win
-        w.recent_menu.clear()
-        items = w.settings.recent()
+        self.recent_menu.clear()
+        items = self.settings.recent()
         for i, spec in enumerate(items):
-            a = w.recent_menu.addAction(f"&{i + 1}  {spec}\tCtrl+{i + 1}")  # the window's action has the key
+            a = self.recent_menu.addAction(f"&{i + 1}  {spec}\tCtrl+{i + 1}")  # the window's action has the key
             a.triggered.connect(lambda _=False, s=spec: self.open_model(s))
         if not items:
-            w.recent_menu.addAction("(none)").setEnabled(False)
+            self.recent_menu.addAction("(none)").setEnabled(False)
 
     def open_recent(self, i: int):
-        w = self.win
-        items = w.settings.recent()
+        items = self.settings.recent()
         if i < len(items):
             self.open_model(items[i])
 
@@ -112,188 +123,176 @@ class Files:
         as CLI strings NAME=D1,D2 or a dict; `text`: the status while it opens."""
         from engine import onnx_input
 
-        w = self.win
         spec = str(spec)
         if not spec.startswith("zoo:"):
             spec = os.path.abspath(os.path.expanduser(spec))
         try:
             given = shapes if isinstance(shapes, dict) else onnx_input.parse_shape_args(shapes or [])
         except FuseLensError as e:
-            w.show_error(str(e), "Input shapes")
+            self.show_error(str(e), "Input shapes")
             return
-        remembered = w.settings.shapes_for(spec) if not spec.startswith("zoo:") and not given else None
-        req = w.model.request("load")
-        w.area.hide_error()
+        remembered = self.settings.shapes_for(spec) if not spec.startswith("zoo:") and not given else None
+        req = self.model.request("load")
+        self.area.hide_error()
         name = os.path.basename(spec) if not spec.startswith("zoo:") else spec
-        if w.doc is None:
-            w.area.show_placeholder(f"Opening {name} ...")
-        w.activity.run("load", text or f"Opening {name}", load_model, spec, given or None, remembered,
-                       w.model.profile, w.device(), cost=w.model.cost, background=True, request=req,
+        if self.model.doc is None:
+            self.area.show_placeholder(f"Opening {name} ...")
+        self.activity.run("load", text or f"Opening {name}", load_model, spec, given or None, remembered,
+                       self.model.profile, self.model.device, cost=self.model.cost, background=True, request=req,
                        on_done=self._on_loaded, on_failed=self._on_load_failed,
-                       on_cancelled=lambda: w.status("Opening cancelled"))
+                       on_cancelled=lambda: self.status("Opening cancelled"))
 
     def _on_load_failed(self, msg):
-        w = self.win
-        if w.doc is None:
-            w.area.show_placeholder("Could not open the model. Use File > Open (Ctrl+O) or File > Open Sample.")
-        w.show_error(msg, "Could not open the model")
+        if self.model.doc is None:
+            self.area.show_placeholder("Could not open the model. Use File > Open (Ctrl+O) or File > Open Sample.")
+        self.show_error(msg, "Could not open the model")
 
     def _on_loaded(self, r):
-        w = self.win
         if r is None:
             return
         if isinstance(r, NeedShapes):
             shapes = self.ask_shapes(r.spec, r.inputs, r.remembered)
             if shapes is None:
-                w.status("Opening cancelled: no input shapes given")
-                if w.doc is None:
-                    w.area.show_placeholder("No model loaded.")
+                self.status("Opening cancelled: no input shapes given")
+                if self.model.doc is None:
+                    self.area.show_placeholder("No model loaded.")
                 return
-            w.settings.remember_shapes(r.path, shapes)
+            self.settings.remember_shapes(r.path, shapes)
             self.open_model(r.spec, shapes)
             return
         if r["shapes"] and not r["spec"].startswith("zoo:"):
-            w.settings.remember_shapes(r["spec"], r["shapes"])
-        w.settings.add_recent(r["spec"])
-        w.show_document(document_from(r), cached=r["cached"])
+            self.settings.remember_shapes(r["spec"], r["shapes"])
+        self.settings.add_recent(r["spec"])
+        self.show_document(document_from(r), cached=r["cached"])
         self.follow_device()   # another device was chosen while it opened: open it in that one's layout
 
     def open_graph(self, graph, spec: str | None = None):
         """Show an OpGraph that did not come from a file (a generated one): plans it off the UI thread."""
-        w = self.win
-        req = w.model.request("load")
-        profile, target = w.model.profile, w.device()
-        w.activity.run("load", f"Planning {graph.name}", plan_fast, graph, spec or f"generated:{graph.name}",
-                       graph.input_shapes, profile, target, cost=w.model.cost, background=True, request=req,
-                       on_done=lambda r: w.show_document(document_from(r), plan_tvm=False, cached=r["cached"]),
-                       on_failed=lambda m: w.show_error(m, "Planning failed"))
+        req = self.model.request("load")
+        profile, target = self.model.profile, self.model.device
+        self.activity.run("load", f"Planning {graph.name}", plan_fast, graph, spec or f"generated:{graph.name}",
+                       graph.input_shapes, profile, target, cost=self.model.cost, background=True, request=req,
+                       on_done=lambda r: self.show_document(document_from(r), plan_tvm=False, cached=r["cached"]),
+                       on_failed=lambda m: self.show_error(m, "Planning failed"))
 
     def ask_shapes(self, spec, inputs, remembered) -> dict | None:
-        w = self.win
-        dlg = ShapesDialog(os.path.basename(spec), inputs, remembered, w)
+        dlg = ShapesDialog(os.path.basename(spec), inputs, remembered, self.parent)
         self.shapes_dialog = dlg
         if dlg.exec() == QtWidgets.QDialog.Accepted:
             return dlg.shapes()
         return None
 
     def ask_shapes_again(self):
-        w = self.win
-        if w.doc is None:
+        if self.model.doc is None:
             return
         from engine import loader, onnx_input
 
         try:
-            path, _ = loader.resolve_spec(w.doc.spec)
+            path, _ = loader.resolve_spec(self.model.doc.spec)
             model = onnx_input.read(path)
         except Exception as e:  # noqa: BLE001
-            w.show_error(str(e))
+            self.show_error(str(e))
             return
         inputs = [(vi.name, onnx_input.input_dims(vi)) for vi in onnx_input.graph_inputs(model)]
-        shapes = self.ask_shapes(w.doc.spec, inputs, w.doc.shapes)
+        shapes = self.ask_shapes(self.model.doc.spec, inputs, self.model.doc.shapes)
         if shapes:
-            if not w.doc.spec.startswith("zoo:"):
-                w.settings.remember_shapes(w.doc.spec, shapes)
-            self.open_model(w.doc.spec, shapes)
+            if not self.model.doc.spec.startswith("zoo:"):
+                self.settings.remember_shapes(self.model.doc.spec, shapes)
+            self.open_model(self.model.doc.spec, shapes)
 
     def _save_path(self, title, filt, suffix, path):
-        w = self.win
         if path:
             return str(path)
-        base = f"{w.doc.name.replace('@', '_')}-{w.strategy}{suffix}" if w.doc else f"fuselens{suffix}"
-        p, _ = QtWidgets.QFileDialog.getSaveFileName(w, title, os.path.join(w.settings.last_dir, base), filt)
+        base = f"{self.model.doc.name.replace('@', '_')}-{self.state.strategy}{suffix}" if self.model.doc else f"fuselens{suffix}"
+        p, _ = QtWidgets.QFileDialog.getSaveFileName(self.parent, title, os.path.join(self.settings.last_dir, base), filt)
         if p:
-            w.settings.last_dir = str(Path(p).parent)
+            self.settings.last_dir = str(Path(p).parent)
         return p or None
 
     def export_plan(self, path=None, strategy: str | None = None):
-        w = self.win
-        if w.doc is None:
-            w.show_error("open a model first", "Export plan")
+        if self.model.doc is None:
+            self.show_error("open a model first", "Export plan")
             return None
-        strategy = strategy or w.strategy
+        strategy = strategy or self.state.strategy
         p = self._save_path("Export plan", "Plan JSON (*.json)", ".plan.json", path)
         if not p:
             return None
         from engine.planner import plan_json
 
-        r = w.doc.result(w.device(), strategy)
+        r = self.model.doc.result(self.model.device, strategy)
         try:
-            plan_json.save(p, w.doc.plans[strategy], w.doc.graph, w.doc.hw,
+            plan_json.save(p, self.model.doc.plans[strategy], self.model.doc.graph, self.model.doc.hw,
                            measured=r.to_dict() if r is not None and not r.error else None)
         except Exception as e:  # noqa: BLE001
-            w.show_error(str(e), "Export plan")
+            self.show_error(str(e), "Export plan")
             return None
-        w.status(f"Wrote {p}")
+        self.status(f"Wrote {p}")
         return p
 
     def import_plan(self, path=None):
-        w = self.win
-        if w.doc is None:
-            w.show_error("open the plan's model first", "Import plan")
+        if self.model.doc is None:
+            self.show_error("open the plan's model first", "Import plan")
             return None
         if not path:
-            path, _ = QtWidgets.QFileDialog.getOpenFileName(w, "Import plan", w.settings.last_dir,
+            path, _ = QtWidgets.QFileDialog.getOpenFileName(self.parent, "Import plan", self.settings.last_dir,
                                                             "Plan JSON (*.json);;All files (*)")
             if not path:
                 return None
         from engine.planner import plan_json
 
         try:
-            plan = plan_json.load(path, w.doc.graph)
+            plan = plan_json.load(path, self.model.doc.graph)
         except FuseLensError as e:
-            w.show_error(str(e), "Import plan")
+            self.show_error(str(e), "Import plan")
             return None
         except Exception as e:  # noqa: BLE001
-            w.show_error(f"{type(e).__name__}: {e}", "Import plan")
+            self.show_error(f"{type(e).__name__}: {e}", "Import plan")
             return None
         plan.notes = dict(plan.notes or {}, imported_from=str(path), imported_strategy=plan.strategy)
         plan.strategy = "custom"
-        w.planning.recost(plan)             # the roofline now ...
-        w.doc.set_custom_plan(plan)
-        w.set_strategy("custom", force=True)
-        if w.model.cost != "roofline":
-            w.planning.reprice(["custom"])  # ... the chosen estimator's figures when priced (off the UI thread)
-        w.status(f"Imported {os.path.basename(str(path))} as 'custom': {plan.kernels} kernels")
+        self.planning.recost(plan)             # the roofline now ...
+        self.model.doc.set_custom_plan(plan)         # shown at once where custom is shown already
+        self.state.strategy = "custom"      # it has a plan now (Strategies.set_strategy's guard passes)
+        if self.model.cost != "roofline":
+            self.planning.reprice(["custom"])  # ... the chosen estimator's figures when priced (off the UI thread)
+        self.status(f"Imported {os.path.basename(str(path))} as 'custom': {plan.kernels} kernels")
         return plan
 
     def export_graph(self, path=None, fmt: str = "png"):
-        w = self.win
-        if w.doc is None or w.view.scene().graph is None:
-            w.show_error("nothing to export yet", "Export graph")
+        if self.model.doc is None or self.area.left.scene().graph is None:
+            self.show_error("nothing to export yet", "Export graph")
             return None
         p = self._save_path(f"Export graph as {fmt.upper()}", f"{fmt.upper()} (*.{fmt})", f".{fmt}", path)
         if not p:
             return None
         try:
             if fmt == "svg":
-                w.view.scene().render_svg(p, f"{w.doc.name} - {w.strategy}")
+                self.area.left.scene().render_svg(p, f"{self.model.doc.name} - {self.state.strategy}")
             else:
-                w.view.scene().render_png(p)
+                self.area.left.scene().render_png(p)
         except Exception as e:  # noqa: BLE001
-            w.show_error(str(e), "Export graph")
+            self.show_error(str(e), "Export graph")
             return None
-        w.status(f"Wrote {p}")
+        self.status(f"Wrote {p}")
         return p
 
     def export_csv(self, path=None):
-        w = self.win
-        if w.doc is None:
-            w.show_error("open a model first", "Export results")
+        if self.model.doc is None:
+            self.show_error("open a model first", "Export results")
             return None
         p = self._save_path("Export results", "CSV (*.csv)", ".results.csv", path)
         if not p:
             return None
         try:
-            n = write_results_csv(w.doc, p)
+            n = write_results_csv(self.model.doc, p)
         except OSError as e:
-            w.show_error(str(e), "Export results")
+            self.show_error(str(e), "Export results")
             return None
-        w.status(f"Wrote {n} rows to {p}")
+        self.status(f"Wrote {n} rows to {p}")
         return p
 
     def open_dropped(self, path: str):
-        w = self.win
-        if path.lower().endswith(".json") and w.doc is not None:
+        if path.lower().endswith(".json") and self.model.doc is not None:
             self.import_plan(path)
         else:
             self.open_model(path)

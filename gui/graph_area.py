@@ -1,9 +1,17 @@
 """The central graph area: one strategy's graph, or two side by side in split panes with synchronised
 pan and zoom, groups found in only one plan highlighted, and a summary of kernels and estimated cost
-for each side (saying which model estimated it: roofline, learned, or measured)."""
+for each side (saying which model estimated it: roofline, learned, or measured).
+
+The area follows the models (napari style): `follow(state, workspace)` subscribes it to the ViewState's
+strategy, right-hand strategy and side by side and to the open Document's plans, and it redraws its
+panes by itself. Where it cannot draw alone it says so: `layout_wanted` (a strategy is chosen and this
+model is not drawn yet: positions are needed), `right_wanted` (side by side, the right pane's plan is
+to be shown at the left pane's positions); `plan_shown` follows each redraw of the left pane for a
+strategy chosen or its plan changed (the heat, the status line and a cleaner layout follow it)."""
 from __future__ import annotations
 
 import html
+import time
 
 from PySide6 import QtCore, QtWidgets
 
@@ -77,22 +85,22 @@ class ScopeBar(QtWidgets.QWidget):
         lay.addWidget(self.crumbs, 1)
         for wdg in (self.shown_box, self.collapse_button, self.depth, self.expand_button):
             lay.addWidget(wdg)
-        self._win = None
+        self._state = self._scene = None
         self._inner: tuple | None = None   # (tree, op id -> innermost scope key)
 
-    def follow(self, win, scope_view):
-        self._win = win
+    def follow(self, state, scene, scope_view):
+        """Follow the ViewState's selection, the left pane's `scene` (its plan) and the ScopeView."""
+        self._state, self._scene = state, scene
         self.shown_box.setChecked(scope_view.shown)
         scope_view.events.shown.connect(lambda ev: self.shown_box.setChecked(ev.value))
-        win.state.events.selection.connect(lambda ev: self.refresh())
-        win.view.scene().plan_changed.connect(self.refresh)
+        state.events.selection.connect(lambda ev: self.refresh())
+        scene.plan_changed.connect(self.refresh)
 
     def refresh(self):
         """The breadcrumb of what is selected in the left pane, and the depths there are."""
         from engine import scopes
 
-        w = self._win
-        sc = w.view.scene() if w is not None else None
+        sc = self._scene
         tree = sc.scope_tree if sc is not None else {}
         self.setEnabled(bool(tree))
         if not tree:
@@ -103,7 +111,7 @@ class ScopeBar(QtWidgets.QWidget):
             self.depth.setValue(min(2, self.depth.maximum()))   # the model's main blocks
         if self._inner is None or self._inner[0] is not tree:
             self._inner = (tree, scopes.innermost(tree, sc.graph, sc.plan.groups))
-        sel = w.state.selection.left
+        sel = self._state.selection.left
         op = None
         if sel and sel[0] == "node":
             op = sel[1]
@@ -123,10 +131,19 @@ class ScopeBar(QtWidgets.QWidget):
 
 
 class GraphArea(QtWidgets.QWidget):
-    """The central area: an error banner, the compare summary, and one or two graph panes."""
+    """The central area: an error banner, the compare summary, and one or two graph panes.
+    `last_redraw_ms`: how long the left pane's last redraw for a strategy or plan took (its start is
+    `redraw_t0`, a perf_counter time)."""
+
+    plan_shown = QtCore.Signal(str)     # the left pane shows this strategy's current plan now
+    layout_wanted = QtCore.Signal()
+    right_wanted = QtCore.Signal()
 
     def __init__(self, theme, parent=None):
         super().__init__(parent)
+        self.state = None
+        self.workspace = None
+        self.redraw_t0 = 0.0
         self.banner = QtWidgets.QFrame()
         self.banner.setObjectName("errorBanner")
         self.banner.setStyleSheet("#errorBanner { background: #fde2e1; border: 1px solid #d62728; border-radius: 4px; }"
@@ -199,11 +216,79 @@ class GraphArea(QtWidgets.QWidget):
     def hide_error(self):
         self.banner.hide()
 
-    def follow(self, state):
-        """The panes draw what the ViewState says: each its item of `state.selection`, and the left
-        one the fused groups of `state.collapsed` as single nodes."""
+    def follow(self, state, workspace):
+        """The panes draw what the ViewState says: the left one `state.strategy`'s plan of the open
+        Document (workspace.doc), the right one `state.right_strategy`'s side by side, each its item
+        of `state.selection`, and the left one the fused groups of `state.collapsed` as single nodes.
+        A plan of the Document that changes is redrawn where it is shown."""
+        self.state, self.workspace = state, workspace
         self.left.scene().follow(state, "left", collapsible=True)
         self.right.scene().follow(state, "right")
+        state.events.strategy.connect(lambda ev: self._on_strategy())
+        state.events.right_strategy.connect(lambda ev: self._on_right_strategy())
+        state.events.side_by_side.connect(lambda ev: self._on_side_by_side(ev.value))
+        workspace.events.plans.connect(lambda ev: self._on_plans())
+
+    # ---- following the models -------------------------------------------------------------------
+
+    def _drawn(self) -> bool:
+        """Whether the left pane has drawn the open Document (and is not creating its items)."""
+        doc, sc = self.workspace.doc, self.left.scene()
+        return doc is not None and not sc.building and sc.graph is doc.graph
+
+    def _right_plan(self):
+        st, doc = self.state, self.workspace.doc
+        return doc.plans.get(st.right_strategy) if st.side_by_side and doc is not None else None
+
+    def _on_strategy(self):
+        doc, s = self.workspace.doc, self.state.strategy
+        if doc is None or s not in doc.plans or self.left.scene().building:
+            return   # still planning (it shows when planned), or the first render applies it when done
+        if not self._drawn():
+            self.layout_wanted.emit()   # nothing drawn yet: the layout will draw it
+            return
+        self._redraw_left()
+
+    def _on_plans(self):
+        doc = self.workspace.doc
+        if not self._drawn():
+            return   # the layout in flight draws the current plans
+        plan = doc.plans.get(self.state.strategy)
+        if plan is not None and self.left.scene().plan is not plan:
+            self._redraw_left()
+        rp = self._right_plan()
+        if rp is not None and self.right.scene().plan is not rp:
+            self.right_wanted.emit()
+
+    def _on_right_strategy(self):
+        if self._right_plan() is not None:
+            self.right_wanted.emit()
+
+    def _on_side_by_side(self, on: bool):
+        self.set_side_by_side(on)
+        doc = self.workspace.doc
+        if doc is None:
+            return
+        if on:
+            if self._right_plan() is not None:
+                self.right_wanted.emit()
+        elif self.state.strategy in doc.plans and self.left.scene().plan is not None:
+            self.left.scene().set_plan(doc.plans[self.state.strategy], None)
+
+    def _redraw_left(self):
+        """Show the current strategy's plan in the left pane (positions stay), and, side by side, mark
+        the right pane's groups against it."""
+        self.redraw_t0 = time.perf_counter()
+        doc, s = self.workspace.doc, self.state.strategy
+        plan, rp = doc.plans[s], self._right_plan()
+        self.left.scene().set_plan(plan, rp)
+        rs = self.right.scene()
+        if rp is not None and rs.graph is doc.graph and not rs.building:
+            rs.set_plan(rp, plan)
+        QtCore.QTimer.singleShot(0, self.left.minimap.rebuild)
+        self.plan_shown.emit(s)
+
+    # ---- showing ---------------------------------------------------------------------------------
 
     def set_side_by_side(self, on: bool):
         self.right_pane.setVisible(on)

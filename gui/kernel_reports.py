@@ -73,7 +73,7 @@ class KernelReportController:
             w.show_error("open a model first", "Measure Kernels")
             return
         target = w.device()
-        if targets.parse(target).kind != "cpu":
+        if not targets.as_target(target).backend.host_cpu:
             w.show_error(f"kernels are measured against ONNX Runtime on this machine's CPU, not on {target}",
                          "Measure Kernels")
             return

@@ -6,20 +6,28 @@ The state is in two evented models (no Qt): `model` (workspace.Workspace: the op
 with its plans and results, the devices and the selected one, the hardware profile and the cost, the
 budget, the requests in flight) and `state` (view_state.ViewState: the strategies shown, side by side,
 heat, the collapsed groups, the selection). Whatever changes them emits, and the window's boxes, panes,
-panels, settings and public signals follow. The window composes one controller per job, each in its own module, holding the window for its
+panels, settings and public signals follow: the GraphArea's panes subscribe to the strategies shown
+and the Document's plans and redraw by themselves. The window composes one controller per job, each in
+its own module; Strategies, Layouts, Overlays, Differences and Files are given the models and the views
+they drive (Files: the window only as its dialogs' parent), the others still hold the window for their
 widgets, dialogs and messages:
 
     activity           work in flight: progress and Cancel, `busy`, stale results dropped
-    file_io            Files: open / recent / drop / input shapes; import and export
+    file_io            Files: open / recent / drop / input shapes; import and export (given the models,
+                       the GraphArea, the Activity, Planning, its dialogs' parent and where messages go)
     planning           Planning: the fast strategies, TVM's FuseOps, re-planning for a profile or cost
     bench_controller   Benchmarks: the devices and Benchmark through engine.runner
     tune_controller    Tuning: MetaSchedule tuning of the shown plan's kernels through engine.tuning
     fidelity_controller  FidelityController: Time kernels, the cost model against the shown plan's timed kernels
-    layout_controller  Layouts: layout requests and applying them to the two panes
+    layout_controller  Layouts: layout requests and applying them to the two panes (given the models,
+                       the GraphArea, the Activity and where messages go; not the window)
     scope_controller   Scopes: the model's blocks (ONNX scopes): collapse to depth, expand all, breadcrumb
-    strategies         Strategies: the strategies shown and the side-by-side comparison
+    strategies         Strategies: the strategies shown and the side-by-side comparison (given the
+                       models, the GraphArea, the Layouts and where messages go; not the window)
     differences        Differences: the summary, the groups only one plan has, next / previous difference
-    overlays           Overlays: heat overlay, latency-delta overlay (side by side) and minimap
+                       (given the models, the GraphArea and the Differences panel; not the window)
+    overlays           Overlays: heat overlay, latency-delta overlay (side by side) and minimap (given
+                       the models, the GraphArea, the Layouts and the settings; not the window)
     selection          Selection: clicks and Collapse / Expand, kept meaningful when plans change
     find               Find: the find box
 
@@ -92,17 +100,21 @@ class MainWindow(QtWidgets.QMainWindow):
         self.kernel_reports = KernelReports()       # Measure Kernels vs ONNX Runtime: what it measured
         self.kernel_report = KernelReportController(self, self.kernel_reports)
         self.planning = Planning(self)              # planning, re-planning for a profile or cost
-        self.files = Files(self)                    # open, recent, input shapes, import / export
         self.selection = Selection(self)            # selection, properties, collapse / expand
-        self.differences = Differences(self)        # side by side: summary, differences, next / previous
-        self.strategies = Strategies(self)          # the strategies shown, side by side
         self.area = GraphArea(self.theme)
         self.setCentralWidget(self.area)
         self.view = self.area.left
         self.rview = self.area.right
-        self.area.follow(self.state)                # the panes draw the selection and collapsed groups
-        self.layouts = Layouts(self, time_limit_s=self.settings.dot_time_limit_s)  # layouts of the two panes
+        self.area.follow(self.state, self.model)    # the panes draw the strategies, plans, selection, collapsed groups
+        self.activity = Activity(self)              # tasks in flight, progress and Cancel, busy
+        self.files = Files(self.model, self.state, self.settings, self.area, self.activity, self.planning, self,
+                           self.show_document, self.status, self.show_error)   # open, recent, shapes, import / export
         self.scope_view = ScopeView()               # the model's blocks (ONNX scopes): shown, collapsed
+        self.layouts = Layouts(self.model, self.state, self.area, self.scope_view, self.activity,
+                               self.status, self.show_error, time_limit_s=self.settings.dot_time_limit_s)
+        self.layouts.events.applied.connect(lambda ev: self.layout_applied.emit(ev.layout))
+        self.strategies = Strategies(self.model, self.state, self.area, self.layouts, self.status,
+                                     self.show_error)   # the strategies shown, side by side
         self.scopes = Scopes(self)                  # blocks: collapse to depth, expand all, breadcrumb
         for v in (self.view, self.rview):
             v.activated.connect(lambda sel, v=v: self.selection.activate(v, sel))
@@ -110,10 +122,11 @@ class MainWindow(QtWidgets.QMainWindow):
             v.minimap.setVisible(self.settings.minimap)
 
         self._build_docks()
+        self.differences = Differences(self.model, self.state, self.area, self.diffs,
+                                       self.status)   # side by side: summary, differences, next / previous
         actions.build_actions(self)
         actions.build_toolbar(self)
         actions.build_menus(self)
-        self.activity = Activity(self)              # tasks in flight, progress and Cancel, busy
         self.settings.restore_window(self)
         self.dock_diff.setVisible(self.state.side_by_side)  # shown with side by side only
         app = QtWidgets.QApplication.instance()
@@ -121,7 +134,11 @@ class MainWindow(QtWidgets.QMainWindow):
             app.styleHints().colorSchemeChanged.connect(self.set_color_scheme)
         self._apply_theme_to_panels()
         self._subscribe()
-        self.overlays = Overlays(self)              # heat overlay and minimap (redrawn after the panels)
+        self.overlays = Overlays(self.model, self.state, self.area, self.layouts,
+                                 self.settings)     # heat overlay and minimap (redrawn after the panels)
+        self.overlays.delta.events.on.connect(lambda ev: self.diffs.set_delta(ev.value))
+        self.diffs.delta_requested.connect(lambda on: setattr(self.overlays.delta, "on", on))
+        self.area.plan_shown.connect(self.strategies.on_shown)   # after the heat: layout, status line
         QtCore.QTimer.singleShot(0, self.bench.find_devices)
 
     # ================================================================ messages and work in flight
@@ -173,6 +190,8 @@ class MainWindow(QtWidgets.QMainWindow):
         st.strategy.connect(lambda ev: self._on_strategy_chosen(ev.value))
         st.right_strategy.connect(lambda ev: self.right_box.setCurrentIndex(max(0, self.right_box.findData(ev.value))))
         st.side_by_side.connect(lambda ev: self._on_side_by_side(ev.value))
+        st.heat.connect(lambda ev: self.a_heat.setChecked(ev.value))
+        st.heat_log.connect(lambda ev: self._on_heat_log(ev.value))
         self.model.events.plans.connect(self._on_plans)
         self.model.events.results.connect(self._on_results)
         self.model.events.budget.connect(lambda ev: setattr(self.settings, "budget_pct", ev.value))
@@ -200,15 +219,19 @@ class MainWindow(QtWidgets.QMainWindow):
             self.a_strat[s].setChecked(True)
         self.strategy_box.setCurrentIndex(max(0, self.strategy_box.findData(s)))
 
+    def _on_heat_log(self, on: bool):
+        """The heat overlay's scale: persisted, and its menu entry checked."""
+        self.settings.heat_log = on
+        self.a_log.setChecked(on)
+
     def _on_side_by_side(self, on: bool):
         self.a_side.setChecked(on)
         self.right_box_action.setVisible(on)
-        self.area.set_side_by_side(on)
         self.dock_diff.setVisible(on)
 
     def _on_plans(self, ev):
         actions.fill_strategy_boxes(self)
-        self.strategies.name_boxes()      # "dp (measured)": what decided each plan
+        self.strategies.name_boxes((self.strategy_box, self.right_box))   # "dp (measured)": what decided each plan
         self.plans_changed.emit()
 
     def _on_results(self, ev):
@@ -224,7 +247,6 @@ class MainWindow(QtWidgets.QMainWindow):
         self.recpanel = RecommendationPanel()
         self.recpanel.follow(self.model)
         self.diffs = DifferencesPanel()
-        self.diffs.chosen.connect(self.differences.show)
         self.costpanel = CostModelPanel()
         self.costpanel.follow(self.model, self.state, self.fidelity)
         self.costpanel.time_requested.connect(lambda: self.time_kernels())
@@ -275,7 +297,7 @@ class MainWindow(QtWidgets.QMainWindow):
             self.state.strategy = "greedy" if self.strategy in ("tvm", "custom") or "greedy" in doc.plans else \
                 next(iter(doc.plans), "greedy")
         actions.fill_strategy_boxes(self)
-        self.strategies.name_boxes()
+        self.strategies.name_boxes((self.strategy_box, self.right_box))
         if plan_tvm:
             self.planning.plan_tvm()
         self.layouts.request(full=True)
@@ -296,9 +318,9 @@ class MainWindow(QtWidgets.QMainWindow):
     def set_minimap(self, on: bool):
         self.overlays.set_minimap(on)
 
-    def set_strategy(self, s: str, force: bool = False):
-        """Show strategy `s` in the left pane (force: redraw even if it is shown)."""
-        self.strategies.set_strategy(s, force)
+    def set_strategy(self, s: str):
+        """Show strategy `s` in the left pane (ViewState.strategy; the panes follow it)."""
+        self.strategies.set_strategy(s)
 
     def set_right_strategy(self, s: str):
         """Show strategy `s` in the right pane (side by side)."""

@@ -33,48 +33,44 @@ class DeltaOverlay:
 
 
 class Overlays:
-    """The heat overlay and minimap controller; reads the window's panes and actions."""
+    """The heat overlay and minimap controller: draws on the GraphArea's two panes what the models say
+    (the Workspace's open Document and device, the ViewState's heat, scale and strategies, its own
+    DeltaOverlay), redrawn whenever one of them changes, a pane shows another plan (GraphArea.plan_shown)
+    or is drawn at new positions (Layouts.events.drawn); `settings` remembers the minimap."""
 
-    def __init__(self, win):
-        self.win = win
-        win.state.events.heat.connect(lambda ev: self._on_heat(ev.value))
-        win.state.events.heat_log.connect(lambda ev: self._on_heat_log(ev.value))
-        win.model.events.results.connect(self._on_results)
-        win.model.events.device.connect(lambda ev: self.apply())
+    def __init__(self, model, state, area, layouts, settings):
+        self.model, self.state, self.area, self.settings = model, state, area, settings
+        state.events.heat.connect(lambda ev: self._redraw())
+        state.events.heat_log.connect(lambda ev: self._redraw())
+        model.events.results.connect(self._on_results)
+        model.events.device.connect(lambda ev: self.apply())
         self.delta = DeltaOverlay()
-        self.delta.events.on.connect(lambda ev: self._on_delta(ev.value))
-        win.state.events.side_by_side.connect(lambda ev: self.apply())
-        win.diffs.delta_requested.connect(lambda on: setattr(self.delta, "on", on))
+        self.delta.events.on.connect(lambda ev: self._on_delta())
+        state.events.side_by_side.connect(lambda ev: self.apply())
+        area.plan_shown.connect(lambda s: self.apply())   # a pane shows another plan: its heat
+        layouts.events.drawn.connect(lambda ev: self.apply())   # a pane is drawn at new positions
 
-    def _on_delta(self, on: bool):
-        self.win.diffs.set_delta(on)
+    def _on_delta(self):
         self.apply()
-        for v in (self.win.view, self.win.rview):
+        for v in (self.area.left, self.area.right):
             v.minimap.rebuild()
 
     def _on_results(self, ev):
-        if ev.target == self.win.device():
+        if ev.target == self.model.device:
             self.apply()
 
-    def _on_heat(self, on: bool):
-        self.win.a_heat.setChecked(on)
+    def _redraw(self):
+        """The heat overlay or its scale changed: drawn again, in the minimap too."""
         self.apply()
-        self.win.view.minimap.rebuild()
-
-    def _on_heat_log(self, on: bool):
-        """The scale changed: persisted, and the overlay redrawn on it."""
-        self.win.settings.heat_log = on
-        self.win.a_log.setChecked(on)
-        self.apply()
-        self.win.view.minimap.rebuild()
+        self.area.left.minimap.rebuild()
 
     def heat_for(self, strategy: str) -> dict | None:
-        doc = self.win.doc
+        doc = self.model.doc
         if doc is None or strategy not in doc.plans:
             return None
         plan = doc.plans[strategy]
-        r = doc.result(self.win.device(), strategy)
-        log = self.win.state.heat_log
+        r = doc.result(self.model.device, strategy)
+        log = self.state.heat_log
         ku = getattr(r, "kernel_us", None) if r is not None and not r.error else None
         if ku and len(ku) == len(plan.groups) and any(v for v in ku if v):
             return {"values": list(ku), "log": log, "source": "measured",
@@ -86,11 +82,11 @@ class Overlays:
     def delta_for(self, strategy: str, other: str) -> dict | None:
         """Side by side: per group of `strategy`, the time `other` takes for its operators over this
         plan's (measured where both plans' kernels were timed on the device, else estimated)."""
-        doc = self.win.doc
+        doc = self.model.doc
         if doc is None or strategy not in doc.plans or other not in doc.plans:
             return None
         a, b = doc.plans[strategy], doc.plans[other]
-        dev = self.win.device()
+        dev = self.model.device
         ta, ka = plan_delta.times(a, doc.result(dev, strategy))
         tb, kb = plan_delta.times(b, doc.result(dev, other))
         if ka != kb:   # one measured, one estimated: compare the estimates
@@ -101,17 +97,16 @@ class Overlays:
 
     def apply(self):
         """Draw the overlay (or none) on each pane, with its legend."""
-        w = self.win
-        st = w.state
+        st, doc = self.state, self.model.doc
         delta = st.side_by_side and self.delta.on
-        for v, s, o, on in ((w.view, st.strategy, st.right_strategy, True),
-                            (w.rview, st.right_strategy, st.strategy, st.side_by_side)):
+        for v, s, o, on in ((self.area.left, st.strategy, st.right_strategy, True),
+                            (self.area.right, st.right_strategy, st.strategy, st.side_by_side)):
             sc = v.scene()
             if sc.plan is None:
                 v.legend.hide()
                 v.delta_legend.hide()
                 continue
-            if w.doc is not None and sc.plan is not w.doc.plans.get(s):
+            if doc is not None and sc.plan is not doc.plans.get(s):
                 continue  # the pane still shows an older plan; it gets its heat when the plan is shown
             heat = self.delta_for(s, o) if delta and on else self.heat_for(s) if st.heat and on else None
             sc.set_heat(heat)
@@ -130,8 +125,8 @@ class Overlays:
             v.place_overlays()  # the kinds legend sits above the heat legend
 
     def set_minimap(self, on: bool):
-        self.win.settings.minimap = on
-        for v in (self.win.view, self.win.rview):
+        self.settings.minimap = on
+        for v in (self.area.left, self.area.right):
             v.minimap.setVisible(on)
             if on:
                 v.minimap.rebuild()

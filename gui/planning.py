@@ -189,11 +189,7 @@ class Planning:
         doc.add_plans(plans, errors)
         if estimator(cost) != estimator(w.model.cost) or target != w.device():
             self.reprice(list(plans))  # another cost or device was chosen while TVM planned
-        doc.add_results(target, cached, plans, keep=True)
-        if w.strategy in plans and w.layouts.full is not None:
-            w.set_strategy(w.strategy, force=True)
-        if w.state.side_by_side and w.right_strategy in plans:
-            w.set_right_strategy(w.right_strategy)
+        doc.add_results(target, cached, plans, keep=True)   # the panes showing these plans redrew on add_plans
 
     def _on_profile(self, ev):
         """Another hardware profile was chosen: re-plan the open model for it."""
@@ -242,9 +238,6 @@ class Planning:
             if late:
                 self.reprice(late)
             w.bench.load_cached_results()   # results of the new plans the runner has (the old ones were dropped)
-            w.set_strategy(w.strategy, force=True)
-            if w.state.side_by_side:
-                w.set_right_strategy(w.right_strategy)
             if measure_error:
                 w.show_error(measure_error, "Planning by measured kernel times failed; the estimate decides")
                 return
@@ -289,11 +282,7 @@ class Planning:
             fresh = {s: p for s, p in priced.items()   # replaced meanwhile, or the same figures: left alone
                      if doc.plans.get(s) is plans[s] and not _same_estimate(plans[s], p)}
             if fresh:
-                doc.add_plans(fresh)
-                if w.strategy in fresh:
-                    w.set_strategy(w.strategy, force=True)
-                if w.state.side_by_side and w.right_strategy in fresh:
-                    w.set_right_strategy(w.right_strategy)
+                doc.add_plans(fresh)   # the panes showing them redraw
 
         w.activity.run("price", "Pricing plans", job, background=True, request=req, on_done=done,
                        on_failed=lambda m: w.show_error(m, "Pricing the plan failed"))

@@ -14,7 +14,7 @@ class Scopes:
         win.view.scene().follow_scopes(sv, collapsible=True)
         win.rview.scene().follow_scopes(sv)
         bar = win.area.scope_bar
-        bar.follow(win, sv)
+        bar.follow(win.state, win.view.scene(), sv)
         bar.depth_requested.connect(self.collapse_to_depth)
         bar.expand_requested.connect(self.expand_all)
         bar.shown_requested.connect(lambda on: setattr(sv, "shown", on))

@@ -35,6 +35,8 @@ from pathlib import Path
 
 sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 
+from tests.kind_regions import chain_groups  # noqa: E402
+
 
 def _cores() -> int:
     return len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else (os.cpu_count() or 1)
@@ -63,82 +65,11 @@ def block_onnx(cin: int, expand: int, cout: int, size: int, batch: int, stride: 
     return onnx.shape_inference.infer_shapes(m)
 
 
-def chain_groups(graph, groups):
-    """Merge the greedy groups of each inverted residual (expand -> depthwise -> project, or
-    depthwise -> project when there is no expand) into one group. A depthwise convolution is a
-    conv2d node whose output has as many channels as its input and whose FLOPs per output element
-    are 2*k*k; its group is merged with the producer group when that is a conv group used only by
-    it, and with the consumer group when that is a conv group and its only consumer."""
-    where = {m: gi for gi, g in enumerate(groups) for m in g}
-
-    def conv_of(g):  # an NCHW conv2d or a blocked one (conv2d_nchwc, conv2d_nchwc_dw)
-        return next((m for m in g if graph.by_id[m].op == "conv2d" or graph.by_id[m].op.startswith("conv2d_nchwc")),
-                    None)
-
-    def in_channels(node):
-        if node.inputs:
-            return graph.by_id[node.inputs[0]].shape[1]
-        return next(iter(graph.input_shapes.values()))[1]
-
-    def is_dw(node):
-        per = node.flops / max(1, _numel(node.shape))
-        return node.shape[1] == in_channels(node) and per in (2 * 9, 2 * 25)
-
-    def out_groups(gi):
-        outs = set()
-        for m in groups[gi]:
-            for c in graph.consumers[m]:
-                if where[c] != gi:
-                    outs.add(where[c])
-        return outs
-
-    def in_groups(gi):
-        ins = set()
-        for m in groups[gi]:
-            for p in graph.by_id[m].inputs:
-                if where[p] != gi:
-                    ins.add(where[p])
-        return ins
-
-    merged, used = [], set()
-    for gi, g in enumerate(groups):
-        c = conv_of(g)
-        if c is None or not is_dw(graph.by_id[c]) or gi in used:
-            continue
-        part = [gi]
-        ins = in_groups(gi)
-        if len(ins) == 1:
-            p = next(iter(ins))
-            if p not in used and conv_of(groups[p]) and out_groups(p) == {gi} and \
-                    not is_dw(graph.by_id[conv_of(groups[p])]):
-                part.insert(0, p)
-        outs = out_groups(gi)
-        if len(outs) == 1:
-            q = next(iter(outs))
-            if q not in used and conv_of(groups[q]) and in_groups(q) <= {gi} | set(in_groups(part[0])) and \
-                    not is_dw(graph.by_id[conv_of(groups[q])]):
-                part.append(q)
-        if len(part) >= 2:
-            merged.append(part)
-            used.update(part)
-    out = [list(g) for gi, g in enumerate(groups) if gi not in used]
-    for part in merged:
-        out.append([m for gi in part for m in groups[gi]])
-    return out
-
-
 def _round_ratio(a, b) -> float:
     """Median over rounds of a's sample / b's sample in the same round (both felt the same load)."""
     import statistics
 
     return statistics.median(x / y for x, y in zip(a["samples"], b["samples"]))
-
-
-def _numel(shape):
-    n = 1
-    for s in shape:
-        n *= s
-    return n
 
 
 def main():

@@ -9,6 +9,15 @@ sys.path.insert(0, str(ROOT))
 os.environ.setdefault("QT_QPA_PLATFORM", "offscreen")
 
 
+def pytest_collection_modifyitems(config, items):
+    """Mark the slow tier (tests/tiers.py) `slow`: `make test-fast` runs -m "not slow and not boards"."""
+    from tests.tiers import is_slow
+
+    for item in items:
+        if is_slow(item.nodeid):
+            item.add_marker(pytest.mark.slow)
+
+
 def onnx_light(name: str) -> Path:
     """Real-world architectures that ship with the onnx package (weights as ConstantOfShape)."""
     import onnx
@@ -35,9 +44,9 @@ def private_cache(tmp_path, monkeypatch):
     from engine import loader
 
     monkeypatch.setenv("FUSELENS_CACHE_DIR", str(tmp_path / "cache"))
-    loader._memo.clear()
+    loader.clear_memo()
     yield tmp_path / "cache"
-    loader._memo.clear()
+    loader.clear_memo()
 
 
 @pytest.fixture

@@ -452,11 +452,11 @@ def private_env(cache: Path, **extra):
     want = {"FUSELENS_CACHE_DIR": str(cache), "FUSELENS_MAX_TENSOR_BYTES": str(MAX_TENSOR_BYTES), **extra}
     old = {k: os.environ.get(k) for k in want}
     os.environ.update(want)
-    loader._memo.clear()
+    loader.clear_memo()
     try:
         yield
     finally:
-        loader._memo.clear()
+        loader.clear_memo()
         for k, v in old.items():
             if v is None:
                 os.environ.pop(k, None)

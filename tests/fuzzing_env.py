@@ -159,18 +159,18 @@ class Peer:
         self.port = self.sock.getsockname()[1]
         self.conns: list[socket.socket] = []
         self.closed = False
-        threading.Thread(target=self._serve, daemon=True).start()
+        threading.Thread(target=self.serve, daemon=True).start()
 
-    def _serve(self):
+    def serve(self):
         while not self.closed:
             try:
                 c, _ = self.sock.accept()
             except OSError:
                 return
             self.conns.append(c)
-            threading.Thread(target=self._talk, args=(c,), daemon=True).start()
+            threading.Thread(target=self.talk, args=(c,), daemon=True).start()
 
-    def _talk(self, c: socket.socket):
+    def talk(self, c: socket.socket):
         try:
             if self.kind == "hangup":
                 c.close()

@@ -66,6 +66,13 @@ def open_model(qtbot, w, spec, shapes=None, timeout=TIMEOUT_MS):
     return loaded(qtbot, w, lambda: w.open_model(str(spec), shapes), timeout)
 
 
+def reshow(w, s: str):
+    """Choose another strategy and then `s` again, as a user would to see `s`'s status line (choosing
+    the strategy shown changes nothing)."""
+    w.set_strategy(next(o for o in ("greedy", "none") if o != s))
+    w.set_strategy(s)
+
+
 def shot(w, name):
     """A screenshot of the window, into SHOTS."""
     for _ in range(3):

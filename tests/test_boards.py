@@ -190,7 +190,7 @@ def test_bench_on_the_emulated_pi_is_correct(board, private_cache):
     outputs computed on this host. No timings are asserted: times under emulation mean nothing."""
     from engine import benchmark
 
-    b = benchmark.bench_model(MODEL, None, ["none", "greedy"], targets.parse(board).hardware, board, repeat=1)
+    b = benchmark.bench_model(benchmark.BenchRequest(MODEL, None, board, repeat=1), ["none", "greedy"])
     for s in ("none", "greedy"):
         r = b["results"][s]
         assert r.error is None, r.error
@@ -228,7 +228,7 @@ def test_tuning_over_the_board_then_a_correct_tuned_build(board, private_cache):
     rep = tuning.tune(MODEL, None, "greedy", board, trials=8)
     assert rep.error is None, rep.error
     assert "rpi4b" in rep.store and rep.trials >= 8
-    b = benchmark.bench_model(MODEL, None, ["greedy"], "rpi4b", board, repeat=1)
+    b = benchmark.bench_model(benchmark.BenchRequest(MODEL, None, board, repeat=1, hardware="rpi4b"), ["greedy"])
     r = b["results"]["greedy"]
     assert r.error is None and r.correct is True
     tuned = [k for k in rep.kernels if k.status == "tuned"]
@@ -245,8 +245,7 @@ def test_the_emulated_pi_runs_the_blocked_neon_layout_correctly(board, private_c
 
     block = loader.block_for_target(board)           # --layout auto: the target's
     assert block == 4 == blocked_layout.block_for(targets.parse(board))
-    b = benchmark.bench_model(MODEL, None, ["none", "greedy"], targets.parse(board).hardware, board, repeat=1,
-                              block=block)
+    b = benchmark.bench_model(benchmark.BenchRequest(MODEL, None, board, repeat=1, block=block), ["none", "greedy"])
     g = b["graph"]
     assert g.layout == "NCHW4c" and g.block == 4
     convs = [n for n in g.nodes if n.func.startswith(blocked_layout.DENSE_NAME)]

@@ -67,6 +67,22 @@ def _wrong_fields(p: Path, edit):
 
 # ---- the helpers ----------------------------------------------------------------------------------
 
+def test_the_cache_folder(monkeypatch, tmp_path):
+    """$FUSELENS_CACHE_DIR, else $XDG_CACHE_HOME/fuselens, else ~/.cache/fuselens (engine/cache_dir.py)."""
+    monkeypatch.setenv("FUSELENS_CACHE_DIR", str(tmp_path / "mine"))
+    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "xdg"))
+    assert cache_dir.cache_root() == tmp_path / "mine"
+    monkeypatch.delenv("FUSELENS_CACHE_DIR")
+    assert cache_dir.cache_root() == tmp_path / "xdg" / "fuselens"
+    monkeypatch.setenv("XDG_CACHE_HOME", "")
+    monkeypatch.setenv("HOME", str(tmp_path / "home"))
+    assert cache_dir.cache_root() == tmp_path / "home" / ".cache" / "fuselens"
+    monkeypatch.delenv("XDG_CACHE_HOME")
+    assert cache_dir.cache_root() == tmp_path / "home" / ".cache" / "fuselens"
+    assert not (tmp_path / "home").exists()          # not created until a kind's folder is asked for
+    assert cache_dir.cache_dir("results") == tmp_path / "home" / ".cache" / "fuselens" / "results"
+    assert (tmp_path / "home" / ".cache" / "fuselens" / "results").is_dir()
+
 def test_write_atomic_leaves_the_old_file_or_the_new_one(tmp_path):
     f = tmp_path / "a.json"
     cache_dir.write_atomic(f, '{"v": 1}')
@@ -122,11 +138,11 @@ GRAPH_JSON_WRONG = {
 
 
 def _entry_files(g):
-    return sorted(p.name for p in loader._entry(g.sha256).iterdir())
+    return sorted(p.name for p in loader.entry_dir(g.sha256).iterdir())
 
 
 def _reopen_and_check(model, first):
-    loader._memo.clear()
+    loader.clear_memo()
     g = loader.load(str(model), SHAPES)
     assert [n.summary() for n in g.nodes] == [n.summary() for n in first.nodes]
     x = build.random_inputs(g)
@@ -135,7 +151,7 @@ def _reopen_and_check(model, first):
     assert len(tvm_out) == len(ort_out) == 1
     np.testing.assert_allclose(tvm_out[0], ort_out[0], rtol=1e-4, atol=1e-4)
     assert _entry_files(g) == ["frozen.onnx", "graph.json", loader.MODULE]   # repaired whole
-    assert _no_temp_files(loader._entry(g.sha256).parent) == []
+    assert _no_temp_files(loader.entry_dir(g.sha256).parent) == []
     return g
 
 
@@ -143,23 +159,23 @@ def _reopen_and_check(model, first):
 @pytest.mark.parametrize("damage", ["truncated", "random bytes", "a JSON list"])
 def test_a_damaged_model_entry_is_a_miss_and_repaired(model, what, damage):
     first = loader.load(str(model), SHAPES)
-    DAMAGE[damage](loader._entry(first.sha256) / what)
+    DAMAGE[damage](loader.entry_dir(first.sha256) / what)
     _reopen_and_check(model, first)
 
 
 @pytest.mark.parametrize("wrong", list(GRAPH_JSON_WRONG))
 def test_graph_json_with_wrong_fields_is_a_miss(model, wrong, monkeypatch):
     first = loader.load(str(model), SHAPES)
-    _wrong_fields(loader._entry(first.sha256) / "graph.json", GRAPH_JSON_WRONG[wrong])
+    _wrong_fields(loader.entry_dir(first.sha256) / "graph.json", GRAPH_JSON_WRONG[wrong])
     from engine import relax_import
 
     imports = []
     real = relax_import.to_relax
     monkeypatch.setattr(relax_import, "to_relax", lambda *a: imports.append(1) or real(*a))
-    loader._memo.clear()
+    loader.clear_memo()
     g = loader.load(str(model), SHAPES)
     assert imports == [1] and [n.summary() for n in g.nodes] == [n.summary() for n in first.nodes]
-    assert loader._load_cached(g.sha256, SHAPES) is not None   # stored again, good
+    assert loader.load_cached(g.sha256, SHAPES) is not None   # stored again, good
 
 
 def test_force_reimports_and_rewrites_the_entry(model, monkeypatch):
@@ -171,7 +187,7 @@ def test_force_reimports_and_rewrites_the_entry(model, monkeypatch):
     monkeypatch.setattr(relax_import, "to_relax", lambda *a: imports.append(1) or real(*a))
     assert loader.load(str(model), SHAPES) is first and imports == []
     again = loader.load(str(model), SHAPES, force=True)
-    assert again is not first and imports == [1] and loader._load_cached(first.sha256, SHAPES) is not None
+    assert again is not first and imports == [1] and loader.load_cached(first.sha256, SHAPES) is not None
 
 
 # ---- stale source path -----------------------------------------------------------------------------
@@ -181,7 +197,7 @@ def test_the_runtime_uses_the_frozen_model_not_the_path_it_was_opened_from(model
     x = build.random_inputs(g)
     before = build.onnxruntime_outputs(g, x)[0]
     frozen = loader.frozen_path(g)
-    assert frozen.parent == loader._entry(g.sha256) and g.source == str(model)
+    assert frozen.parent == loader.entry_dir(g.sha256) and g.source == str(model)
     # rename the model, and put another model (Relu -> Sigmoid) where it was
     moved = model.with_name("renamed.onnx")
     model.rename(moved)
@@ -191,7 +207,7 @@ def test_the_runtime_uses_the_frozen_model_not_the_path_it_was_opened_from(model
     other = loader.load(str(model), SHAPES)
     assert other.sha256 != g.sha256 and not np.allclose(build.onnxruntime_outputs(other, x)[0], before)
     # reopened from the new name: the same entry, shown with the path it was opened from now
-    loader._memo.clear()
+    loader.clear_memo()
     again = loader.load(str(moved), SHAPES)
     assert again.sha256 == g.sha256 and again.source == str(moved) and loader.frozen_path(again) == frozen
 
@@ -383,7 +399,7 @@ def test_a_damaged_tuning_record_is_a_miss_and_deleted(model, damage):
 
     mod = tuned_store.tuning_form(next(f for _, f in g.mod.functions_items() if isinstance(f, tirx.PrimFunc)), target)
     store.put(mod, [], 1.0, 2.0, "k", 1)
-    f = store._path(tuned_store.kernel_key(mod))
+    f = store.path(tuned_store.kernel_key(mod))
     assert store.get(mod) is not None
     if damage in DAMAGE:
         DAMAGE[damage](f)

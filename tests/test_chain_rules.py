@@ -16,7 +16,7 @@ from engine.planner import make_plan
 from engine.planner.apply import apply
 from engine.schedules.base import target as target_mod
 from engine.schedules.cpu import chain as chain_rules
-from scripts.bench_kinds_chain import chain_groups
+from tests.kind_regions import chain_groups
 
 
 def close(out, ref):

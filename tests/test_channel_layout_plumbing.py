@@ -48,7 +48,7 @@ def test_two_layouts_two_entries_and_memo_not_mixed(cnn, private_cache):
     assert loader.load(str(cnn)) is nchw and loader.load(str(cnn), block=BLOCK) is blocked
     assert "layout_transform" in {n.op for n in blocked.nodes} or len(blocked) != len(nchw)
     # and so does the disk cache, after the memo is gone
-    loader._memo.clear()
+    loader.clear_memo()
     again = loader.load(str(cnn), block=BLOCK)
     assert again is not blocked and again.layout == blocked.layout and again.sha256 == blocked.sha256
     assert [n.id for n in again.nodes] == [n.id for n in blocked.nodes]
@@ -58,12 +58,12 @@ def test_two_layouts_two_entries_and_memo_not_mixed(cnn, private_cache):
 
 def test_an_entry_of_another_layout_is_a_miss(cnn, private_cache):
     g = loader.load(str(cnn), block=BLOCK)
-    entry = loader._entry(g.sha256)
+    entry = loader.entry_dir(g.sha256)
     d = json.loads((entry / "graph.json").read_text())
     d["layout"] = "NCHW"                           # a graph.json that says another layout than its key
     (entry / "graph.json").write_text(json.dumps(d))
-    loader._memo.clear()
-    assert loader._load_cached(g.sha256, g.input_shapes, g.layout) is None and not entry.exists()
+    loader.clear_memo()
+    assert loader.load_cached(g.sha256, g.input_shapes, g.layout) is None and not entry.exists()
 
 
 def test_bad_block_is_one_clear_error(cnn, private_cache):

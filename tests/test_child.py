@@ -76,10 +76,15 @@ def test_cancel_and_time_limit_end_the_child():
 
 
 def _resource_tracker() -> set[int]:
-    from multiprocessing import resource_tracker
-
-    pid = getattr(resource_tracker._resource_tracker, "_pid", None)
-    return {pid} if pid else set()
+    """multiprocessing's resource tracker, which a child's start may spawn and which outlives it."""
+    out = set()
+    for p in psutil.Process().children():
+        try:
+            if "multiprocessing.resource_tracker" in " ".join(p.cmdline()):
+                out.add(p.pid)
+        except psutil.Error:
+            pass
+    return out
 
 
 def test_the_child_ignores_ctrl_c_from_any_thread():

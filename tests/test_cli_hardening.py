@@ -278,14 +278,14 @@ def test_limit_applies_to_a_cached_graph(dyn_model, tmp_path, monkeypatch):
     from engine import loader
 
     monkeypatch.setenv("FUSELENS_CACHE_DIR", str(tmp_path / "c"))
-    loader._memo.clear()
+    loader.clear_memo()
     g = loader.load(str(dyn_model), {"x": [1, 3, 64, 64]})
     onnx_input.check_graph_sizes(g)
     monkeypatch.setenv("FUSELENS_MAX_TENSOR_BYTES", "100000")
     with pytest.raises(ModelError, match=r"the output of conv2d \(ONNX node 'conv0'\) of shape 1x8x64x64 float32 "
                                          r"needs 131.07 KB, more than the 100.00 KB limit"):
         onnx_input.check_graph_sizes(g)
-    loader._memo.clear()
+    loader.clear_memo()
     monkeypatch.setenv("FUSELENS_MAX_TENSOR_BYTES", "1e5")
     r = cli("plan", dyn_model, "--input-shape", "x=1,3,64,64", cache=tmp_path / "c",
             env={"FUSELENS_MAX_TENSOR_BYTES": "1e5"})
@@ -314,7 +314,7 @@ def tiny_plan(tmp_path_factory):
     old = os.environ.get("FUSELENS_CACHE_DIR")
     os.environ["FUSELENS_CACHE_DIR"] = str(d / "cache")
     try:
-        loader._memo.clear()
+        loader.clear_memo()
         f = _save(tiny_onnx(), d / "tiny.onnx")
         g = loader.load(str(f))
         hw = hardware.get("t4")

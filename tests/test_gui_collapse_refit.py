@@ -16,7 +16,7 @@ def test_collapse_all_and_whole_graph_refit_scene_and_minimap(new_window, qtbot)
     sc, view = win.view.scene(), win.view
     full_h = sc.sceneRect().height()
     win.view.minimap.rebuild_now()
-    full_scale = win.view.minimap._xform[0]
+    full_scale = win.view.minimap.xform[0]
     view.verticalScrollBar().setValue(view.verticalScrollBar().maximum())   # at the bottom of the long graph
     with qtbot.waitSignal(win.layout_applied, timeout=TIMEOUT_MS):
         win.collapse_all()
@@ -26,7 +26,7 @@ def test_collapse_all_and_whole_graph_refit_scene_and_minimap(new_window, qtbot)
     # the scene spans what is drawn, so the scroll range and the minimap do too
     assert sc.sceneRect().height() < content.height() + 100
     win.view.minimap.rebuild_now()
-    assert win.view.minimap._xform[0] > 1.5 * full_scale
+    assert win.view.minimap.xform[0] > 1.5 * full_scale
     # the view was left below the compact graph: it is fitted again
     shown = view.mapToScene(view.viewport().rect()).boundingRect()
     assert shown.intersects(content)

@@ -17,7 +17,7 @@ pytest.importorskip("pytestqt")
 from PySide6 import QtWidgets  # noqa: E402
 
 from tests import synthetic  # noqa: E402
-from tests.gui_helpers import make_settings, open_graph, settle  # noqa: E402
+from tests.gui_helpers import make_settings, open_graph, reshow, settle  # noqa: E402
 
 LEARNED_SCALE = 1.5
 COSTED = ("dp", "hybrid", "optimal")
@@ -90,14 +90,14 @@ def replanned(qtbot, w, fn, timeout=120_000):
 
 
 def latency_ticks(win) -> list[str]:
-    return [t for _, t in win.latency.plot.getAxis("bottom")._tickLevels[0]]
+    return ["\n".join(lab) for lab in win.latency.tick_labels]   # the latency axis's labels, as drawn
 
 
 def assert_labelled(win, qtbot, word: str):
     """Every place that shows an estimate names `word` ("learned" | "roofline") as its model."""
     label = f"{word} estimate"
     plan = win.doc.plans["dp"]
-    win.set_strategy("dp", force=True)
+    reshow(win, "dp")
     msg = win.statusBar().currentMessage()
     assert msg.startswith(f"dp ({word}): ") and f"{label} {plan.estimated_us / 1000:.3f} ms" in msg, msg
     gi = next(i for i, g in enumerate(plan.groups) if len(g) > 1)
@@ -267,7 +267,7 @@ def test_measured_decides_costed_strategies_by_measured_times(new_window, qtbot,
         assert win.doc.plans[s].notes["cost"] == "measured", s
     assert win.doc.plans["greedy"].notes["cost"] == "learned"
     assert "decided by measured kernel times" in win.statusBar().currentMessage()
-    win.set_strategy("dp", force=True)
+    win.set_strategy("dp")
     assert "dp\n(measured)" in latency_ticks(win)
 
 

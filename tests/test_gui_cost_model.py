@@ -185,7 +185,7 @@ def test_the_panel_shows_the_cost_model_against_timed_kernels(win, qtbot, monkey
         view_pos = now
     qtbot.mouseClick(panel.plot.viewport(), QtCore.Qt.LeftButton, pos=view_pos)
     qtbot.waitUntil(lambda: win.state.selection.left == ("group", p["group"]), timeout=5000)
-    assert panel._ring is not None
+    assert panel.ring is not None
 
 
 def test_progress_cancel_and_the_panel_follows_the_models(win, qtbot, monkeypatch):

@@ -17,7 +17,7 @@ pytest.importorskip("pytestqt")
 from PySide6 import QtWidgets  # noqa: E402
 
 from tests import synthetic  # noqa: E402
-from tests.gui_helpers import make_settings, open_graph, open_model, settle  # noqa: E402
+from tests.gui_helpers import make_settings, open_graph, open_model, reshow, settle  # noqa: E402
 
 SHOT = Path("/tmp/fl/measured.png")
 MEASURE_MS = 300_000   # a measurement builds and times the candidate kernels (seconds for the tiny model)
@@ -95,7 +95,7 @@ def test_measured_replans_costed_strategies(qtbot, win, tmp_path):
     assert make_settings(tmp_path / "settings.ini").cost == "measured"      # persisted
     assert "decided by measured kernel times" in win.statusBar().currentMessage()
     # the summary line for the shown plan
-    win.set_strategy("dp", force=True)
+    reshow(win, "dp")
     msg = win.statusBar().currentMessage()
     assert msg.startswith("dp (measured): ") and "decided by measured kernel times" in msg, msg    # named by its cost
     win.set_strategy("greedy")
@@ -140,7 +140,7 @@ def test_learned_estimate_goes_back(new_window, qtbot, tiny_model, tmp_path):
         assert win.doc.plans[s].notes["cost"] in ("learned", "roofline"), s
         assert "measured_group_us" not in win.doc.plans[s].notes
     assert make_settings(tmp_path / "settings.ini").cost == "learned"
-    win.set_strategy("dp", force=True)
+    reshow(win, "dp")
     msg = win.statusBar().currentMessage()
     assert msg.startswith("dp (learned): ") and "measured" not in msg, msg
     gi = next(i for i, g in enumerate(win.doc.plans["dp"].groups) if len(g) > 1)

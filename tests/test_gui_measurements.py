@@ -222,7 +222,7 @@ def test_the_decision_tree_is_readable_at_the_default_size(qtbot, win):
     before, height = text_px(pan), pan.view.height()
     rec = pan.rec
     rec.measured_detail = (rec.measured_detail or "") + "; " + "a long explanation " * 60
-    pan.show_recommendation(rec, pan._ctx, list(win.doc.results_for("cpu")))
+    pan.show_recommendation(rec, pan.ctx, list(win.doc.results_for("cpu")))
     for _ in range(5):
         QtWidgets.QApplication.processEvents()
     assert text_px(pan) >= before - 1e-9 and pan.view.height() >= height

@@ -95,3 +95,51 @@ def test_the_panes_and_properties_follow_the_selection(win, qtbot):
 def test_a_scene_that_follows_a_state_refuses_to_be_selected_directly(win):
     with pytest.raises(RuntimeError):
         win.view.scene().select(("node", win.doc.graph.nodes[0].id))
+
+
+def boxed(sc) -> set[int]:
+    """The fused groups the pane draws a box round."""
+    return set(sc.boxes)
+
+
+def test_the_panes_follow_the_strategies_with_nothing_but_the_state_told(win, qtbot):
+    """The panes subscribe to the ViewState (GraphArea.follow): an assignment alone redraws them, with
+    no call on the window or a controller."""
+    left, right = win.view.scene(), win.rview.scene()
+    greedy, none = win.doc.plans["greedy"], win.doc.plans["none"]
+    assert boxed(left) == set(multi_groups(greedy)) != set()
+    win.state.strategy = "none"
+    assert left.plan is none and boxed(left) == set()          # single-op kernels: no group boxes
+    assert win.strategy_box.currentData() == "none" and f"{none.kernels} kernels" in \
+        win.statusBar().currentMessage()                      # the box and the status line follow too
+    with qtbot.waitSignal(win.area.plan_shown, timeout=TIMEOUT_MS) as shown:
+        win.state.strategy = "greedy"
+    assert shown.args == ["greedy"]
+    assert left.plan is greedy and boxed(left) == set(multi_groups(greedy))
+    win.state.right_strategy = "none"
+    win.state.side_by_side = True                             # the right pane shows, at the left's positions
+    qtbot.waitUntil(lambda: not win.busy and right.plan is none, timeout=TIMEOUT_MS)
+    assert not win.area.right_pane.isHidden() and right.other_plan is greedy and left.other_plan is none
+    win.state.right_strategy = "dp"
+    qtbot.waitUntil(lambda: right.plan is win.doc.plans["dp"], timeout=TIMEOUT_MS)
+    assert left.other_plan is win.doc.plans["dp"]
+    win.state.side_by_side = False
+    assert win.area.right_pane.isHidden() and left.other_plan is None
+
+
+def test_a_plan_that_changes_in_the_document_is_redrawn_where_it_is_shown(win, qtbot):
+    """A re-plan only tells the Document (Document.add_plans emits events.plans): the pane showing
+    that strategy redraws with the new plan's groups, one not shown is left alone."""
+    import copy
+
+    left = win.view.scene()
+    greedy, none = win.doc.plans["greedy"], win.doc.plans["none"]
+    assert multi_groups(greedy) and not multi_groups(none)
+    with qtbot.assertNotEmitted(left.plan_changed):
+        win.doc.add_plans({"dp": copy.copy(none)})              # not shown: nothing redraws
+    assert left.plan is greedy
+    replanned = copy.copy(none)
+    replanned.strategy = "greedy"
+    win.doc.add_plans({"greedy": replanned})
+    assert left.plan is replanned and boxed(left) == set()
+    assert win.statusBar().currentMessage().startswith("greedy: ")

@@ -297,7 +297,7 @@ def plan_case(tmp_path_factory):
     g = synthetic.residual(20)
     hw = hardware.get("t4")
     p = make_plan(g, "greedy", hw, cost="roofline")
-    return g, json.loads(json.dumps(plan_json.to_dict(p, g, hw), default=plan_json._jsonable))
+    return g, json.loads(json.dumps(plan_json.to_dict(p, g, hw), default=plan_json.jsonable))
 
 
 def _mutated(d: dict, how: str) -> dict:

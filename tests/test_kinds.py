@@ -130,7 +130,7 @@ def test_optimal_cuts_a_cycle_between_convex_groups():
     cands = {(0, 3): 1.0, (1, 2): 1.0, (0,): 2.0, (1,): 2.0, (2,): 2.0, (3,): 2.0, (0, 2): 1.6, (1, 3): 1.6}
     groups, stats = optimal.solve(cm, cands)
     assert stats["cuts"] >= 1
-    assert optimal._cycle(cm, groups) == []
+    assert optimal.find_cycle(cm, groups) == []
     assert sorted(map(tuple, groups)) == [(0, 2), (1, 3)]
     assert stats["objective_us"] == pytest.approx(3.2)
 

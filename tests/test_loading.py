@@ -17,7 +17,7 @@ from tests.models import tiny_onnx
 @pytest.fixture(autouse=True)
 def private_cache(tmp_path, monkeypatch):
     monkeypatch.setenv("FUSELENS_CACHE_DIR", str(tmp_path / "cache"))
-    loader._memo.clear()
+    loader.clear_memo()
 
 
 def test_tiny_graph_nodes_edges_and_costs(tiny_model):
@@ -48,7 +48,7 @@ def test_hash_depends_on_bytes_and_shapes(tiny_model):
 
 def test_cache_reopens_without_importing(tiny_model, monkeypatch):
     first = loader.load(str(tiny_model))
-    loader._memo.clear()
+    loader.clear_memo()
     from engine import relax_import
 
     calls = []

@@ -183,7 +183,7 @@ def test_results_cached_with_and_without_the_share_load(private_cache):
     f.write_text(json.dumps(old))
     got = runner.cached_result(BIG, plan, "cpu", tuned=False)
     assert got is not None and got.busy_share is None and got.latency_ms == r.latency_ms
-    assert benchmark._valid_cached(got, 3)
+    assert benchmark.valid_cached(got, 3)
     for wrong in ("busy", [0.5], True, float("inf")):
         d = r.to_dict()
         d["busy_share"] = wrong

@@ -21,7 +21,7 @@ from tests.conftest import ROOT
 @pytest.fixture(autouse=True)
 def private_cache(tmp_path, monkeypatch):
     monkeypatch.setenv("FUSELENS_CACHE_DIR", str(tmp_path / "cache"))
-    loader._memo.clear()
+    loader.clear_memo()
 
 
 def test_installed_tvm_ffi_is_the_pinned_one():
@@ -48,12 +48,12 @@ def test_save_json_round_trip_of_a_zoo_module_in_a_subprocess(tmp_path):
 
 
 def _files(graph):
-    return sorted(p.name for p in loader._entry(graph.sha256).iterdir())
+    return sorted(p.name for p in loader.entry_dir(graph.sha256).iterdir())
 
 
 def _reopen(spec, monkeypatch, imports_allowed: bool):
     """Load `spec` as a fresh process would (empty memo) and return (graph, module, re-imports)."""
-    loader._memo.clear()
+    loader.clear_memo()
     calls = []
     real = relax_import.to_relax
 
@@ -105,7 +105,7 @@ DAMAGE = {
 @pytest.mark.parametrize("damage", list(DAMAGE))
 def test_a_bad_or_missing_module_file_falls_back_to_the_import_and_is_repaired(tiny_model, monkeypatch, damage):
     first = loader.load(str(tiny_model))
-    DAMAGE[damage](loader._entry(first.sha256) / loader.MODULE)
+    DAMAGE[damage](loader.entry_dir(first.sha256) / loader.MODULE)
     g, mod, imports = _reopen(str(tiny_model), monkeypatch, imports_allowed=True)
     assert imports == 1 and tvm_ffi.structural_equal(mod, first.mod)
     assert _files(first) == ["frozen.onnx", "graph.json", loader.MODULE]  # rewritten atomically
@@ -117,7 +117,7 @@ def test_a_module_file_from_another_tvm_version_loads_through_tvms_upgrade(tiny_
     import tvm
 
     first = loader.load(str(tiny_model))
-    saved = loader._entry(first.sha256) / loader.MODULE
+    saved = loader.entry_dir(first.sha256) / loader.MODULE
     ours, older = f'"tvm_version":"{tvm.__version__}"', '"tvm_version":"0.27.0"'
 
     def edit(arrays):

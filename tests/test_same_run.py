@@ -42,12 +42,13 @@ def fake(monkeypatch, cache: dict):
 
 
 GRAPH = types.SimpleNamespace(block=None)   # a stand-in graph: measure_plans reads only its layout
+REQ = benchmark.BenchRequest("m", None, "cpu", 5, graph=GRAPH)
 
 
 def test_a_cached_figure_is_sampled_again_beside_a_new_one(monkeypatch):
     asked = fake(monkeypatch, {"greedy": res("greedy", 10.0, run_id="old", cached=True)})
     plans = {s: Plan(s) for s in ("greedy", "dp")}
-    out, _, sampled = benchmark.measure_plans("m", None, plans, "cpu", 5, graph=GRAPH)
+    out, _, sampled = benchmark.measure_plans(REQ, plans)
     assert asked == [["greedy", "dp"]] and sampled == ["greedy", "dp"]
     assert runs.one_run(out.values()) and not any(r.cached for r in out.values())
 
@@ -56,10 +57,10 @@ def test_cached_figures_of_one_run_answer_and_of_two_runs_do_not(monkeypatch):
     cache = {"greedy": res("greedy", 10.0, run_id="a", cached=True), "dp": res("dp", 8.0, run_id="a", cached=True)}
     asked = fake(monkeypatch, cache)
     plans = {s: Plan(s) for s in ("greedy", "dp")}
-    out, _, sampled = benchmark.measure_plans("m", None, plans, "cpu", 5, graph=GRAPH)
+    out, _, sampled = benchmark.measure_plans(REQ, plans)
     assert asked == [] and sampled == [] and all(r.cached for r in out.values())
     cache["dp"] = res("dp", 8.0, run_id="b", cached=True)        # cached in another run
-    out, _, sampled = benchmark.measure_plans("m", None, plans, "cpu", 5, graph=GRAPH)
+    out, _, sampled = benchmark.measure_plans(REQ, plans)
     assert asked == [["greedy", "dp"]] and runs.one_run(out.values())
 
 

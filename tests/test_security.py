@@ -223,7 +223,7 @@ def test_plans_and_cache_entries_load_without_unpickling_or_eval(tiny_graph_and_
     from engine.planner import plan_json
 
     f, g, plan_file = tiny_graph_and_plan
-    loader._memo.clear()
+    loader.clear_memo()
     with booby_trapped() as calls:
         g2 = loader.load(str(f))  # a cache hit: graph.json, frozen.onnx's hash, then module.npz
         assert g2.sha256 == g.sha256 and g2.mod is not None

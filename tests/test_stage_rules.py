@@ -20,7 +20,7 @@ from engine.planner import make_plan
 from engine.planner.apply import apply, kernel_groups
 from engine.schedules.base import target as target_mod
 from engine.schedules.cpu import stages as stage_rules
-from scripts.bench_kinds_stages import qkv_transformer, se_regions
+from tests.kind_regions import qkv_transformer, se_regions
 
 
 def host_stitch():

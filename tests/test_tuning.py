@@ -60,7 +60,7 @@ def test_store_is_keyed_by_structure_and_survives_bad_files(tiny):
     m = forms[0]
     assert store.get(m) is None
     sch = _a_schedule(m, tgt)
-    store.put(m, tuning._trace_json(sch.trace), run_us=1.0, rules_us=2.0, name="k", trials=1)
+    store.put(m, tuning.trace_json(sch.trace), run_us=1.0, rules_us=2.0, name="k", trials=1)
     assert store.get(m)["name"] == "k" and len(store) == 1
     assert store.schedule(m) is not None
     gen = store.generation()
@@ -78,7 +78,7 @@ def test_store_is_keyed_by_structure_and_survives_bad_files(tiny):
         f.write_bytes(bad)
         assert store.get(m) is None and store.schedule(m) is None
         assert not f.exists()
-    store.put(m, tuning._trace_json(sch.trace), run_us=1.0, rules_us=2.0, name="k", trials=1)
+    store.put(m, tuning.trace_json(sch.trace), run_us=1.0, rules_us=2.0, name="k", trials=1)
     assert store.generation() != gen
     assert store.clear() == 1 and len(store) == 0
 
@@ -91,7 +91,7 @@ def test_builds_use_a_record_where_there_is_one_and_the_rules_elsewhere(tiny):
     gv, f = max(funcs, key=lambda x: "conv" in x[0].name_hint)
     with tgt:
         m = tuning_form(f, tgt)
-    store.put(m, tuning._trace_json(_a_schedule(m, tgt).trace), 1.0, 2.0, gv.name_hint, 1)
+    store.put(m, tuning.trace_json(_a_schedule(m, tgt).trace), 1.0, 2.0, gv.name_hint, 1)
     new, names, total = apply_tuned(mod, tgt, store)
     assert names == [gv.name_hint] and total == len(funcs)
     assert int(new[gv.name_hint].attrs["tirx.is_scheduled"]) == 1
@@ -105,7 +105,7 @@ def test_builds_use_a_record_where_there_is_one_and_the_rules_elsewhere(tiny):
     assert r_rules.correct and r_rules.schedule == "rules" and r_rules.tuned_kernels == 0
     # a new record invalidates cached results for that target (the store's generation is in the key)
     assert runner.cached_result(g, p, "cpu") is not None
-    store.put(m, tuning._trace_json(_a_schedule(m, tgt).trace), 0.5, 2.0, gv.name_hint, 2)
+    store.put(m, tuning.trace_json(_a_schedule(m, tgt).trace), 0.5, 2.0, gv.name_hint, 2)
     assert runner.cached_result(g, p, "cpu") is None
     assert runner.cached_result(g, p, "cpu", tuned=False) is not None
 

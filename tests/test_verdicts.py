@@ -1,4 +1,5 @@
 """Verdicts that respect noise and correctness: intervals, ignored results, labels, round-robin bench."""
+import inspect
 import random
 import statistics
 from dataclasses import replace
@@ -93,6 +94,30 @@ def test_bootstrap_ratio_ci_is_deterministic_and_seeded():
     with pytest.raises(ValueError):
         stats.bootstrap_ratio_ci([], b)
 
+
+
+def test_bootstrap_ratio_ci_is_scipys_percentile_bootstrap():
+    """engine/stats.py's bootstrap is scipy.stats.bootstrap's percentile method (the same draws for
+    the same seed, rounds resampled together when paired); it is kept because scipy's refuses a side
+    with one sample and gives an infinite bound where a resampled median is 0."""
+    np = pytest.importorskip("numpy")
+    scipy_stats = pytest.importorskip("scipy.stats")
+
+    def ratio(x, y, axis=-1):
+        return np.median(x, axis=axis) / np.median(y, axis=axis)
+
+    load = [1.8, 2.0, 1.0, 0.9, 0.95, 1.7, 1.05]
+    cases = [(noisy(10.0, 0.2, seed=1), noisy(8.0, 0.2, seed=2), False), ([10, 10.1, 10.2], [8, 8.1, 8.2], False),
+             (noisy(5, 1, seed=5), noisy(5.5, 1, n=7, seed=6), False),
+             ([5.0 * f for f in load], [3.8 * f * (1 + 0.02 * (-1) ** i) for i, f in enumerate(load)], True)]
+    for seed, (a, b, paired) in enumerate(cases):
+        ours = stats.bootstrap_ratio_ci(a, b, paired=paired, seed=seed)
+        kw = {"rng" if "rng" in inspect.signature(scipy_stats.bootstrap).parameters else "random_state":
+              np.random.default_rng(seed)}   # scipy >= 1.15 names it rng
+        ci = scipy_stats.bootstrap((np.asarray(a, float), np.asarray(b, float)), ratio, paired=paired, vectorized=True,
+                                   n_resamples=stats.N_BOOT, confidence_level=stats.CONFIDENCE, method="percentile",
+                                   **kw).confidence_interval
+        assert ours == pytest.approx((ci.low, ci.high), rel=1e-12), (a, b, paired)
 
 # ---- the measured verdict (engine/recommend.py) -------------------------------------------------
 
@@ -231,10 +256,11 @@ def test_round_robin_bench_samples_every_strategy_alike(tmp_path, monkeypatch):
     from engine import benchmark, loader
 
     monkeypatch.setenv("FUSELENS_CACHE_DIR", str(tmp_path))
-    loader._memo.clear()
+    loader.clear_memo()
     stages = []
-    b = benchmark.bench_model("zoo:mobilenetv2@32", None, ["none", "greedy"], "host", "cpu", 3, cost="model",
-                            progress=lambda s, f: stages.append((s, f)))
+    req = benchmark.BenchRequest("zoo:mobilenetv2@32", None, "cpu", 3, hardware="host", cost="model",
+                                 progress=lambda s, f: stages.append((s, f)))
+    b = benchmark.bench_model(req, ["none", "greedy"])
     assert b["round_robin"] == ["none", "greedy"] and b["target"] == "cpu"
     rs = b["results"]
     assert list(rs) == ["none", "greedy"]
@@ -253,10 +279,10 @@ def test_round_robin_bench_samples_every_strategy_alike(tmp_path, monkeypatch):
     j = benchmark.bench_json(b)
     assert [len(e["samples"]) for e in j["strategies"]] == [3, 3] and j["strategies"][1]["vs"]["none"]["ci"]
     # again: both cached, nothing sampled; the dates come along
-    again = benchmark.bench_model("zoo:mobilenetv2@32", None, ["none", "greedy"], "host", "cpu", 3, cost="model")
+    again = benchmark.bench_model(replace(req, progress=None), ["none", "greedy"])
     assert again["round_robin"] == [] and all(r.cached and r.when for r in again["results"].values())
     assert again["results"]["greedy"].samples == rs["greedy"].samples
-    loader._memo.clear()
+    loader.clear_memo()
 
 
 def test_the_bench_table_says_which_plans_were_decided_by_measured_kernel_times():

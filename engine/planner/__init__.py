@@ -29,6 +29,7 @@ def make_plan(graph, strategy: str, hw, cost: str = "roofline", target: str = "c
     (what decided), notes["estimate"] (what the plan's estimated_us and group_us are: "roofline"
     or "learned", measured kernels included where timed) and notes["cost_note"].
     `options` go to the strategy's plan() (registry.py lists which each takes)."""
+    from ..targets import spec_of
     from . import cost_source, explain
 
     if cost not in COSTS:
@@ -53,7 +54,7 @@ def make_plan(graph, strategy: str, hw, cost: str = "roofline", target: str = "c
     p.notes["cost_note"] = src.note
     costs = src.costs if src.name == "measured" else None
     if costs is not None:
-        p.notes["measure"] = {**src.stats, "seconds": round(t_measure, 3), "target": target}
+        p.notes["measure"] = {**src.stats, "seconds": round(t_measure, 3), "target": spec_of(target)}
         p.notes["measured_group_us"] = [costs.group_us(g) if src.estimates is None else
                                         (src.estimates.measured.get(_key(cm, g))) for g in p.groups]
     if not p.explanations:

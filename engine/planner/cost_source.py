@@ -55,10 +55,11 @@ def clear() -> None:
     _EST.clear()
 
 
-def resolve(graph, hw, cost: str, target: str = "cpu", *, costed: bool = True, progress=None, cancel=None) -> Source:
+def resolve(graph, hw, cost: str, target="cpu", *, costed: bool = True, progress=None, cancel=None) -> Source:
     """The figures a plan of `graph` on profile `hw` decides by (see the module docstring).
     costed=False (a strategy that does not decide by cost): nothing is timed, the estimates only
     price the plan."""
+    from .. import targets
     from ..errors import PlanError
     from . import learned
 
@@ -73,12 +74,10 @@ def resolve(graph, hw, cost: str, target: str = "cpu", *, costed: bool = True, p
     else:
         why = ("no learned model for this target and profile yet (measure kernels with "
                "`calibrate` to train one)" if learned.applies(hw, target)
-               else f"profile {hw.name} does not describe target {target}: the learned model is for the "
+               else f"profile {hw.name} does not describe target {targets.spec_of(target)}: the learned model is for the "
                     f"target's own kernels")
     if cost == "measured" and costed:
-        from .. import targets
-
-        targets.check(targets.parse(target))     # a device that is not there: one line, before any work
+        targets.check(targets.as_target(target))     # a device that is not there: one line, before any work
         if model is None:
             from . import measure
 

@@ -11,6 +11,7 @@ Ratios are measured / estimated: 1.0 is a perfect estimate, above 1 the model wa
 """
 from __future__ import annotations
 
+from .. import targets
 from . import calibrate, features, learned, measure
 from .estimates import Estimates, segment_key
 
@@ -61,7 +62,7 @@ def of_plan(graph, plan, hw, target: str = "cpu", cost: str = "model", *, progre
     rows = [{"group": keys.index(k), "nodes": [cm.ids[v] for v in g], "estimated_us": e, "measured_us": m,
              "uncertainty": s, "kind": kd["kind"]}
             for (g, k), e, m, s, kd in zip(timed, estimated, measured, sigma, kinds_of)]
-    return {"model": graph.name, "strategy": plan.strategy, "target": target, "cost_model": used,
+    return {"model": graph.name, "strategy": plan.strategy, "target": targets.spec_of(target), "cost_model": used,
             "cost_model_title": model.title if model is not None else f"roofline on profile {hw.name}",
             "excluded_from_training": sorted(_family_names(graph)) if model is not None else [],
             "kernels": len(timed), "kernels_in_plan": len(kernels),

@@ -64,25 +64,23 @@ def cpu_kind() -> str:
     return f"{arch}-{isa}"
 
 
-def target_kind(target: str = "cpu") -> str | None:
+def target_kind(target="cpu") -> str | None:
     """The shipped model's name for a target: this CPU's kind for `cpu`, None elsewhere (a board
     or GPU learns only from its own timings)."""
     from .. import targets
 
-    return cpu_kind() if targets.parse(target).kind == "cpu" else None
+    return cpu_kind() if targets.as_target(target).backend.host_cpu else None
 
 
-def applies(hw, target: str = "cpu") -> bool:
+def applies(hw, target="cpu") -> bool:
     """Whether a model for `target` may price kernels for profile `hw`: the profile must describe
     that device (this machine's host profiles for cpu; a board's own profile for it)."""
     from .. import targets
 
-    t = targets.parse(target)
-    if t.kind == "cpu":
+    t = targets.as_target(target)
+    if t.backend.host_cpu:
         return hw.kind == "cpu" and str(hw.name).startswith("host")
-    if t.kind == "rpc":
-        return hw.kind == ("gpu" if t.is_gpu else "cpu")
-    return hw.kind == "gpu"
+    return hw.kind == ("gpu" if t.is_gpu else "cpu")
 
 
 # ---- samples --------------------------------------------------------------------------------
@@ -419,13 +417,15 @@ def retrain_due(local: int, trained_with: int) -> bool:
 _MEMO: dict = {}
 
 
-def for_target(target: str = "cpu", hw=None, cache=None, exclude_models=(), exclude_keys=()) -> LearnedModel | None:
+def for_target(target="cpu", hw=None, cache=None, exclude_models=(), exclude_keys=()) -> LearnedModel | None:
     """The learned model for `target` (see the module docstring), or None where there is none.
     `hw`: the profile to price for (None: no check); a profile that does not describe the
     target gets None. exclude_models / exclude_keys: train without those models' samples or
     those kernels (`fidelity` never evaluates a model on kernels it was trained on)."""
+    from .. import targets
     from .measure import THREADS, FLUSH, target_key
 
+    target = targets.as_target(target)   # parsed once, here
     if hw is not None and not applies(hw, target):
         return None
     kind = target_kind(target)
@@ -476,7 +476,7 @@ def clear_memo() -> None:
 
 # ---- learning from what was measured -----------------------------------------------------------
 
-def samples_from_cache(graph, hw, target: str = "cpu", cache=None, busy_ok: bool = False) -> Samples:
+def samples_from_cache(graph, hw, target="cpu", cache=None, busy_ok: bool = False) -> Samples:
     """One row per distinct kernel of `graph` with a measured figure in the measure cache (taken
     while the machine was quiet, unless busy_ok)."""
     from . import measure
@@ -502,13 +502,15 @@ def samples_from_cache(graph, hw, target: str = "cpu", cache=None, busy_ok: bool
     return out
 
 
-def learn(graph, hw, target: str = "cpu", cache=None) -> int:
+def learn(graph, hw, target="cpu", cache=None) -> int:
     """Add this graph's quietly measured kernels to this machine's samples for `target` (online
     refinement: the next for_target() trains on them). Only this machine's CPU learns: over RPC an
     emulated board (qemu-user) cannot be told from a real one, so boards keep the roofline.
     Returns the number of rows added; 0 where the target or profile does not qualify."""
+    from .. import targets
     from . import measure
 
+    target = targets.as_target(target)   # parsed once, here
     if not applies(hw, target) or target_kind(target) is None:
         return 0
     s = samples_from_cache(graph, hw, target, cache)

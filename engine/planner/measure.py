@@ -111,14 +111,14 @@ def ignore_load() -> bool:
 # ---- keys and files ------------------------------------------------------------------------
 
 
-def target_key(target: str = "cpu", threads: int | None = THREADS, flush: str = FLUSH) -> str:
+def target_key(target="cpu", threads: int | None = THREADS, flush: str = FLUSH) -> str:
     """The target string timings are keyed by. For CPU targets it names this machine (a figure
     from another CPU is not reused), the threads kernels ran on and the cache state (flush mode);
-    otherwise the target spec."""
+    otherwise the target spec. `target`: a Target or its spec."""
     from .. import targets
 
-    t = targets.parse(target)
-    if t.kind == "cpu":
+    t = targets.as_target(target)
+    if t.backend.host_cpu:
         from ..hardware import cpu_facts
 
         f = cpu_facts()
@@ -337,22 +337,23 @@ class MeasuredCosts:
 class KernelTimer:
     """Profiles the candidate kernels of one graph for one target (see the module docstring)."""
 
-    def __init__(self, graph, hw, target: str = "cpu", *, max_len: int = MAX_LEN, cutoff: float = CUTOFF,
+    def __init__(self, graph, hw, target="cpu", *, max_len: int = MAX_LEN, cutoff: float = CUTOFF,
                  cm=None, cache: Path | str | None = None, flush: str = FLUSH, include_greedy: bool = True,
                  max_kernels: int | None = MAX_KERNELS, threads: int | None = THREADS, spec: str | None = None):
+        from .. import targets
         from .cost import CostModel
         from .order import chain_order
 
         if flush not in FLUSH_MODES:
             raise ValueError(f"flush must be one of {FLUSH_MODES}")
-        self.graph, self.hw, self.target = graph, hw, target
+        self.graph, self.hw, self.target = graph, hw, targets.as_target(target)   # parsed once, here
         self.cm = cm or CostModel(graph, hw)
         self.order = chain_order(graph)
         self.max_len, self.cutoff, self.flush = max_len, cutoff, flush
         self.include_greedy, self.max_kernels = include_greedy, max_kernels
         self.spec = spec
         self.threads = threads or usable_cores()
-        self.tkey = target_key(target, self.threads, flush)
+        self.tkey = target_key(self.target, self.threads, flush)
         self.cache = KernelCache(Path(cache) if cache is not None else None, self.tkey, graph.sha256)
         self.stats: dict = {}
 
@@ -500,7 +501,7 @@ class KernelTimer:
         return payload
 
 
-def measured_costs(graph, hw, target: str = "cpu", *, progress=None, cancel=None, profile: bool = True,
+def measured_costs(graph, hw, target="cpu", *, progress=None, cancel=None, profile: bool = True,
                    max_len: int = MAX_LEN, cutoff: float = CUTOFF, cm=None, cache=None, flush: str = FLUSH,
                    max_kernels: int | None = MAX_KERNELS, unknown: str = "apart", threads: int | None = THREADS,
                    timeout_s: float = 900, force: bool = False) -> MeasuredCosts:
@@ -533,7 +534,7 @@ def _profile_job(job, say) -> dict:
     if graph.sha256 != job["sha"]:
         raise RuntimeError("the model file changed since it was planned")
     cache = KernelCache(Path(job["cache"]), job["tkey"], graph.sha256)
-    t = targets.parse(job["target"])
+    t = targets.as_target(job["target"])
     say("extracting kernels", 0.02)
     t0 = time.perf_counter()
     seg_hash, funcs, names = extract(graph, job["segments"])
@@ -543,10 +544,10 @@ def _profile_job(job, say) -> dict:
     todo = list(funcs) if job.get("force") else [h for h in funcs if h not in times or times[h].get("busy")]
     stats = {"extracted": len(seg_hash), "unique": len(funcs), "built": 0, "failed": 0, "extract_s": extract_s,
              "compile_s": 0.0, "time_s": 0.0, "threads": job.get("threads") or 1}
-    flush = job["flush"] if t.kind == "cpu" else "none"
+    flush = job["flush"] if t.backend.host_cpu else "none"
     # chunks compiled in parallel (LLVM releases Python's lock: one thread per core), a wave at a
     # time, then timed one after another with nothing else compiling; saved after every chunk
-    workers = max(1, min(usable_cores(), len(todo))) if t.kind == "cpu" else 1
+    workers = max(1, min(usable_cores(), len(todo))) if t.backend.host_cpu else 1
     size = max(1, min(CHUNK, -(-len(todo) // workers)))
     chunks = [todo[i:i + size] for i in range(0, len(todo), size)]
     stats["compile_workers"] = workers
@@ -568,7 +569,7 @@ def _profile_job(job, say) -> dict:
             for chunk, res in zip(wave, built):
                 say(f"timing kernels {done}/{len(todo)}", 0.1 + 0.85 * done / max(1, len(todo)))
                 new = _build_and_time([(h, funcs[h], names[h]) for h in chunk], t, flush, stats, handles,
-                                      busy_check=t.kind == "cpu" and not ignore_load(), compiled=res)
+                                      busy_check=t.backend.host_cpu and not ignore_load(), compiled=res)
                 stats["busy"] += sum(1 for r in new.values() if r.get("busy"))
                 cache.add_times(new)
                 records.update(new)
@@ -621,24 +622,21 @@ def suspects(records: dict[str, dict], est: dict[str, float], spread: float = 2.
     return out
 
 
-_REMOTE: dict = {}   # the worker's RPC session per target spec (one worker: one profiling run)
+_OPEN: dict = {}   # the worker's opened device per target spec (one worker: one profiling run)
 
 
-def _remote(t):
-    from .. import targets
+def _open(t):
+    """The worker's device_session.DeviceSession of `t`, opened on first use (an RPC session, once).
+    Not resolved: kernels are built for t.build_for as it is written."""
+    from ..device_session import open_device
 
-    if t.spec not in _REMOTE:
-        _REMOTE[t.spec] = targets.session(t)
-    return _REMOTE[t.spec]
+    if t.spec not in _OPEN:
+        _OPEN[t.spec] = open_device(t, resolve=False)
+    return _OPEN[t.spec]
 
 
 def _device(t):
-    import tvm
-
-    if t.kind == "rpc":
-        r = _remote(t)
-        return r.cuda() if t.is_gpu else r.cpu()
-    return tvm.cpu() if t.kind == "cpu" else tvm.cuda(t.index)
+    return _open(t).dev
 
 
 def extract(graph, segments) -> tuple[dict[str, str], dict[str, object], dict[str, str]]:
@@ -832,20 +830,10 @@ def _compile_scheduled(mod, t, first: str):
     from ..schedules.base.target import make_target
 
     exe = tvm.compile(mod, target=make_target(t.build_for))
-    if t.kind == "rpc":   # to the device: linked (by a board's cross compiler), uploaded, loaded there
-        import os
-        import tempfile
-        import uuid
-
-        from .. import boards
-
-        name = f"fuselens-k-{uuid.uuid4().hex[:12]}.so"
-        path = os.path.join(tempfile.mkdtemp(), name)
-        boards.export(exe, path, t.build_for)
-        _remote(t).upload(path)
-        rt = _remote(t).load_module(name)
-    else:
+    if t.backend.local:
         rt = exe.jit()
+    else:   # to the device: linked (by a board's cross compiler), uploaded, loaded there
+        rt = _open(t).load(exe, "fuselens-k-")
     rt.get_function("k" + first)   # LLVM code is generated on first use
     return rt
 

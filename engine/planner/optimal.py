@@ -80,7 +80,7 @@ def solve(cm: CostModel, cands: dict[tuple, float], time_limit: float = TIME_LIM
         stats["gap"] = float(getattr(res, "mip_gap", 0.0) or 0.0)
         chosen = [s for s in range(m) if res.x[s] > 0.5]
         groups = [list(keys[s]) for s in chosen]
-        cycle = _cycle(cm, groups)
+        cycle = find_cycle(cm, groups)
         if not cycle:
             stats["objective_us"] = float(res.fun)
             stats["seconds"] = time.perf_counter() - t0
@@ -91,7 +91,7 @@ def solve(cm: CostModel, cands: dict[tuple, float], time_limit: float = TIME_LIM
         stats["cuts"] += 1
 
 
-def _cycle(cm: CostModel, groups) -> list[int]:
+def find_cycle(cm: CostModel, groups) -> list[int]:
     """Indices (into groups) of one cycle in the group graph, or []."""
     where = group_of(groups)
     succ = [set() for _ in groups]

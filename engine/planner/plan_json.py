@@ -50,10 +50,11 @@ def to_dict(plan: Plan, graph, hw, measured: dict | None = None) -> dict:
 def save(path, plan: Plan, graph, hw, measured: dict | None = None) -> None:
     from ..outpath import write
 
-    write(path, json.dumps(to_dict(plan, graph, hw, measured), indent=1, default=_jsonable))
+    write(path, json.dumps(to_dict(plan, graph, hw, measured), indent=1, default=jsonable))
 
 
-def _jsonable(o):
+def jsonable(o):
+    """json.dumps's `default` for plan files: sets and tuples as lists."""
     if isinstance(o, (set, frozenset, tuple)):
         return list(o)
     raise TypeError(type(o).__name__)

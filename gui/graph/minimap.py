@@ -23,7 +23,7 @@ class Minimap(QtWidgets.QWidget):
         self.setFixedSize(150, 190)
         self.setCursor(QtCore.Qt.PointingHandCursor)
         self._pix: QtGui.QPixmap | None = None
-        self._xform = None
+        self.xform = None               # scene to minimap: (scale, x offset, y offset), once drawn
         self._rect_key = None
         self._rects: dict = {}
         self._timer = QtCore.QTimer(self)
@@ -48,7 +48,7 @@ class Minimap(QtWidgets.QWidget):
         s = min(w / max(r.width(), 1), h / max(r.height(), 1))
         ox = 4 + (w - r.width() * s) / 2 - r.left() * s
         oy = 4 + (h - r.height() * s) / 2 - r.top() * s
-        self._xform = (s, ox, oy)
+        self.xform = (s, ox, oy)
         key = (id(sc.layout), s, ox, oy)
         if self._rect_key != key:  # node rectangles in overview coordinates, once per layout
             self._rect_key = key
@@ -97,7 +97,7 @@ class Minimap(QtWidgets.QWidget):
         p = QtGui.QPainter(self)
         if self._pix is not None:
             p.drawPixmap(0, 0, self._pix)
-            s, ox, oy = self._xform
+            s, ox, oy = self.xform
             vr = self.view.mapToScene(self.view.viewport().rect()).boundingRect()
             pen = QtGui.QPen(self.view.scene().theme.select, 1.5)
             p.setPen(pen)
@@ -106,9 +106,9 @@ class Minimap(QtWidgets.QWidget):
         p.end()
 
     def _goto(self, pos):
-        if self._xform is None:
+        if self.xform is None:
             return
-        s, ox, oy = self._xform
+        s, ox, oy = self.xform
         self.view.moved_by_user()
         self.view.centerOn((pos.x() - ox) / s, (pos.y() - oy) / s)
 

@@ -122,7 +122,7 @@ class CostModelPanel(QtWidgets.QWidget):
         self.points: list[dict] = []       # what is drawn: {"x", "y", "kind", "group" (plan index or None)}
         self.stale = ""                    # why the result drawn is stale ("" when it is not, or none is)
         self.shown = None                  # the Fidelity drawn (document.Fidelity) or None
-        self._ring = None
+        self.ring = None                   # the ring drawn round the selected group's point, or None
         self._workspace = self._state = self._controller = None
         self.set_theme(False)
 
@@ -181,7 +181,7 @@ class CostModelPanel(QtWidgets.QWidget):
         for ax in ("left", "bottom"):
             self.plot.getAxis(ax).setTicks(None)
         self._set_legend([])
-        self.points, self.stale, self.shown, self._ring = [], "", None, None
+        self.points, self.stale, self.shown, self.ring = [], "", None, None
         self.figures.setText(text)
         self.plot.setLabel("bottom", "estimated (us)")
         self.plot.setLabel("left", "measured (us)")
@@ -191,7 +191,7 @@ class CostModelPanel(QtWidgets.QWidget):
         describes the plan shown (drawn faded); `plan`: the plan shown (points map to its groups)."""
         f = fid.result
         self.plot.clear()
-        self._ring = None
+        self.ring = None
         self.shown, self.stale = fid, stale
         group_of = plan.group_of() if plan is not None and not stale else {}
         pts = []
@@ -254,18 +254,18 @@ class CostModelPanel(QtWidgets.QWidget):
 
     def _draw_ring(self):
         """A ring around the point of the group selected in the left pane."""
-        if self._ring is not None:
-            self.plot.removeItem(self._ring)
-            self._ring = None
+        if self.ring is not None:
+            self.plot.removeItem(self.ring)
+            self.ring = None
         sel = self._state.selection.left if self._state is not None else None
         if not sel or sel[0] not in ("group", "collapsed") or not self.points:
             return
         hit = [p for p in self.points if p["group"] == sel[1]]
         if not hit:
             return
-        self._ring = pg.PlotDataItem([hit[0]["x"]], [hit[0]["y"]], pen=None, symbol="o", symbolSize=16,
+        self.ring = pg.PlotDataItem([hit[0]["x"]], [hit[0]["y"]], pen=None, symbol="o", symbolSize=16,
                                      symbolBrush=None, symbolPen=pg.mkPen("#e0115f", width=2))
-        self.plot.addItem(self._ring)
+        self.plot.addItem(self.ring)
 
     def _clicked(self, ev):
         """A click on (near) a point asks for its group."""

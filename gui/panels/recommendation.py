@@ -141,7 +141,7 @@ class RecommendationPanel(QtWidgets.QWidget):
         lay.addLayout(top)
         lay.addWidget(split, 1)
         self.rec = None
-        self._ctx, self._measured = "", None
+        self.ctx, self._measured = "", None   # ctx: the context line the recommendation was shown with
         self.highlighted: list[str] = []
         self.dark = False
         self.window_view: TreeView | None = None   # the tree's own window, once opened
@@ -176,7 +176,7 @@ class RecommendationPanel(QtWidgets.QWidget):
             if v is not None:
                 v.setBackgroundBrush(QtGui.QColor("#1e1f22" if dark else "#fbfbfc"))
         if self.rec is not None:
-            self.show_recommendation(self.rec, self._ctx, self._measured)
+            self.show_recommendation(self.rec, self.ctx, self._measured)
 
     def show_message(self, text: str):
         self.rec = None
@@ -189,7 +189,7 @@ class RecommendationPanel(QtWidgets.QWidget):
     def show_recommendation(self, rec, ctx: str = "", measured=None):
         """measured: the strategies with a benchmark result on the device (usable or not), to say what
         is missing when there is no measured verdict."""
-        self.rec, self._ctx, self._measured = rec, ctx, measured
+        self.rec, self.ctx, self._measured = rec, ctx, measured
         self.verdict.setText(f"<b>Rule's verdict: {rec.verdict}</b>"
                              + (f" &nbsp; <small>({ctx})</small>" if ctx else ""))
         unfused = getattr(rec, "unfused_note", None)

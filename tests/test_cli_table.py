@@ -1,0 +1,94 @@
+"""The command line is built from a table (main.ROWS): every row is a subcommand, shared arguments are
+declared once, values are parsed once at the edge (validate: a Target, a Hardware), and the benchmark's
+options travel in one frozen engine.benchmark.BenchRequest."""
+from __future__ import annotations
+
+import dataclasses
+import inspect
+import re
+from pathlib import Path
+
+import pytest
+
+import main
+from engine import benchmark, hardware, targets
+from engine.errors import FuseLensError
+
+SRC = (Path(main.__file__)).read_text()
+
+
+def _subparsers(parser):
+    (act,) = [a for a in parser._actions if a.__class__.__name__ == "_SubParsersAction"]
+    return act
+
+
+def test_every_row_is_a_subcommand_in_order():
+    names = [c.name for c in main.ROWS]
+    assert tuple(names) == main.COMMANDS and len(set(names)) == len(names)
+    assert list(_subparsers(main.build_parser()).choices) == names
+    assert all(c.run is not None for c in main.ROWS)
+
+
+@pytest.mark.parametrize("flag", ["--target", "--hardware", "--repeat", "--force", "--cost", "--layout",
+                                  "--input-shape", "--strategy"])
+def test_a_shared_argument_is_declared_in_one_place(flag):
+    assert len(re.findall(rf'_arg\("{flag}"', SRC)) == 1
+    assert f'add_argument("{flag}"' not in SRC
+    parsers = _subparsers(main.build_parser()).choices
+    assert sum(flag in parsers[c.name]._option_string_actions for c in main.ROWS) >= 2   # and shared
+
+
+def _check(argv):
+    a = main.build_parser().parse_args(argv)
+    main.validate(a)
+    return a
+
+
+def test_values_are_parsed_once_into_objects(monkeypatch):
+    calls = []
+    parse = targets.parse
+    monkeypatch.setattr(targets, "parse", lambda s: calls.append(s) or parse(s))
+    a = _check(["plan", "zoo:mobilenetv2", "--target", "cuda:sm_80", "--hardware", "a100"])
+    assert calls == ["cuda:sm_80"]
+    assert isinstance(a.target, targets.Target) and a.target.spec == "cuda:sm_80" and a.target_text == "cuda:sm_80"
+    assert isinstance(a.hardware, hardware.Hardware) and a.hardware.name == "a100"
+    a = _check(["tune", "zoo:mobilenetv2", "--target", "cuda:sm_80"])
+    assert a.hardware.name == "t4"            # no --hardware: the target's own profile
+
+
+@pytest.mark.parametrize("argv, match", [
+    (["bench", "zoo:mobilenetv2", "--target", "bogus"], r"^unknown target 'bogus'; use cpu"),
+    (["bench", "zoo:nope", "--target", "bogus"], r"^zoo:nope: unknown zoo model"),   # the first bad one
+    (["bench", "zoo:mobilenetv2", "--hardware", "zz", "--target", "bogus"], r"^unknown hardware profile 'zz'"),
+    (["fidelity", "zoo:mobilenetv2", "--target", "bogus", "--hardware", "zz"], r"^unknown hardware profile 'zz'"),
+])
+def test_checks_run_in_order_and_a_bad_value_is_reported_once(argv, match):
+    with pytest.raises(FuseLensError, match=match):
+        _check(argv)
+
+
+def test_a_bad_target_is_one_line_with_the_parsers_message(capsys):
+    with pytest.raises(FuseLensError) as e:
+        targets.parse("bogus")
+    assert main.main(["tune", "zoo:mobilenetv2", "--target", "bogus"]) == main.USAGE
+    err = capsys.readouterr().err
+    assert err == f"error: {e.value}\n"
+
+
+def test_bench_request_is_frozen_and_parses_its_target_once():
+    r = benchmark.BenchRequest("zoo:mobilenetv2", target="cuda:1", repeat=3)
+    assert isinstance(r.target, targets.Target) and r.target.index == 1
+    with pytest.raises(dataclasses.FrozenInstanceError):
+        r.repeat = 5
+    t = targets.parse("cpu")
+    assert benchmark.BenchRequest("m", target=t).target is t
+    assert dataclasses.replace(r, tuned=False).tuned is False and r.tuned is True
+    assert benchmark.BenchRequest("m", target="cuda", hardware="a100").profile().name == "a100"
+    assert benchmark.BenchRequest("m", target="cuda").profile().name == "t4"     # the target's own
+    hw = hardware.get("t4")
+    assert benchmark.BenchRequest("m", hardware=hw).profile() is hw
+
+
+def test_the_benchmark_entry_points_take_a_request():
+    assert list(inspect.signature(benchmark.measure_plans).parameters) == ["req", "plans"]
+    assert list(inspect.signature(benchmark.bench_model).parameters) == ["req", "strategies", "imported"]
