@@ -43,7 +43,7 @@ qt-libs:
 	  echo "could not install $$missing; the app needs them to open a window (tests run headless without them)"; \
 	fi
 
-# the cross compiler for boards (engine/boards.py); optional: without it a board target says what to install
+# the cross compiler for boards (engine/devices/boards.py); optional: without it a board target says what to install
 cross:
 	@command -v aarch64-linux-gnu-gcc >/dev/null 2>&1 || ! command -v apt-get >/dev/null 2>&1 || \
 	  { echo "installing Debian's gcc-aarch64-linux-gnu (cross-compiling for boards)"; \

@@ -122,7 +122,7 @@ def _subcommands(dest: str, *rows):
 
 
 def _cache_kinds() -> list[str]:
-    from engine.cache_dir import KINDS
+    from engine.util.cache_dir import KINDS
 
     return [*KINDS, "all"]
 
@@ -137,10 +137,10 @@ def _check_spec(spec: str) -> None:
     """A model argument: zoo:NAME[@RES] with a known name and a valid resolution, or a file that is there."""
     from pathlib import Path
 
-    from engine.errors import ModelError
+    from engine.util.errors import ModelError
 
     if spec.startswith("zoo:"):
-        from engine import zoo
+        from engine.model import zoo
 
         name, at, res = spec[4:].partition("@")
         zoo.entry(name)
@@ -165,7 +165,7 @@ def _check_spec(spec: str) -> None:
 
 
 def _check_count(value, flag: str, lo: float = 1, hi: float | None = None) -> None:
-    from engine.errors import UsageError
+    from engine.util.errors import UsageError
 
     if value is None:
         return
@@ -175,10 +175,10 @@ def _check_count(value, flag: str, lo: float = 1, hi: float | None = None) -> No
 
 
 def _check_target(a, reach: bool) -> None:
-    """Parse --target, once (one line for a bad spec): a.target becomes an engine.targets.Target and
+    """Parse --target, once (one line for a bad spec): a.target becomes an engine.devices.targets.Target and
     a.target_text keeps the words given, for messages. With reach, also check the device is there (a
     missing GPU, an RPC server or tracker that does not answer: one line within a few seconds)."""
-    from engine import targets
+    from engine.devices import targets
 
     a.target_text = a.target
     a.target = targets.parse(a.target)
@@ -187,10 +187,10 @@ def _check_target(a, reach: bool) -> None:
 
 
 def _check_hardware(a) -> None:
-    """--hardware, once: a.hardware becomes the profile (an engine.hardware.Hardware; one line for an
+    """--hardware, once: a.hardware becomes the profile (an engine.devices.hardware.Hardware; one line for an
     unknown name), or None: the target's own, filled in by validate after the command's checks."""
     if a.hardware:
-        from engine import profiles
+        from engine.planner import profiles
 
         a.hardware = profiles.get(a.hardware)
     else:
@@ -198,7 +198,7 @@ def _check_hardware(a) -> None:
 
 
 def _strategies(text: str) -> list[str]:
-    from engine.errors import UsageError
+    from engine.util.errors import UsageError
     from engine.planner.registry import STRATEGIES
 
     names = [s.strip() for s in text.split(",")]
@@ -219,7 +219,7 @@ def _plan_files(paths: list[str], taken: list[str], flag: str) -> dict:
     contents). A plan is named by its file name (its path where two share a name or a strategy does)."""
     from pathlib import Path
 
-    from engine.errors import UsageError
+    from engine.util.errors import UsageError
     from engine.planner import plan_json
 
     out: dict = {}
@@ -237,7 +237,8 @@ def _plan_files(paths: list[str], taken: list[str], flag: str) -> dict:
 
 def _check_export(a) -> None:
     if a.zoo_command == "export":
-        from engine import outpath, zoo
+        from engine.util import outpath
+        from engine.model import zoo
 
         zoo.entry(a.name)
         zoo.check_resolution(a.name, a.resolution)
@@ -249,8 +250,8 @@ def _check_model(a) -> None:
 
 
 def _check_plan(a) -> None:
-    from engine import outpath
-    from engine.errors import UsageError
+    from engine.util import outpath
+    from engine.util.errors import UsageError
 
     _check_spec(a.model)
     if a.plan_from is not None and (a.strategy or a.cost):
@@ -264,8 +265,8 @@ def _check_plan(a) -> None:
 
 
 def _check_bench(a) -> None:
-    from engine import outpath
-    from engine.errors import UsageError
+    from engine.util import outpath
+    from engine.util.errors import UsageError
     from engine.planner.registry import BENCHED
 
     _check_spec(a.model)
@@ -284,8 +285,9 @@ def _check_bench(a) -> None:
 
 
 def _check_table(a) -> None:
-    from engine import outpath, zoo
-    from engine.errors import UsageError
+    from engine.util import outpath
+    from engine.model import zoo
+    from engine.util.errors import UsageError
 
     a.model_list = [m.strip() for m in a.models.split(",")]
     if not a.models.strip() or any(not m for m in a.model_list):
@@ -299,7 +301,7 @@ def _check_table(a) -> None:
 
 
 def _check_tune(a) -> None:
-    from engine.errors import UsageError
+    from engine.util.errors import UsageError
 
     _check_spec(a.model)
     _check_count(a.trials, "--trials", 1)
@@ -315,7 +317,7 @@ def _check_calibrate(a) -> None:
 
 
 def _check_fidelity(a) -> None:
-    from engine import outpath
+    from engine.util import outpath
 
     _check_spec(a.model)
     _check_hardware(a)
@@ -325,7 +327,7 @@ def _check_fidelity(a) -> None:
 
 
 def cmd_zoo(a) -> int:
-    from engine import zoo
+    from engine.model import zoo
 
     if a.zoo_command == "list":
         import onnx
@@ -336,7 +338,7 @@ def cmd_zoo(a) -> int:
             print(f"{name:<16} {zoo.count_nodes(m):>5} nodes {zoo.count_params(m) / 1e6:>8.2f} M params   "
                   f"input 1x3x{r}x{r}   {e.title}")
         return 0
-    from engine import outpath
+    from engine.util import outpath
 
     m = zoo.build(zoo.entry(a.name).name, a.resolution)
     outpath.write(a.out, m.SerializeToString())
@@ -345,7 +347,8 @@ def cmd_zoo(a) -> int:
 
 
 def cmd_inspect(a) -> int:
-    from engine import loader, onnx_input, report
+    from engine.model import loader, onnx_input
+    from engine.report import text as report
 
     g = loader.load(a.model, a.shapes, block=a.block)
     onnx_input.check_graph_sizes(g, a.model)
@@ -358,7 +361,8 @@ def cmd_inspect(a) -> int:
 
 
 def cmd_plan(a) -> int:
-    from engine import loader, onnx_input, report
+    from engine.model import loader, onnx_input
+    from engine.report import text as report
     from engine.planner import make_plan, plan_json
 
     g = loader.load(a.model, a.shapes, block=a.block)
@@ -384,7 +388,10 @@ def _progress(stage: str, frac: float) -> None:
 
 
 def cmd_bench(a) -> int:
-    from engine import benchmark, loader, onnx_input, outpath, report
+    from engine.measure import benchmark
+    from engine.model import loader, onnx_input
+    from engine.util import outpath
+    from engine.report import text as report
     from engine.planner import plan_json
 
     g = loader.load(a.model, a.shapes, block=a.block)
@@ -411,9 +418,9 @@ def cmd_bench(a) -> int:
 
 
 def _bench_kernels(a, b) -> dict:
-    """bench --kernels: the kernel report of every plan that ran (engine/kernel_report.py), printed; returns
+    """bench --kernels: the kernel report of every plan that ran (engine/report/kernel_report.py), printed; returns
     strategy -> its JSON."""
-    from engine import kernel_report
+    from engine.report import kernel_report
 
     plans = {s: p for s, p in b["plans"].items() if b["results"][s].error is None}
     if not plans:
@@ -437,7 +444,10 @@ def _bench_kernels(a, b) -> dict:
 
 
 def cmd_table(a) -> int:
-    from engine import benchmark, outpath, report, targets
+    from engine.measure import benchmark
+    from engine.util import outpath
+    from engine.report import text as report
+    from engine.devices import targets
 
     models = a.model_list
     # a tracker key with several free devices: the models go to them in parallel
@@ -481,8 +491,8 @@ def cmd_table(a) -> int:
 
 
 def cmd_tune(a) -> int:
-    from engine import tuning
-    from engine.tuned_store import store_for
+    from engine.measure import tuning
+    from engine.measure.tuned_store import store_for
 
     if a.clear:
         n = store_for(a.target).clear()
@@ -503,8 +513,9 @@ def cmd_tune(a) -> int:
 def cmd_calibrate(a) -> int:
     """Time every model's candidate kernels on this CPU (cached), fit the host profile's roofline
     to them, save it as profile `host-calibrated`, and print the fidelity before and after."""
-    from engine import hardware, loader
-    from engine.planner import calibrate, measure
+    from engine.devices import hardware
+    from engine.model import loader
+    from engine.planner import calibrate, kernel_timing as measure
 
     hw = hardware.get("host")
     graphs = [loader.load(m, block=a.block) for m in a.models]
@@ -531,7 +542,8 @@ def cmd_calibrate(a) -> int:
 
 def cmd_fidelity(a) -> int:
     """Time the plan's kernels and print how well the cost model predicted them."""
-    from engine import loader, onnx_input, outpath
+    from engine.model import loader, onnx_input
+    from engine.util import outpath
     from engine.planner import fidelity, make_plan
 
     g = loader.load(a.model, a.shapes, block=a.block)
@@ -559,7 +571,7 @@ def cmd_fidelity(a) -> int:
 
 
 def cmd_devices(a) -> int:
-    from engine import targets
+    from engine.devices import targets
 
     found = targets.devices()   # first: a bad devices.json is one line, with no table header before it
     print(f"{'device':<40} {'kind':<5} {'profile':<22} description")
@@ -574,7 +586,7 @@ def cmd_devices(a) -> int:
 
 
 def cmd_cache(a) -> int:
-    from engine.cache_dir import cache_root, clear
+    from engine.util.cache_dir import cache_root, clear
 
     removed = clear(a.what)
     for kind, n in removed.items():
@@ -729,9 +741,9 @@ def build_parser() -> argparse.ArgumentParser:
 
 def validate(a) -> None:
     """Check every argument of the command before any work: raise FuseLensError (exit 2) on the first bad
-    one. Values are parsed here, once: a.shapes, a.target (an engine.targets.Target), a.hardware (an
-    engine.hardware.Hardware: --hardware's, else the target's own), a.block (the channel layout)."""
-    from engine import onnx_input
+    one. Values are parsed here, once: a.shapes, a.target (an engine.devices.targets.Target), a.hardware (an
+    engine.devices.hardware.Hardware: --hardware's, else the target's own), a.block (the channel layout)."""
+    from engine.model import onnx_input
 
     a.shapes = onnx_input.parse_shape_args(getattr(a, "input_shape", None)) or None
     a.block = None
@@ -739,23 +751,23 @@ def validate(a) -> None:
     if c.check:
         c.check(a)
     if getattr(a, "layout", None) is not None:  # after --target's own checks: the layout is the target's
-        from engine import loader
+        from engine.model import loader
 
         a.block = loader.block_for_target(getattr(a, "target", "cpu"), a.layout)
     if "hardware" in vars(a) and a.hardware is None:   # the target's own profile
-        from engine import profiles
+        from engine.planner import profiles
 
         a.hardware = profiles.get(a.target.hardware)
 
 
 def main(argv: list[str] | None = None) -> int:
-    from engine import supervise
-    from engine.faults import fit_memory_limit
+    from engine.util import supervise
+    from engine.util.faults import fit_memory_limit
 
-    if __name__ == "__main__" and supervise.needed():   # under ulimit -v: run in a watched child (engine/supervise.py)
+    if __name__ == "__main__" and supervise.needed():   # under ulimit -v: run in a watched child (engine/util/supervise.py)
         return supervise.run(os.path.abspath(__file__), list(sys.argv[1:] if argv is None else argv))
     if supervise.supervised():
-        from engine.child import die_with_parent
+        from engine.util.child import die_with_parent
 
         die_with_parent(os.getppid())
     fit_memory_limit()  # before numpy and scipy load
@@ -763,14 +775,14 @@ def main(argv: list[str] | None = None) -> int:
     debug = "--debug" in argv  # anywhere on the line, not only before the command
     argv = [x for x in argv if x != "--debug"]
     if debug:
-        os.environ["FUSELENS_DEBUG"] = "1"  # TVM's own stderr output stays too (engine/relax_import.py)
+        os.environ["FUSELENS_DEBUG"] = "1"  # TVM's own stderr output stays too (engine/model/relax_import.py)
     if not argv or (argv[0] not in COMMANDS and not argv[0].startswith("-")):
         argv = ["gui", *argv]
-    from engine import faults
-    from engine.errors import FuseLensError, Interrupted
+    from engine.util import faults
+    from engine.util.errors import FuseLensError, Interrupted
 
     if argv[0] != "gui" and __name__ == "__main__":  # the command-line process: SIGTERM, SIGHUP as Ctrl+C
-        from engine import signals                     # (engine/signals.py); the app handles its own (gui/app.py)
+        from engine.util import signals                     # (engine/util/signals.py); the app handles its own (gui/app.py)
 
         signals.install()
     try:
@@ -781,7 +793,7 @@ def main(argv: list[str] | None = None) -> int:
             return code
         sys.stdout.flush()  # a full device or a closed pipe on stdout is met here, not at the interpreter's exit
         return code
-    except KeyboardInterrupt as e:  # Ctrl+C, SIGTERM, SIGHUP: the workers (engine/child.py) were stopped on the way out
+    except KeyboardInterrupt as e:  # Ctrl+C, SIGTERM, SIGHUP: the workers (engine/util/child.py) were stopped on the way out
         _settle_stdout()
         _end_progress_line()
         print(f"interrupted ({e})" if isinstance(e, Interrupted) else "interrupted", file=sys.stderr)
@@ -839,7 +851,7 @@ def _write_log(argv: list[str]) -> str:
     text = (f"fuselens internal error, {time.strftime('%Y-%m-%d %H:%M:%S')}\n"
             f"command: main.py {' '.join(argv)}\n"
             f"python {platform.python_version()} on {platform.platform()}\n\n{traceback.format_exc()}")
-    from engine import logs
+    from engine.util import logs
 
     path = logs.create("error")   # the cache folder's logs/, else the temp folder
     try:

@@ -7,7 +7,7 @@ import functools
 
 from PySide6 import QtCore, QtGui, QtWidgets
 
-from engine.layout_dot import dot_path
+from engine.layout.dot import dot_path
 
 from .dialogs import ShortcutsDialog
 
@@ -142,7 +142,7 @@ def build_toolbar(win):
     tb.addWidget(QtWidgets.QLabel(" Profile "))
     win.profile_box = QtWidgets.QComboBox()
     win.profile_box.setToolTip("Hardware profile for the cost model")
-    from engine import hardware
+    from engine.devices import hardware
 
     for n in hardware.names():
         title = "This machine" if n == "host" else hardware.get(n).title
@@ -210,7 +210,7 @@ def build_menus(win):
     win.recent_menu = m.addMenu("Open &Recent")
     win.files.recent_in(win.recent_menu)
     sample = m.addMenu("Open &Sample")
-    from engine import zoo
+    from engine.model import zoo
 
     for name, e in zoo.MODELS.items():
         a = sample.addAction(f"{e.title} ({e.default_resolution} px)")

@@ -1,7 +1,7 @@
-"""Benchmarks as `bench` runs them (engine.benchmark.measure_plans: every strategy of a Benchmark sampled
+"""Benchmarks as `bench` runs them (engine.measure.benchmark.measure_plans: every strategy of a Benchmark sampled
 round-robin in one worker, so that their figures compare): the device list, the runner's cached results
 for the open model, and Benchmark with progress and Cancel. Builds use the target's tuning records where it has them
-(engine/tuned_store.py); a tuned or mixed figure gets the same plan's rules-only figure beside it.
+(engine/measure/tuned_store.py); a tuned or mixed figure gets the same plan's rules-only figure beside it.
 
 `find_devices` and `run_benchmarks` run on worker threads and touch no Qt object; `Benchmarks` is the
 window's controller that starts them and files their results into the open Document.
@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from PySide6 import QtCore
 
-from engine.machine_load import is_busy
+from engine.util.machine_load import is_busy
 
 from . import tasks
 from .document import schedule_label, schedule_of
@@ -18,8 +18,8 @@ from .planning import cached_results
 
 
 def find_devices() -> list[dict]:
-    """Worker: where Benchmark can run (engine.targets.devices: this machine, its GPUs, RPC devices)."""
-    from engine import targets
+    """Worker: where Benchmark can run (engine.devices.targets.devices: this machine, its GPUs, RPC devices)."""
+    from engine.devices import targets
 
     return targets.devices()
 
@@ -27,14 +27,14 @@ def find_devices() -> list[dict]:
 def run_benchmarks(doc, plans: dict, target: str, repeat: int, force: bool, progress, cancel,
                    have_rules: frozenset = frozenset()) -> tuple[dict, dict]:
     """Worker: build and time the plans on `target` together, with the target's tuning records where
-    it has them, as `bench` does (engine.benchmark.measure_plans: round-robin in one worker on cpu
+    it has them, as `bench` does (engine.measure.benchmark.measure_plans: round-robin in one worker on cpu
     and cuda; the cache answers only when every plan is cached from one run). Where plans' kernels
     ran (partly) with tuned schedules and no rules-only figure of them is known (`have_rules`), those
     plans are measured with the rules only as well, together (cached after the first time).
     Returns (results, rules-only results)."""
     from dataclasses import replace
 
-    from engine.benchmark import BenchRequest, measure_plans
+    from engine.measure.benchmark import BenchRequest, measure_plans
 
     records = _has_records(target)
     share = 0.5 if records else 1.0   # of the bar: the rules-only pass, if any, takes the rest
@@ -86,7 +86,7 @@ class Benchmarks:
     def choose_device(self, name: str):
         """The user selected device `name`: the profile follows it (re-planning), and so do the learned
         estimate and measured costs (both are the device's kernel times) and the cached results looked up."""
-        from engine import hardware
+        from engine.devices import hardware
 
         from .settings import device_profile
 

@@ -6,7 +6,7 @@ import os
 
 def chart_series(rows: list[dict]) -> list[tuple[str, str, tuple]]:
     """(row key, legend name, colour) per bar series; DP and hybrid named by what decided their plans
-    ("DP (measured)", engine.benchmark.table_row's dp_cost / hybrid_cost) where every row agrees."""
+    ("DP (measured)", engine.measure.benchmark.table_row's dp_cost / hybrid_cost) where every row agrees."""
     def named(title, key):
         costs = {r.get(key) for r in rows} - {None}
         return f"{title} ({costs.pop()})" if len(costs) == 1 else title

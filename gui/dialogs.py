@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from PySide6 import QtGui, QtWidgets
 
-from engine.onnx_input import BATCH_LIKE
+from engine.model.onnx_input import BATCH_LIKE
 
 SPATIAL = {"h", "w", "height", "width", "size", "img", "image_size", "resolution", "x", "y"}
 SEQUENCE = {"seq", "seq_len", "sequence", "sequence_length", "length", "len", "tokens", "t", "time"}

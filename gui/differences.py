@@ -6,7 +6,7 @@ from __future__ import annotations
 
 from collections import Counter
 
-from engine import layout as L
+from engine.layout import graph as L
 
 from . import style
 from .panels.properties import group_kind, kind_title

@@ -317,7 +317,7 @@ def plan_strategies(graph, hw, strategies, progress=None, cancel=None, cost: str
         try:
             plans[s] = make_plan(graph, s, hw, cost=estimator(cost), target=target)
         except Exception as e:  # noqa: BLE001 - shown in the window, per strategy
-            from engine.errors import FuseLensError
+            from engine.util.errors import FuseLensError
 
             msg = str(e).strip().splitlines()
             errors[s] = str(e) if isinstance(e, FuseLensError) else f"{type(e).__name__}: {msg[0] if msg else ''}"
@@ -326,7 +326,7 @@ def plan_strategies(graph, hw, strategies, progress=None, cancel=None, cost: str
 
 RESULT_COLUMNS = ["model", "strategy", "target", "latency_median_ms", "latency_min_ms", "latency_max_ms",
                   "planning_ms", "build_s", "kernels", "correct", "estimated_ms", "hardware_profile", "error", "cached",
-                  "schedule", "tuned_kernels", "label", "run_id"]   # label: "dp (measured)"; run_id: engine/runs.py
+                  "schedule", "tuned_kernels", "label", "run_id"]   # label: "dp (measured)"; run_id: engine/measure/runs.py
 
 
 def write_results_csv(doc: Document, path) -> int:

@@ -11,7 +11,7 @@ from pathlib import Path
 
 from PySide6 import QtWidgets
 
-from engine.errors import FuseLensError
+from engine.util.errors import FuseLensError
 from engine.jobs.open_model import NeedShapes, open_model
 
 from .dialogs import ShapesDialog
@@ -26,7 +26,7 @@ def load_model(spec: str, given: dict | None, remembered: dict | None, profile: 
     Large models are read in a child process (engine/jobs/open_model.py), so parsing them cannot freeze
     the window. The graph is in `target`'s channel layout (loader.block_for_target: blocked on a CPU,
     NCHW on CUDA)."""
-    from engine import loader
+    from engine.model import loader
 
     progress("reading model", 0.02)
     r = open_model(spec, given, remembered, progress, cancel, block=loader.block_for_target(target))
@@ -72,7 +72,7 @@ class Files:
         """The channel layout a model opens in on `device` (loader.block_for_target; "NCHW" where the
         device's target cannot say)."""
         if device not in self._layouts:
-            from engine import loader, opgraph
+            from engine.model import loader, opgraph
 
             try:
                 self._layouts[device] = opgraph.layout_name(loader.block_for_target(device))
@@ -121,7 +121,7 @@ class Files:
     def open_model(self, spec: str, shapes: list[str] | dict | None = None, text: str | None = None):
         """Open `spec` (an .onnx path or zoo:NAME[@RES]) in the selected device's channel layout; `shapes`
         as CLI strings NAME=D1,D2 or a dict; `text`: the status while it opens."""
-        from engine import onnx_input
+        from engine.model import onnx_input
 
         spec = str(spec)
         if not spec.startswith("zoo:"):
@@ -185,7 +185,7 @@ class Files:
     def ask_shapes_again(self):
         if self.model.doc is None:
             return
-        from engine import loader, onnx_input
+        from engine.model import loader, onnx_input
 
         try:
             path, _ = loader.resolve_spec(self.model.doc.spec)

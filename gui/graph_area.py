@@ -51,7 +51,7 @@ class ViewSync(QtCore.QObject):
 
 
 class ScopeBar(QtWidgets.QWidget):
-    """Above the graph: the breadcrumb of the selection's blocks (the model's ONNX scopes, engine/scopes.py;
+    """Above the graph: the breadcrumb of the selection's blocks (the model's ONNX scopes, engine/model/scopes.py;
     a crumb brings its block into view), whether blocks are drawn, "collapse to depth N" and "expand
     all". It follows the ScopeView, the selection and the left pane's plan; its requests go to the
     Scopes controller (gui/scope_controller.py)."""
@@ -98,7 +98,7 @@ class ScopeBar(QtWidgets.QWidget):
 
     def refresh(self):
         """The breadcrumb of what is selected in the left pane, and the depths there are."""
-        from engine import scopes
+        from engine.model import scopes
 
         sc = self._scene
         tree = sc.scope_tree if sc is not None else {}

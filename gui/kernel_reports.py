@@ -1,4 +1,4 @@
-"""Measure Kernels vs ONNX Runtime: the kernel report (engine/kernel_report.py) of the shown plans, measured
+"""Measure Kernels vs ONNX Runtime: the kernel report (engine/report/kernel_report.py) of the shown plans, measured
 in the background like Benchmark, kept per (device, strategy) for the plan it measured, and shown by the
 Properties panel (the selected group's figures) and the Kernels panel (the efficiency columns).
 
@@ -50,9 +50,10 @@ class KernelReports:
 
 
 def measure_reports(doc, plans: dict, target: str, hw_name: str, runs: int, progress, cancel) -> dict:
-    """Worker: the kernel reports of `plans` (engine.kernel_report.measure: one worker process, our
+    """Worker: the kernel reports of `plans` (engine.report.kernel_report.measure: one worker process, our
     kernels and ORT's profile round-robin)."""
-    from engine import kernel_report, profiles
+    from engine.report import kernel_report
+    from engine.planner import profiles
 
     return kernel_report.measure(doc.spec, doc.shapes, plans, profiles.get(hw_name), target, runs=runs,
                                  progress=progress, cancel=cancel, graph=doc.graph)
@@ -66,7 +67,7 @@ class KernelReportController:
         self.win, self.store = win, store
 
     def measure(self, runs: int = RUNS):
-        from engine import targets
+        from engine.devices import targets
 
         w = self.win
         if w.doc is None:

@@ -7,10 +7,10 @@ import time
 
 from PySide6 import QtCore
 
-from engine import layout as L
-from engine.layout_cache import cache_key
-from engine.layout_dot import dot_path
-from engine.scopes import scope_tree
+from engine.layout import graph as L
+from engine.layout.cache import cache_key
+from engine.layout.dot import dot_path
+from engine.model.scopes import scope_tree
 
 from .events import EmitterGroup
 from .layout_service import LayoutService

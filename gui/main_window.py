@@ -16,8 +16,8 @@ widgets, dialogs and messages:
     file_io            Files: open / recent / drop / input shapes; import and export (given the models,
                        the GraphArea, the Activity, Planning, its dialogs' parent and where messages go)
     planning           Planning: the fast strategies, TVM's FuseOps, re-planning for a profile or cost
-    bench_controller   Benchmarks: the devices and Benchmark through engine.runner
-    tune_controller    Tuning: MetaSchedule tuning of the shown plan's kernels through engine.tuning
+    bench_controller   Benchmarks: the devices and Benchmark through engine.measure.runner
+    tune_controller    Tuning: MetaSchedule tuning of the shown plan's kernels through engine.measure.tuning
     fidelity_controller  FidelityController: Time kernels, the cost model against the shown plan's timed kernels
     layout_controller  Layouts: layout requests and applying them to the two panes (given the models,
                        the GraphArea, the Activity and where messages go; not the window)
@@ -199,8 +199,8 @@ class MainWindow(QtWidgets.QMainWindow):
         self.model.events.cost.connect(lambda ev: self._on_cost(ev.value))
 
     def _saved_profile(self) -> str:
-        """The profile the settings remember, if it is still one engine.hardware knows (else its first)."""
-        from engine import hardware
+        """The profile the settings remember, if it is still one engine.devices.hardware knows (else its first)."""
+        from engine.devices import hardware
 
         names = hardware.names()
         return self.settings.profile if self.settings.profile in names else names[0]

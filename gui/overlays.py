@@ -1,12 +1,12 @@
 """What the views draw over the graph: the heat overlay (measured kernel time, or the plan's estimate,
 titled by the model that made it: roofline, learned, or measured while planning) with its legend, the
 latency-delta overlay side by side (each group coloured by how much faster or slower the other plan
-runs its operators, engine/plan_delta.py, with its legend), and the minimap. The overlays follow the
+runs its operators, engine/report/plan_delta.py, with its legend), and the minimap. The overlays follow the
 ViewState (heat on / off, its scale, side by side), the DeltaOverlay (on / off) and the open Document's
 results; `apply` redraws them where a pane's plan changed."""
 from __future__ import annotations
 
-from engine import plan_delta
+from engine.report import plan_delta
 
 from .document import estimate_label, estimate_source
 from .events import EmitterGroup

@@ -14,8 +14,8 @@ controller that starts them and puts their plans into the open Document. Plans l
 """
 from __future__ import annotations
 
-from engine.child import ChildFailed
-from engine.errors import FuseLensError
+from engine.util.child import ChildFailed
+from engine.util.errors import FuseLensError
 from engine.jobs.plan_tvm import plan_tvm
 
 from .document import FAST_STRATEGIES, decided_by, estimate_label, estimator, plan_strategies
@@ -26,7 +26,7 @@ COST_TEXT = {"roofline": "the roofline estimate", "learned": "the learned estima
 
 def cached_results(graph, plans: dict, target: str) -> dict:
     """Worker: results the runner already has for these plans on `target` (its cache), by strategy."""
-    from engine import runner
+    from engine.measure import runner
 
     out = {}
     for s, p in plans.items():
@@ -62,7 +62,7 @@ def plan_fast(graph, spec: str, shapes, profile: str, target: str, progress, can
     for `target` (measured: the learned estimate first; Planning.replan times them after), and look up
     what the runner has cached for them on `target`; returns the fields of a new Document (see
     file_io.document_from)."""
-    from engine import profiles
+    from engine.planner import profiles
 
     hw = profiles.get(profile)
     plans, errors = plan_strategies(graph, hw, FAST_STRATEGIES, progress=progress, cancel=cancel, cost=cost,
@@ -97,9 +97,9 @@ def replan_job(graph, profile: str, strategies: list[str], progress, cancel, cos
     cached after); when that cannot be done (a remote or absent target) they are planned by the
     estimate and measure_error says why ("" otherwise). `reprice`: plans kept from before (tvm,
     custom), by strategy, returned re-priced for the new profile and cost."""
-    from engine import profiles
+    from engine.planner import profiles
     from engine.planner import COSTED, make_plan
-    from engine.runner import Cancelled
+    from engine.measure.runner import Cancelled
 
     progress(f"re-planning for {profile}", 0.0)
     hw = profiles.get(profile)

@@ -1,10 +1,10 @@
-"""The model's blocks (its ONNX scopes, engine/scopes.py): what the block bar and double-clicks on a
+"""The model's blocks (its ONNX scopes, engine/model/scopes.py): what the block bar and double-clicks on a
 block change in the ScopeView (shown, collapsed: "collapse to depth N", "expand all", one block at a
 time), and asking for the compact layout when blocks are collapsed in the left pane. The panes and the
 bar follow the ScopeView and the selection by themselves."""
 from __future__ import annotations
 
-from engine import scopes
+from engine.model import scopes
 
 
 class Scopes:

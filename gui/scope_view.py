@@ -1,4 +1,4 @@
-"""How the model's scopes (engine/scopes.py: its ONNX layer hierarchy) are drawn, as an evented object
+"""How the model's scopes (engine/model/scopes.py: its ONNX layer hierarchy) are drawn, as an evented object
 (no Qt): whether the blocks are shown, and which are collapsed into one node each in the left pane.
 The panes, the block bar and the layout follow `events.<name>`; setting a value already there emits
 nothing."""

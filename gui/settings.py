@@ -181,10 +181,10 @@ class Settings:
 
 
 def device_profile(device: str) -> str:
-    """The cost-model profile that follows a device (engine.targets.Target.hardware): a board's own,
+    """The cost-model profile that follows a device (engine.devices.targets.Target.hardware): a board's own,
     host for the CPU, t4 for a GPU; host when the device spec does not parse."""
-    from engine import targets
-    from engine.errors import FuseLensError
+    from engine.devices import targets
+    from engine.util.errors import FuseLensError
 
     try:
         return targets.parse(device).hardware

@@ -5,7 +5,7 @@ import math
 
 from PySide6 import QtCore, QtGui, QtWidgets
 
-from engine.layout import group_hue
+from engine.layout.graph import group_hue
 
 STRATEGY_COLOURS = {"none": "#8c8c8c", "tvm": "#4e79a7", "greedy": "#f28e2b", "dp": "#59a14f", "hybrid": "#b07aa1", "optimal": "#76b7b2",
                     "custom": "#e15759", "published": "#9c755f"}

@@ -10,7 +10,7 @@ exception's type and message for a bug, with the traceback on stderr as well).
 
 These are threads of the app's process. Work that must leave the process (it would hold Python's
 global lock for seconds, or TVM may crash in it) is sent on by `fn` itself to a child process
-(engine/child.py; the jobs: engine/jobs/), with the task's `cancel`, so Cancel ends the child too.
+(engine/util/child.py; the jobs: engine/jobs/), with the task's `cancel`, so Cancel ends the child too.
 """
 from __future__ import annotations
 
@@ -66,7 +66,7 @@ class Task(QtCore.QRunnable):
         return self.cancel_event.is_set()
 
     def run(self):
-        from engine.errors import FuseLensError
+        from engine.util.errors import FuseLensError
 
         if self.nice:
             _lower_priority(self.nice)

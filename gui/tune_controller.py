@@ -1,7 +1,7 @@
-"""Tune: MetaSchedule tuning of the shown plan's kernels through engine.tuning, with a budget of trials
+"""Tune: MetaSchedule tuning of the shown plan's kernels through engine.measure.tuning, with a budget of trials
 or minutes, progress and Cancel, like Benchmark; the report in a window of its own.
 
-The tuning itself runs in a child process (engine/child.py); Cancel kills it and the records found so
+The tuning itself runs in a child process (engine/util/child.py); Cancel kills it and the records found so
 far stay in the target's store. Builds use the store, so the next Benchmark measures the tuned kernels
 (the latency panel shows that figure beside the same plan measured with the rules only).
 
@@ -19,7 +19,8 @@ from .events import EmitterGroup
 def records(target: str) -> int | None:
     """How many tuning records the store of `target` holds (None when that cannot be said)."""
     try:
-        from engine import targets, tuned_store
+        from engine.devices import targets
+        from engine.measure import tuned_store
 
         return len(tuned_store.store_for(targets.parse(target)))
     except Exception:  # noqa: BLE001 - a count for a message, not worth an error
@@ -29,7 +30,7 @@ def records(target: str) -> int | None:
 def run_tuning(spec: str, shapes, strategy: str, target: str, trials: int | None, time_limit_s: float | None,
                hw_name: str, cost: str, progress, cancel, block: int | None = None):
     """Worker: tune `strategy`'s plan of `spec` on `target` (blocks; raises tuning.Cancelled on cancel)."""
-    from engine import tuning
+    from engine.measure import tuning
 
     return tuning.tune(spec, shapes, strategy, target, trials=trials, time_limit_s=time_limit_s, hw_name=hw_name,
                        progress=progress, cancel=cancel, cost=cost, block=block)

@@ -71,7 +71,7 @@ class Workspace:
 
     @property
     def profile(self) -> str:
-        """The hardware profile (engine.hardware name) the cost model plans for."""
+        """The hardware profile (engine.devices.hardware name) the cost model plans for."""
         return self._profile
 
     def set_profile(self, name: str) -> None:

@@ -10,7 +10,7 @@ batch), in turn, so both see the same machine load; the figures are medians over
 bootstrap interval of the median, the TVM / ORT ratio of the per-round medians, and the TVM
 kernel's share of FMA peak (cores x GHz x 32 FLOP/cycle on Zen 4 / AVX-512, 16 with AVX2-only).
 Threads: TVM_NUM_THREADS and ORT's intra_op_num_threads are both --threads (2). The machine's load
-(engine/machine_load.busy_share: the share of CPU time other processes used) is printed: above 25%
+(engine/util/machine_load.busy_share: the share of CPU time other processes used) is printed: above 25%
 absolute times are distorted, ratios measured side by side less so.
 """
 from __future__ import annotations
@@ -114,9 +114,11 @@ def main(argv=None) -> int:
     import tvm
     from tvm import relax
 
-    from engine import build, machine_load, schedules
-    from engine.hardware import cpu_facts
-    from engine.schedules.base import target as target_mod
+    from engine.measure import build
+    from engine.util import machine_load
+    from engine import schedules
+    from engine.devices.hardware import cpu_facts
+    from engine.devices import tvm_target as target_mod
     from tests.test_schedules_blocked import blocked_case
 
     facts = cpu_facts()

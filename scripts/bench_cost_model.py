@@ -3,7 +3,7 @@
     python scripts/bench_cost_model.py [--models zoo:mobilenetv2,...] [--extra FILE.onnx=INPUT=1,3,H,W ...]
                                        [--repeat 15] [--json out.json] [--time-measured zoo:mobilenetv2]
 
-Per model, in ONE round-robin run (engine/roundrobin.bench_plans: one sample of each plan per round,
+Per model, in ONE round-robin run (engine/measure/roundrobin.bench_plans: one sample of each plan per round,
 2 TVM threads, outputs checked against the unfused reference): greedy (FuseOps), and the DP planned
 by the roofline, by the learned model alone, and in measured mode (learned + close calls timed).
 A zoo model is planned by a learned model trained WITHOUT its family (every resolution of it, and
@@ -46,7 +46,8 @@ def parse_spec(spec: str):
 
 
 def plans_for(spec, shapes, held_out: bool):
-    from engine import hardware, loader
+    from engine.devices import hardware
+    from engine.model import loader
     from engine.planner import cost_source, learned, make_plan
     from engine.planner.fidelity import _family_names
 
@@ -74,14 +75,15 @@ def plans_for(spec, shapes, held_out: bool):
 
 
 def bench(spec, shapes, repeat, held_out):
-    from engine import machine_load, roundrobin, stats
+    from engine.util import machine_load
+    from engine.measure import roundrobin, stats
 
     g, plans, notes = plans_for(spec, shapes, held_out)
     res, _ = roundrobin.bench_plans(spec, shapes, plans, "cpu", repeat=repeat, force=False)
     row = {"model": g.name, "held_out_of_training": held_out, "plans": {}, "ratios": {}}
     busy = max((r.busy_share or 0.0) for r in res.values())
     row["busy_share"] = busy
-    from engine.cpus import usable_cores
+    from engine.util.cpus import usable_cores
 
     row["threads"] = usable_cores()
     row["busy"] = machine_load.oversubscribed(busy, usable_cores())   # e.g. `taskset -c 1`: the other core may work
@@ -129,7 +131,7 @@ def print_row(row):
 def time_measured(spec):
     """`plan --cost measured` as a whole process from an empty kernel cache (the model cache kept:
     importing the ONNX file is not what is measured), then again from the cache."""
-    from engine.cache_dir import cache_root
+    from engine.util.cache_dir import cache_root
 
     tmp = Path(tempfile.mkdtemp(prefix="fuselens-measured-"))
     try:
@@ -161,9 +163,9 @@ def main() -> int:
     ap.add_argument("--json", default=None)
     ap.add_argument("--time-measured", default=None)
     a = ap.parse_args()
-    from engine.report import machine
+    from engine.report.text import machine
 
-    from engine.cpus import usable_cores
+    from engine.util.cpus import usable_cores
 
     print(f"machine: {machine()}; timing on {usable_cores()} core(s) (TVM threads = usable cores; "
           f"`taskset -c 1` times on one core while the other may work)")

@@ -39,7 +39,7 @@ def _spec(model: str, resolution, batch):
         return str(TRANSFORMER), {"input_ids": [batch or 1, 128]}
     spec = f"zoo:{model}" + (f"@{resolution}" if resolution else "")
     if batch and batch > 1:
-        from engine import loader
+        from engine.model import loader
 
         g = loader.load(spec)
         name, shp = next(iter(g.input_shapes.items()))
@@ -75,8 +75,11 @@ def main():
     import tvm
     from tvm import relax
 
-    from engine import build as eb
-    from engine import loader, profiles, report, schedules
+    from engine.measure import build as eb
+    from engine.model import loader
+    from engine.planner import profiles
+    from engine.report import text as report
+    from engine import schedules
     from engine.planner import kinds, make_plan
     from engine.planner.apply import apply
 
@@ -114,7 +117,7 @@ def main():
             t0 = time.perf_counter()
             smod, rep = schedules.schedule(apply(g, p.groups), "cpu")
             vm = relax.VirtualMachine(eb.build(smod, "cpu"), dev)
-            res = eb._flatten(vm["main"](*args))
+            res = eb.flatten(vm["main"](*args))
             ok = all(r.shape == o.shape and np.abs(r - o).max() <= 1e-4 * np.abs(o).max() + 1e-5 for r, o in zip(res, ref))
             t = time.perf_counter()
             vm["main"](*args)

@@ -41,7 +41,7 @@ def main() -> int:
 
     from PySide6 import QtCore
 
-    from engine import layout_cache, layout_dot
+    from engine.layout import cache as layout_cache, dot as layout_dot
     from tests import synthetic
     from gui import app as gapp
     from gui import tasks
@@ -130,7 +130,7 @@ def main() -> int:
 def zoo_stalls(names, why: bool) -> int:
     from PySide6 import QtCore
 
-    from engine import loader, zoo
+    from engine.model import loader, zoo
     from gui import app as gapp
     from gui import tasks
     from gui.diagnostics import StallWatch

@@ -16,7 +16,7 @@ lasts >= ~30 ms), round-robin: one sample of each per round; medians and min-max
 samples of a round felt the same load from other processes).
 "interm MiB" is the size of one expanded intermediate (batch x expand channels x H x W x 4 bytes).
 
---layout blocked: the same in the blocked channel layout NCHW[x]c (engine/blocked_layout.py, block
+--layout blocked: the same in the blocked channel layout NCHW[x]c (engine/model/blocked_layout.py, block
 --block): "three" is three cpu.BlockedConv kernels, "fused" one cpu.BlockedChain kernel.
 
 Whole model: MobileNetV2 at --model-res, the greedy plan against the greedy plan with every
@@ -47,8 +47,8 @@ def block_onnx(cin: int, expand: int, cout: int, size: int, batch: int, stride: 
     import onnx
     from onnx import TensorProto, helper, numpy_helper
 
-    from engine.zoo.mobilenetv2 import inverted_residual
-    from engine.zoo.onnx_builder import IR_VERSION, OPSET, Builder
+    from engine.model.zoo.mobilenetv2 import inverted_residual
+    from engine.model.zoo.onnx_builder import IR_VERSION, OPSET, Builder
 
     b = Builder(max(32, size))
     b.ch["input"] = cin
@@ -93,8 +93,10 @@ def main():
     import tvm
     from tvm import relax
 
-    from engine import build as eb
-    from engine import hardware, loader, schedules
+    from engine.measure import build as eb
+    from engine.devices import hardware
+    from engine.model import loader
+    from engine import schedules
     from engine.planner import make_plan
     from engine.planner.apply import apply
 
@@ -114,7 +116,7 @@ def main():
         smod, rep = schedules.schedule(mod, "cpu")
         vm = relax.VirtualMachine(eb.build(smod, "cpu"), dev)
         args = [tvm.runtime.tensor(v, dev) for v in x]
-        out = eb._flatten(vm["main"](*args))
+        out = eb.flatten(vm["main"](*args))
         t = time.perf_counter()
         vm["main"](*args)
         est = time.perf_counter() - t

@@ -53,7 +53,7 @@ def region_graph(graph, members: list[str], name: str = "region"):
     import tvm
     from tvm import relax
 
-    from engine import opgraph
+    from engine.model import opgraph
 
     mod = graph.mod
     main = mod["main"]
@@ -115,7 +115,8 @@ def build_case(graph, groups, rules=None):
     import tvm
     from tvm import relax
 
-    from engine import build, schedules
+    from engine.measure import build
+    from engine import schedules
     from engine.planner.apply import apply
 
     mod = apply(graph, groups)
@@ -192,12 +193,12 @@ def run_case(label, graph, members, greedy_groups, rounds, sample_ms, rules=None
     build_s = time.perf_counter() - t0
     err = None
     if check:
-        from engine import build as eb
+        from engine.measure import build as eb
 
-        ref = eb._flatten(vms["greedy"]["main"](*args))
+        ref = eb.flatten(vms["greedy"]["main"](*args))
         err = 0.0
         for k in vms:
-            out = eb._flatten(vms[k]["main"](*args))
+            out = eb.flatten(vms[k]["main"](*args))
             err = max(err, max(float(np.abs(a - b).max() / (np.abs(b).max() + 1e-12)) for a, b in zip(out, ref)))
     samples = time_round_robin(vms, args, rounds, sample_ms)
     res = {"case": label, "greedy_kernels": len(greedy), "rel_err": err, "build_s": build_s,
@@ -250,10 +251,11 @@ def main():
     ap.add_argument("--json", default=None)
     a = ap.parse_args()
 
-    from engine import hardware, loader
+    from engine.devices import hardware
+    from engine.model import loader
     from engine.planner import make_plan
     from engine import schedules
-    from engine.schedules.base import target
+    from engine.devices import tvm_target as target
     from engine.schedules.cpu import stages as stage_rules
 
     rules = None

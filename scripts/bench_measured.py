@@ -26,8 +26,10 @@ import time
 
 sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 
-from engine import cpus, loader, profiles  # noqa: E402
-from engine.planner import calibrate, dp, greedy, measure  # noqa: E402
+from engine.util import cpus
+from engine.model import loader
+from engine.planner import profiles  # noqa: E402
+from engine.planner import calibrate, dp, greedy, kernel_timing as measure  # noqa: E402
 from engine.planner.cost import CostModel  # noqa: E402
 from engine.planner.order import chain_order  # noqa: E402
 from engine.planner.plan import count_kernels  # noqa: E402
@@ -54,7 +56,7 @@ def e2e(graph, plans: dict, rounds: int) -> dict:
     import tvm
     from tvm import relax
 
-    from engine import build as eb
+    from engine.measure import build as eb
     from engine import schedules
     from engine.planner.apply import apply
 
@@ -65,7 +67,7 @@ def e2e(graph, plans: dict, rounds: int) -> dict:
         t0 = time.perf_counter()
         vm = relax.VirtualMachine(eb.build(schedules.schedule(apply(graph, groups), "cpu")[0], "cpu"), dev)
         args = [tvm.runtime.tensor(a, dev) for a in x]
-        out = eb._flatten(vm["main"](*args))
+        out = eb.flatten(vm["main"](*args))
         ref = out if ref is None else ref
         err = max(float(np.abs(a - b).max()) for a, b in zip(out, ref))
         runs[name] = (vm, args, err, [])

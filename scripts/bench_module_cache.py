@@ -32,13 +32,16 @@ def child(spec: str, variant: str, strategy: str) -> dict:
     sys.path.insert(0, ROOT)
     import tvm  # noqa: F401  (imported before the clock, as in both variants)
 
-    from engine import build, hardware, loader, relax_import, schedules  # noqa: F401
+    from engine.measure import build
+    from engine.devices import hardware
+    from engine.model import loader, relax_import
+    from engine import schedules  # noqa: F401
     from engine.planner import make_plan
     from engine.planner.apply import apply
 
     if variant == "before":
-        loader._read_module = lambda path: None
-        loader._write_module = lambda mod, path: None
+        loader.read_module = lambda path: None
+        loader.write_module = lambda mod, path: None
     hw = hardware.get("t4")
     t0 = time.perf_counter()
     graph = loader.load(spec)

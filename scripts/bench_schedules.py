@@ -10,13 +10,13 @@ A model is a zoo name (`mobilenetv2`, `resnet50@112`) or an ONNX file (`path.onn
 `path.onnx:NAME=1,3,H,W` for a dynamic input). For each model, every (layout, strategy) is planned
 (`--cost`: how dp decides, `model` by default: what `plan` and the app use; a strategy written
 `dp:measured` decides by that cost instead), scheduled by the rules
-(engine/schedules; no tuning records), built, and checked against ONNX Runtime (engine/check.py);
+(engine/schedules; no tuning records), built, and checked against ONNX Runtime (engine/measure/check.py);
 then the builds and ONNX Runtime are sampled round-robin: one sample of each per round, `--repeat`
 rounds, a sample being as many calls as last about 50 ms. Every round records the share of the
-machine's CPU time other processes used (engine/machine_load.py); a round above the busy
+machine's CPU time other processes used (engine/util/machine_load.py); a round above the busy
 threshold is not counted, and a model with fewer than half its rounds quiet gets no verdict.
 
-Ratios are of medians, with 95% bootstrap intervals paired by round (engine/stats.py); a ratio
+Ratios are of medians, with 95% bootstrap intervals paired by round (engine/measure/stats.py); a ratio
 whose interval includes 1.0 is "within noise". The goals (issue 20):
     dp/ORT <= 1.0 in the blocked layout (moonshot: <= 0.8), on every model asked for;
     greedy/none and dp/greedy in both layouts;
@@ -64,7 +64,7 @@ def _calls(fn) -> int:
 
 def _ratio(num, den, paired: bool = True) -> dict:
     """median(num) / median(den) with its 95% interval (paired by round where they were sampled so)."""
-    from engine.stats import bootstrap_ratio_ci
+    from engine.measure.stats import bootstrap_ratio_ci
 
     lo, hi = bootstrap_ratio_ci(num, den, paired=paired)
     r = statistics.median(num) / statistics.median(den)
@@ -82,8 +82,11 @@ def measure_model(model: str, a, hw) -> dict:
     import tvm
     from tvm import relax
 
-    from engine import build as eb
-    from engine import check, loader, machine_load, schedules
+    from engine.measure import build as eb
+    from engine.measure import check
+    from engine.model import loader
+    from engine.util import machine_load
+    from engine import schedules
     from engine.planner import make_plan
     from engine.planner.apply import apply
 
@@ -117,7 +120,7 @@ def measure_model(model: str, a, hw) -> dict:
             smod, report = schedules.schedule(apply(g, plan.groups), "cpu")
             vm = relax.VirtualMachine(eb.build(smod, "cpu"), dev)
             t2 = time.perf_counter()
-            c = check.compare(eb._flatten(vm["main"](*args)), ref)
+            c = check.compare(eb.flatten(vm["main"](*args)), ref)
             key = f"{lay}/{s}"
             entries[key] = {"layout": g.layout, "strategy": s, "label": plan.notes.get("label") or s,
                             "cost": plan.notes.get("cost", "-"), "kernels": plan.kernels,
@@ -213,13 +216,14 @@ def measure_model(model: str, a, hw) -> dict:
 
 
 def kernel_shares(model: str, a, hw, peak: float | None) -> dict:
-    """Every kernel of the blocked greedy build of `model` timed on its own (engine/kernel_report,
+    """Every kernel of the blocked greedy build of `model` timed on its own (engine/report/kernel_report,
     instrumented VM runs, round-robin with ORT's profile), with FLOP/s as a share of the measured
     FMA peak (and of the report's own, derived from the nominal clock); the dense 3x3
     convolutions (ONNX Conv, kernel 3x3, group 1) picked out by their ONNX nodes."""
     import onnx
 
-    from engine import kernel_report, loader
+    from engine.report import kernel_report
+    from engine.model import loader
     from engine.planner import make_plan
 
     spec, shapes, name = _spec(model, a.resolution)
@@ -262,8 +266,10 @@ def main():
     import onnxruntime as ort
     import tvm
 
-    from engine import hardware, profiles, schedules
-    from engine.schedules.base.target import host_facts
+    from engine.devices import hardware
+    from engine.planner import profiles
+    from engine import schedules
+    from engine.devices.tvm_target import host_facts
 
     facts = host_facts()
     cpu = hardware.cpu_facts().get("model", "?")
@@ -300,11 +306,11 @@ def main():
               f"<= 0.8 {'met' if dp['ci'][1] <= 0.8 else 'not met'}{hold}")
     kernels = [m for m in a.kernels.split(",") if m]
     if kernels:
-        from engine import fma_probe
+        from engine.devices import fma_probe
 
         got = fma_probe.measure(a.threads, facts.vector_bits)    # afresh, not the cached figure
         peak = got
-        print(f"\nFMA peak ({a.threads} cores, {facts.vector_bits}-bit FMA chains, engine/fma_probe.py): "
+        print(f"\nFMA peak ({a.threads} cores, {facts.vector_bits}-bit FMA chains, engine/devices/fma_probe.py): "
               + (f"{peak / 1e9:.0f} GFLOP/s, measured" if peak else "not measurable here (no gcc or no x86 vector FMA)"))
     for m in kernels:
         rep = kernel_shares(m, a, hw, peak)

@@ -16,7 +16,7 @@ over its rounds' samples.
     element: compute-bound), each parallel over 2 chunks and serial; the threshold is the smallest
     N where the parallel kernel on 2 threads beats the serial one.
 
-Settings: TVM_NUM_THREADS=1 and 2; TVM's defaults (nothing else set: what engine/child.py's workers
+Settings: TVM_NUM_THREADS=1 and 2; TVM's defaults (nothing else set: what engine/util/child.py's workers
 run with), TVM_BIND_THREADS=1 (TVM's default: workers pinned to cores) and
 0, and TVM_THREAD_POOL_SPIN_COUNT=0 (workers sleep at once instead of spinning between launches).
 """
@@ -96,7 +96,7 @@ def build(folder: Path) -> Path:
     import tvm
 
     sys.path.insert(0, str(ROOT))
-    from engine.schedules.base.target import host_target
+    from engine.devices.tvm_target import host_target
 
     ks = _kernels()
     mod = tvm.IRModule({k: f.with_attr("global_symbol", k) for k, (f, _, _) in ks.items()})

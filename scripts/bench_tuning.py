@@ -38,7 +38,7 @@ def boot_ci(a: list[float], b: list[float], n: int = 2000, seed: int = 0) -> tup
 def measure(spec, shapes, plans: dict, rounds: int):
     """Median latencies (ms) of each plan tuned and rules-only, and ONNX Runtime, sampled round-robin:
     one worker builds every variant, then times them in turn, `rounds` times."""
-    from engine import child
+    from engine.util import child
 
     job = {"spec": spec, "shapes": shapes, "plans": {k: p.groups for k, p in plans.items()}, "rounds": rounds}
     try:
@@ -53,23 +53,25 @@ def _measure_job(job, say):
     import tvm
     from tvm import relax
 
-    from engine import build, loader, runner, targets
+    from engine.measure import build, runner
+    from engine.model import loader
+    from engine.devices import targets
 
     graph = loader.load(job["spec"], job["shapes"])
     t = targets.parse("cpu")
     dev = tvm.cpu()
     x = build.random_inputs(graph)
-    ref, _ = runner._build(graph, [[n.id] for n in graph.nodes], t, True, False)
+    ref, _ = runner.build_plan(graph, [[n.id] for n in graph.nodes], t, True, False)
     vm = relax.VirtualMachine(ref, dev)
     args = [tvm.runtime.tensor(a, dev) for a in x]
-    want = build._flatten(vm["main"](*args))
+    want = build.flatten(vm["main"](*args))
     scale = max(float(np.abs(w).max()) for w in want)
     fns, info = {}, {}
     for name, groups in job["plans"].items():
         for tuned in (True, False):
-            exe, rep = runner._build(graph, groups, t, True, tuned)
+            exe, rep = runner.build_plan(graph, groups, t, True, tuned)
             vm = relax.VirtualMachine(exe, dev)
-            out = build._flatten(vm["main"](*args))
+            out = build.flatten(vm["main"](*args))
             ok = len(out) == len(want) and all(o.shape == w.shape and float(np.abs(o - w).max()) <= 1e-4 * scale + 1e-5
                                                for o, w in zip(out, want))
             key = f"{name}:{'tuned' if tuned else 'rules'}"
@@ -109,7 +111,9 @@ def main() -> int:
     ap.add_argument("--compare-minutes", type=float, default=10)
     a = ap.parse_args()
     os.environ["FUSELENS_CACHE_DIR"] = a.cache or tempfile.mkdtemp(prefix="fuselens-bench-tuning-")
-    from engine import hardware, loader, tuning
+    from engine.devices import hardware
+    from engine.model import loader
+    from engine.measure import tuning
     from engine.planner import make_plan
 
     g = loader.load(a.model)

@@ -10,7 +10,8 @@ Each root is imported in a subprocess of its own (`--dump`), which schedules:
 - mobilenetv2@64's greedy groups merged into anchor chains (the Chain rule's kernels, as in
   tests/test_chain_rules.py) and efficientnet_b0@64's dp plan with stitched reductions and
   horizontal siblings on (the Stages rule's kernels, as in tests/test_stage_rules.py);
-- the small Relax cases of tests/test_schedules.py (CASES).
+- the small Relax cases of tests/test_schedules.py (CASES);
+- the groups, kernel count, estimate and kinds of the none/greedy/dp/hybrid plans of the CPU models.
 Every scheduled PrimFunc's TVMScript, the rule that took it and the rule errors are written to a
 JSON file per root; the two are then compared exactly. Exit status 0 when identical, 1 otherwise
 (the first differences are printed). `--quick`: only mobilenetv2 (cpu and cuda) and the cases.
@@ -52,7 +53,12 @@ def dump(root: str, path: str, quick: bool) -> None:
     from dataclasses import replace
 
     import engine
-    from engine import hardware, loader, schedules
+    try:
+        from engine.devices import hardware
+        from engine.model import loader
+    except ImportError:  # a checkout from before engine/ was grouped by stage packages
+        from engine import hardware, loader
+    from engine import schedules
     from engine.planner import make_plan
     from engine.planner.apply import apply
 
@@ -62,8 +68,12 @@ def dump(root: str, path: str, quick: bool) -> None:
     host = hardware.get("host")
     for m in models:
         g = loader.load(f"zoo:{m}")
-        for s in ("greedy", "dp"):
-            _record(out, f"cpu {m} {s}", apply(g, make_plan(g, s, host).groups), "cpu")
+        for s in ("greedy", "dp", "hybrid", "none"):
+            p = make_plan(g, s, host)
+            out.setdefault("plans", {})[f"cpu {m} {s}"] = {"groups": [list(x) for x in p.groups], "kernels": p.kernel_count,
+                                                          "estimated_us": p.estimated_us, "kinds": p.group_kinds}
+            if s in ("greedy", "dp"):
+                _record(out, f"cpu {m} {s}", apply(g, p.groups), "cpu")
     g = loader.load("zoo:mobilenetv2@64")
     _record(out, "cuda:sm_75 mobilenetv2@64 dp", apply(g, make_plan(g, "dp", hardware.get("t4")).groups), "cuda:sm_75")
     groups = [list(gr) for gr in make_plan(g, "greedy", host).groups]
@@ -89,8 +99,10 @@ def compare(a: dict, b: dict, limit: int = 5) -> list[str]:
     diffs = []
     if a["SCHEDULE_VERSION"] != b["SCHEDULE_VERSION"]:
         diffs.append(f"SCHEDULE_VERSION {a['SCHEDULE_VERSION']} -> {b['SCHEDULE_VERSION']}")
+    pa, pb = a.get("plans", {}), b.get("plans", {})
+    diffs += [f"plan {k}: differs" for k in sorted(set(pa) | set(pb)) if pa.get(k) != pb.get(k)]
     for key in sorted(set(a) | set(b)):
-        if key == "SCHEDULE_VERSION":
+        if key in ("SCHEDULE_VERSION", "plans"):
             continue
         if key not in a or key not in b:
             diffs.append(f"{key}: only in {'before' if key in a else 'after'}")
@@ -138,13 +150,13 @@ def main() -> int:
             subprocess.run(cmd + (["--quick"] if a.quick else []), check=True, env=env)
         dumps[label] = json.loads(path.read_text())
     diffs = compare(dumps["before"], dumps["after"])
-    n = sum(len(v["funcs"]) for k, v in dumps["after"].items() if k != "SCHEDULE_VERSION")
+    n = sum(len(v["funcs"]) for k, v in dumps["after"].items() if k not in ("SCHEDULE_VERSION", "plans"))
     if diffs:
         print(f"{len(diffs)} differences over {n} scheduled PrimFuncs:")
         for d in diffs[:20]:
             print(d)
         return 1
-    print(f"identical: {n} scheduled PrimFuncs in {len(dumps['after']) - 1} modules, "
+    print(f"identical: {len(dumps['after'].get('plans', {}))} plans, {n} scheduled PrimFuncs in {len(dumps['after']) - 2} modules, "
           f"SCHEDULE_VERSION {dumps['after']['SCHEDULE_VERSION']}")
     return 0
 

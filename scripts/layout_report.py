@@ -1,4 +1,4 @@
-"""What the blocked channel layout pass (engine/blocked_layout.py) leaves NCHW, per model and block.
+"""What the blocked channel layout pass (engine/model/blocked_layout.py) leaves NCHW, per model and block.
 
     .venv/bin/python scripts/layout_report.py                       # every zoo model at 224, every /work/models model
     .venv/bin/python scripts/layout_report.py --blocks 16 --models zoo:efficientnet_b0 --detail
@@ -44,7 +44,7 @@ def default_models() -> list[tuple[str, dict | None]]:
 
 def load_with_report(spec, shapes, block):
     """(graph, the pass's report) for `spec` in NCHW{block}c (None: NCHW, no report), imported afresh."""
-    from engine import blocked_layout, loader
+    from engine.model import blocked_layout, loader
 
     report: dict = {}
     orig = blocked_layout.apply
@@ -61,14 +61,14 @@ def load_with_report(spec, shapes, block):
 
 
 def greedy_kernels(g) -> int:
-    from engine import hardware
+    from engine.devices import hardware
     from engine.planner import make_plan
 
     return make_plan(g, "greedy", hardware.get("host")).kernel_count
 
 
 def row(spec, shapes, block, nchw_kernels):
-    from engine import blocked_layout
+    from engine.model import blocked_layout
 
     g, rep = load_with_report(spec, shapes, block)
     transforms = [n for n in g.nodes if n.op.startswith("layout_transform")]

@@ -24,8 +24,9 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 
 def main() -> int:
-    from engine import hardware, loader
-    from engine.cache_dir import write_json
+    from engine.devices import hardware
+    from engine.model import loader
+    from engine.util.cache_dir import write_json
     from engine.planner import calibrate, features, learned
     from engine.planner.fidelity import family
 
@@ -113,7 +114,7 @@ def main() -> int:
                                 "machine": hardware.cpu_facts()["model"], "lomo": report})
     out = Path(a.out) if a.out else learned.shipped_file(kind)
     out.parent.mkdir(parents=True, exist_ok=True)
-    from engine.planner.measure import schedule_version
+    from engine.planner.kernel_timing import schedule_version
 
     write_json(out, {"format": learned.FORMAT, "feature_version": features.FEATURE_VERSION, "kind": kind,
                      "schedule_version": schedule_version(), "model": model.to_json(), "samples": all_s.to_json()})

@@ -41,7 +41,7 @@ def tiny_model(tmp_path):
 def private_cache(tmp_path, monkeypatch):
     """Every cache (models, results, kernels, tuning records) in a private folder; spawned workers
     and CLI subprocesses inherit it through the environment."""
-    from engine import loader
+    from engine.model import loader
 
     monkeypatch.setenv("FUSELENS_CACHE_DIR", str(tmp_path / "cache"))
     loader.clear_memo()
@@ -57,7 +57,7 @@ def new_window(qapp, qtbot, tmp_path, private_cache):
     caches. All are closed, and their workers waited for, at the end of the test."""
     from PySide6 import QtCore
 
-    from engine import layout_cache
+    from engine.layout import cache as layout_cache
     from gui import app, style, tasks
     from gui.main_window import MainWindow
     from gui.settings import Settings

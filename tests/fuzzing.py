@@ -4,7 +4,7 @@ lines, and the property each target must keep.
 
 Targets and their property:
 
-    onnx        engine.loader.load(path, shapes) on a mutated protobuf, then what `plan` does with the
+    onnx        engine.model.loader.load(path, shapes) on a mutated protobuf, then what `plan` does with the
                 graph (check_graph_sizes, make_plan greedy): a graph or a FuseLensError, nothing else.
     onnx_cli    `main.py inspect FILE` and `main.py plan FILE --strategy greedy` on a mutated protobuf.
     plan_json   engine.planner.plan_json.load(file, graph) (what the app's "Open plan" calls) on mutated
@@ -109,7 +109,7 @@ def onnx_seeds() -> dict[str, bytes]:
     zoo models at resolution 32 (their first blocks: Conv, BatchNormalization, Clip, depthwise
     convs, residual Add; SiLU and squeeze-and-excitation; LeakyRelu, Split, Concat, MaxPool). Each
     loads cleanly as it is (tests/test_fuzz.py checks)."""
-    from engine import zoo
+    from engine.model import zoo
     from tests.models import tiny_onnx
 
     seeds = {"tiny": tiny_onnx().SerializeToString(), "head": _head_model().SerializeToString()}
@@ -447,7 +447,7 @@ def shape_argv(shapes: dict | None) -> list[str]:
 def private_env(cache: Path, **extra):
     """FUSELENS_CACHE_DIR = cache (and FUSELENS_MAX_TENSOR_BYTES, `extra`), restored afterwards;
     the loader's in-process memo cleared before and after."""
-    from engine import loader
+    from engine.model import loader
 
     want = {"FUSELENS_CACHE_DIR": str(cache), "FUSELENS_MAX_TENSOR_BYTES": str(MAX_TENSOR_BYTES), **extra}
     old = {k: os.environ.get(k) for k in want}
@@ -506,8 +506,9 @@ def check_loader(path: Path, shapes: dict | None) -> str:
     """The `onnx` property: load, check sizes and plan greedily as `plan` does. 'ok' or 'error' (a
     FuseLensError); anything else raises FuzzFailure: another exception, or anything printed on the
     way (a line on stdout or stderr, a warning) that a command line would show besides its own."""
-    from engine import hardware, loader, onnx_input
-    from engine.errors import FuseLensError
+    from engine.devices import hardware
+    from engine.model import loader, onnx_input
+    from engine.util.errors import FuseLensError
     from engine.planner import make_plan
 
     failure = None
@@ -539,7 +540,8 @@ def plan_seeds(cache: str) -> dict:
     """name -> (graph, plan dict): plans of the tiny model (greedy, none, dp) and of the mobilenetv2
     prefix (greedy), made in the cache folder `cache` (a fuzzed plan of one model meets the other's
     graph: ids of another model)."""
-    from engine import hardware, loader
+    from engine.devices import hardware
+    from engine.model import loader
     from engine.planner import make_plan, plan_json
 
     hw = hardware.get("t4")
@@ -708,7 +710,7 @@ def apply_plan_mutations(seed: dict, plans: dict, mutations) -> bytes:
 def check_plan(data: bytes, graph, folder: Path) -> str:
     """The `plan_json` property: plan_json.load of a file holding `data`, against `graph`: 'ok' (a
     Plan, whose groups are then a legal partition of the graph) or 'error' (a PlanError)."""
-    from engine.errors import FuseLensError, PlanError
+    from engine.util.errors import FuseLensError, PlanError
     from engine.planner import plan_json
     from engine.planner.validate import check_convex_acyclic, check_partition
 
@@ -1079,7 +1081,7 @@ def check_cli_args(argv: list[str], fixtures: dict[str, str], cache: Path, timeo
     while argv and argv[0].startswith("@cache:"):
         name, _, content = argv[0][len("@cache:"):].partition("=")
         if "{HOST_FACTS}" in content:
-            from engine.hardware import cpu_facts
+            from engine.devices.hardware import cpu_facts
 
             content = content.replace("{HOST_FACTS}", json.dumps(cpu_facts()))
         cache.mkdir(parents=True, exist_ok=True)

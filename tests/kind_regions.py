@@ -138,7 +138,7 @@ def qkv_transformer(out_dir, seq: int = 128) -> str:
     does not simplify a model that is already static."""
     import onnx
 
-    from engine import onnx_input
+    from engine.model import onnx_input
 
     src = onnx_input.read(TRANSFORMER)
     shapes = onnx_input.resolve_shapes(src, {"input_ids": [1, seq]}, str(TRANSFORMER))

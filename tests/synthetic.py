@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import random as _random
 
-from engine.opgraph import OpGraph, OpNode
+from engine.model.opgraph import OpGraph, OpNode
 
 _KINDS = {"conv2d": "OutEWiseFusable", "add": "ElemWise", "multiply": "ElemWise", "relu": "ElemWise",
           "bias_add": "Broadcast", "reshape": "Injective", "concat": "Injective", "sum": "CommReduce",

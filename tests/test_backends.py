@@ -1,4 +1,4 @@
-"""The backend table (engine/targets.BACKENDS, BUILDS): each runtime kind's row answers what the
+"""The backend table (engine/devices/targets.BACKENDS, BUILDS): each runtime kind's row answers what the
 engine asks of a target, parse and dispatch read the rows, and a new runtime kind is one row."""
 from __future__ import annotations
 
@@ -7,8 +7,9 @@ from dataclasses import replace
 
 import pytest
 
-from engine import device_session, profiles, targets
-from engine.errors import TargetError
+from engine.devices import device_session, targets
+from engine.planner import profiles
+from engine.util.errors import TargetError
 
 
 def test_rows_answer_what_the_engine_asks():
@@ -117,7 +118,7 @@ def test_a_new_kind_is_one_row(vulkan):
     assert vulkan == ["vulkan:2"]
     assert ds.load("an executable") == "an executable"   # a local device runs the build as it is
     assert t.backend.describe(t, ds.dev) == "fake vulkan 2"
-    from engine import report
+    from engine.report import text as report
 
     assert report.measured_on(t, "the device") == f"the device; host {report.machine()}"
     from engine.planner import learned
@@ -140,7 +141,7 @@ def test_open_device_remote(monkeypatch):
             return f"loaded {name}"
 
     monkeypatch.setitem(targets.BACKENDS, "rpc", replace(targets.BACKENDS["rpc"], connect=lambda t: Session()))
-    from engine import boards
+    from engine.devices import boards
 
     monkeypatch.setattr(boards, "export", lambda exe, path, build_for: None)
     ds = device_session.open_device("rpc://h:9/k")
@@ -156,7 +157,8 @@ def test_workers_use_only_public_names_of_runner_and_open_the_device_in_one_plac
     from pathlib import Path
 
     root = Path(__file__).resolve().parent.parent / "engine"
-    for name in ("roundrobin.py", "kernel_report.py", "runner.py", "planner/measure.py", "tuning.py"):
+    for name in ("measure/roundrobin.py", "report/kernel_report.py", "measure/runner.py", "planner/kernel_timing.py",
+                 "measure/tuning.py"):
         tree = ast.parse((root / name).read_text())
         for node in ast.walk(tree):
             if isinstance(node, ast.Attribute) and isinstance(node.value, ast.Name):
@@ -168,8 +170,8 @@ def test_workers_use_only_public_names_of_runner_and_open_the_device_in_one_plac
 
 @pytest.mark.parametrize("spec", ["cpu", "cuda:1", "rpc://h:9/k", "rpc://h:9/rpi4b"])
 def test_a_target_object_keys_caches_as_its_spec(spec):
-    from engine import runner
-    from engine.planner import measure
+    from engine.measure import runner
+    from engine.planner import kernel_timing as measure
 
     t = targets.parse(spec)
     groups = [[1, 2], [3]]

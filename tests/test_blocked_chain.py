@@ -13,11 +13,14 @@ import tvm
 from tvm import s_tir, tirx
 from tvm.script import tirx as T
 
-from engine import build, hardware, loader, schedules
+from engine.measure import build
+from engine.devices import hardware
+from engine.model import loader
+from engine import schedules
 from engine.planner import kinds, make_plan
 from engine.planner.apply import apply
 from engine.planner.cost import CostModel
-from engine.schedules.base import target as target_mod
+from engine.devices import tvm_target as target_mod
 from engine.schedules.cpu import default_rules
 from engine.schedules.cpu.blocked_chain import BlockedChain, band_rows
 from tests.test_chain_rules import _args, _chain_funcs, _conv_count, _lowered_allocs, _parallel_loops, _run, close

@@ -1,4 +1,4 @@
-"""The blocked channel layout pass (engine/blocked_layout.py): structure on hand-built Relax modules,
+"""The blocked channel layout pass (engine/model/blocked_layout.py): structure on hand-built Relax modules,
 numerics against the unblocked module and against ONNX Runtime on whole models, FuseOps == greedy
 on blocked graphs, and every fusion kind's build on blocked MobileNetV2."""
 from dataclasses import replace
@@ -8,7 +8,8 @@ import pytest
 import tvm
 from tvm import relax
 
-from engine import blocked_layout, build, loader
+from engine.model import blocked_layout, loader
+from engine.measure import build
 
 RNG = np.random.default_rng(0)
 
@@ -266,7 +267,7 @@ def test_channel_block():
 
 
 def test_block_for_targets():
-    from engine.schedules.base.target import vector_lanes
+    from engine.devices.tvm_target import vector_lanes
 
     host = blocked_layout.block_for("cpu")
     assert host == vector_lanes(build.tvm_target("cpu"))
@@ -351,7 +352,8 @@ def blocked_mobilenet():
 
 @pytest.mark.parametrize("strategy", ["none", "tvm", "greedy", "dp", "hybrid", "optimal"])
 def test_every_strategy_and_fusion_kind_builds_blocked_mobilenet(strategy, blocked_mobilenet):
-    from engine import hardware, schedules
+    from engine.devices import hardware
+    from engine import schedules
     from engine.planner import kinds, make_plan
     from engine.planner.apply import apply
 
@@ -368,7 +370,8 @@ def test_every_strategy_and_fusion_kind_builds_blocked_mobilenet(strategy, block
 
 
 def test_blocked_convs_are_named_and_refused_as_chains_in_one_line(blocked_mobilenet):
-    from engine import group_names, hardware
+    from engine.report import group_names
+    from engine.devices import hardware
     from engine.planner import kinds
     from engine.planner.cost import CostModel
 

@@ -1,4 +1,4 @@
-"""Boards: device profiles that compile for another CPU (engine/boards.py), reached over TVM RPC.
+"""Boards: device profiles that compile for another CPU (engine/devices/boards.py), reached over TVM RPC.
 
 The first tests need no board: profiles, target specs, schedules and cross-compilation on this host.
 The `boards` tests run on an emulated Raspberry Pi 4B (tests/boards.py: an arm64 Debian root whose
@@ -15,8 +15,8 @@ from pathlib import Path
 
 import pytest
 
-from engine import boards, hardware, targets
-from engine.errors import TargetError
+from engine.devices import boards, hardware, targets
+from engine.util.errors import TargetError
 from tests import boards as emulated
 from tests.loopback import stop_all
 
@@ -60,7 +60,7 @@ def test_rpi4b_profile_says_what_to_compile_for():
 
 
 def targets_host():
-    from engine.schedules.base.target import host_target
+    from engine.devices.tvm_target import host_target
 
     return host_target()
 
@@ -116,7 +116,7 @@ def test_devices_command_shows_profiles_and_boards(private_cache):
 def tiny_mod(tmp_path_factory):
     import onnx
 
-    from engine import loader
+    from engine.model import loader
     from engine.planner import make_plan
     from engine.planner.apply import apply
     from tests.models import tiny_onnx
@@ -130,7 +130,7 @@ def tiny_mod(tmp_path_factory):
 def test_schedule_rules_read_the_boards_vector_width_and_caches_not_the_hosts(tiny_mod):
     from engine import schedules
     from engine.schedules.cpu import Chain
-    from engine.schedules.base.target import l2_per_core, num_cores, vector_lanes
+    from engine.devices.tvm_target import l2_per_core, num_cores, vector_lanes
 
     board, host = boards.tvm_target("rpi4b"), targets_host()
     assert (vector_lanes(board), num_cores(board), l2_per_core(board)) == (4, 4, 256 * 1024)
@@ -147,7 +147,7 @@ def test_schedule_rules_read_the_boards_vector_width_and_caches_not_the_hosts(ti
 
 @needs_cross_cc
 def test_a_board_build_is_an_aarch64_shared_library(tiny_mod, tmp_path):
-    from engine import build
+    from engine.measure import build
 
     _, mod = tiny_mod
     from engine import schedules
@@ -188,7 +188,7 @@ def board():
 def test_bench_on_the_emulated_pi_is_correct(board, private_cache):
     """Cross-compiled for the Pi, run on the aarch64 RPC server through the tracker, checked against
     outputs computed on this host. No timings are asserted: times under emulation mean nothing."""
-    from engine import benchmark
+    from engine.measure import benchmark
 
     b = benchmark.bench_model(benchmark.BenchRequest(MODEL, None, board, repeat=1), ["none", "greedy"])
     for s in ("none", "greedy"):
@@ -223,7 +223,7 @@ def test_cli_bench_and_measured_planning_take_the_board(board, private_cache, ti
 
 @pytest.mark.boards
 def test_tuning_over_the_board_then_a_correct_tuned_build(board, private_cache):
-    from engine import benchmark, tuning
+    from engine.measure import benchmark, tuning
 
     rep = tuning.tune(MODEL, None, "greedy", board, trials=8)
     assert rep.error is None, rep.error
@@ -241,7 +241,8 @@ def test_the_emulated_pi_runs_the_blocked_neon_layout_correctly(board, private_c
     every convolution kernel (dense and depthwise, alone and fused with its epilogue) is BlockedConv's
     register-blocked micro-kernel built for the board, and the board's outputs match the unfused NCHW
     model run on this host. Skipped without the board root (`make test-boards` builds it)."""
-    from engine import benchmark, blocked_layout, loader
+    from engine.measure import benchmark
+    from engine.model import blocked_layout, loader
 
     block = loader.block_for_target(board)           # --layout auto: the target's
     assert block == 4 == blocked_layout.block_for(targets.parse(board))

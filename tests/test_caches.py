@@ -11,8 +11,10 @@ import numpy as np
 import onnx
 import pytest
 
-from engine import build, cache_dir, loader, runner
-from engine.errors import FuseLensError, ModelError
+from engine.measure import build, runner
+from engine.util import cache_dir
+from engine.model import loader
+from engine.util.errors import FuseLensError, ModelError
 from tests.models import tiny_onnx
 
 SHAPES = {"x": [1, 3, 8, 8]}
@@ -33,7 +35,7 @@ def model(tmp_path):
 
 
 def _greedy(graph):
-    from engine import hardware
+    from engine.devices import hardware
     from engine.planner import make_plan
 
     return make_plan(graph, "greedy", hardware.get("host"))
@@ -68,7 +70,7 @@ def _wrong_fields(p: Path, edit):
 # ---- the helpers ----------------------------------------------------------------------------------
 
 def test_the_cache_folder(monkeypatch, tmp_path):
-    """$FUSELENS_CACHE_DIR, else $XDG_CACHE_HOME/fuselens, else ~/.cache/fuselens (engine/cache_dir.py)."""
+    """$FUSELENS_CACHE_DIR, else $XDG_CACHE_HOME/fuselens, else ~/.cache/fuselens (engine/util/cache_dir.py)."""
     monkeypatch.setenv("FUSELENS_CACHE_DIR", str(tmp_path / "mine"))
     monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "xdg"))
     assert cache_dir.cache_root() == tmp_path / "mine"
@@ -167,7 +169,7 @@ def test_a_damaged_model_entry_is_a_miss_and_repaired(model, what, damage):
 def test_graph_json_with_wrong_fields_is_a_miss(model, wrong, monkeypatch):
     first = loader.load(str(model), SHAPES)
     _wrong_fields(loader.entry_dir(first.sha256) / "graph.json", GRAPH_JSON_WRONG[wrong])
-    from engine import relax_import
+    from engine.model import relax_import
 
     imports = []
     real = relax_import.to_relax
@@ -180,7 +182,7 @@ def test_graph_json_with_wrong_fields_is_a_miss(model, wrong, monkeypatch):
 
 def test_force_reimports_and_rewrites_the_entry(model, monkeypatch):
     first = loader.load(str(model), SHAPES)
-    from engine import relax_import
+    from engine.model import relax_import
 
     imports = []
     real = relax_import.to_relax
@@ -238,7 +240,7 @@ def test_the_frozen_model_has_fixed_shapes_and_loads_in_onnx_runtime(model):
 # ---- results and reference outputs ---------------------------------------------------------------------
 
 def _result_file(graph, plan):
-    return runner._result_file(graph.sha256, plan.groups, "cpu", True, True)
+    return runner.result_file(graph.sha256, plan.groups, "cpu", True, True)
 
 
 def _ref_file(private_cache):
@@ -285,23 +287,23 @@ def test_results_and_references_survive_damage_and_force(model, private_cache):
     _truncate(ref)
     r2 = runner.benchmark(spec, SHAPES, plan, "cpu", repeat=2)
     assert r2.error is None and r2.correct and not r2.cached
-    assert runner._load_ref(ref) is not None and runner.cached_result(g, plan, "cpu") is not None
+    assert runner.load_reference(ref) is not None and runner.cached_result(g, plan, "cpu") is not None
 
     # a reference that loads but is wrong (other values, count or shapes): the plan is checked
     # against a fresh one, which replaces it
-    arrays = runner._load_ref(ref)
+    arrays = runner.load_reference(ref)
     for wrong in ([np.zeros_like(a) + 7 for a in arrays], arrays + arrays, [np.ones((2, 2), "float32")]):
         np.savez(ref, *wrong)
         rf.unlink()
         r3 = runner.benchmark(spec, SHAPES, plan, "cpu", repeat=2)
         assert r3.error is None and r3.correct and not r3.cached
-        assert len(runner._load_ref(ref)) == 1
-        np.testing.assert_array_equal(runner._load_ref(ref)[0], arrays[0])
+        assert len(runner.load_reference(ref)) == 1
+        np.testing.assert_array_equal(runner.load_reference(ref)[0], arrays[0])
     # force rebuilds the reference too
     np.savez(ref, *[np.zeros_like(a) + 7 for a in arrays])
     r3 = runner.benchmark(spec, SHAPES, plan, "cpu", repeat=2, force=True)
     assert r3.error is None and r3.correct and not r3.cached
-    np.testing.assert_array_equal(runner._load_ref(ref)[0], arrays[0])
+    np.testing.assert_array_equal(runner.load_reference(ref)[0], arrays[0])
 
     # a stored incorrect result is not reused: measured again
     _wrong_fields(rf, lambda d: d.update(correct=False, latency_ms={"median": 1e-9, "min": 1e-9, "max": 1e-9}))
@@ -328,11 +330,11 @@ def test_a_reference_file_that_does_not_load_is_a_miss_and_deleted(tmp_path, dam
     f = tmp_path / "ref-x.npz"
     np.savez(f, np.ones((1, 4, 8, 8), "float32"))
     REF_WRONG[damage](f)
-    assert runner._load_ref(f) is None and not f.exists()
+    assert runner.load_reference(f) is None and not f.exists()
 
 
 def _err_ok(out, ref):
-    c = runner._check(out, ref)
+    c = runner.check_outputs(out, ref)
     return c.err, c.correct
 
 
@@ -351,8 +353,8 @@ def test_check_counts_shapes_and_dtypes():
 # ---- kernel times ------------------------------------------------------------------------------------------
 
 def test_kernel_time_files_survive_damage(model, tmp_path):
-    from engine import hardware
-    from engine.planner import measure
+    from engine.devices import hardware
+    from engine.planner import kernel_timing as measure
 
     g = loader.load(str(model), SHAPES)
     hw = hardware.get("host")
@@ -390,7 +392,7 @@ def test_kernel_time_files_survive_damage(model, tmp_path):
 
 @pytest.mark.parametrize("damage", list(DAMAGE) + ["a record with wrong fields"])
 def test_a_damaged_tuning_record_is_a_miss_and_deleted(model, damage):
-    from engine import tuned_store
+    from engine.measure import tuned_store
 
     g = loader.load(str(model), SHAPES)
     target = build.tvm_target("cpu")
@@ -412,8 +414,8 @@ def test_a_damaged_tuning_record_is_a_miss_and_deleted(model, damage):
 
 def test_caches_are_never_unpickled():
     """np.load with allow_pickle=False everywhere caches are read; no pickle, eval or exec."""
-    files = ["engine/cache_dir.py", "engine/loader.py", "engine/runner.py", "engine/planner/measure.py",
-             "engine/tuned_store.py", "engine/build.py"]
+    files = ["engine/util/cache_dir.py", "engine/model/loader.py", "engine/measure/runner.py", "engine/planner/kernel_timing.py",
+             "engine/measure/tuned_store.py", "engine/measure/build.py"]
     for f in files:
         src = (ROOT / f).read_text()
         assert "allow_pickle=True" not in src and not re.search(r"\bpickle\b\.|\beval\(|\bexec\(", src), f

@@ -1,6 +1,6 @@
 """The channel layout through loader, CLI, plan files and the app (issue 20, part 2).
 
-The blocked layout (NCHW[x]c, engine/blocked_layout.py) is applied before LegalizeOps, so the
+The blocked layout (NCHW[x]c, engine/model/blocked_layout.py) is applied before LegalizeOps, so the
 prepared module and the OpGraph depend on it: the loader's cache entry, its in-process memo and the
 graph's hash are per layout; a plan file records its layout and is refused on a graph of another; every
 command that loads a model takes --layout {auto,blocked,nchw}; the app reopens the model when the
@@ -13,8 +13,8 @@ import json
 import onnx
 import pytest
 
-from engine import loader, opgraph
-from engine.errors import FuseLensError, PlanError
+from engine.model import loader, opgraph
+from engine.util.errors import FuseLensError, PlanError
 from tests.models import small_cnn_onnx
 from tests.test_cli_hardening import no_work_done
 from tests.test_hardening2 import cli, one_line
@@ -85,7 +85,7 @@ def test_block_for_target():
 
 
 def test_plan_json_carries_the_layout_and_refuses_another(cnn, private_cache):
-    from engine import profiles
+    from engine.planner import profiles
     from engine.planner import make_plan, plan_json
 
     hw = profiles.get("host")

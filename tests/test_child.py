@@ -1,4 +1,4 @@
-"""engine/child.py: run_in_child returns any picklable result, relays progress, reports a failure in one
+"""engine/util/child.py: run_in_child returns any picklable result, relays progress, reports a failure in one
 line (a FuseLensError's message as-is), and ends its child on cancel and past the time limit. Started from
 a worker thread (as the app does), the child ignores Ctrl+C, which the caller handles.
 """
@@ -11,8 +11,8 @@ import time
 import psutil
 import pytest
 
-from engine.child import Cancelled, ChildFailed, run_in_child
-from engine.errors import ModelError
+from engine.util.child import Cancelled, ChildFailed, run_in_child
+from engine.util.errors import ModelError
 
 
 class Box:

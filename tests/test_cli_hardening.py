@@ -19,8 +19,9 @@ import onnx
 import pytest
 from onnx import TensorProto, helper
 
-from engine import onnx_input, outpath, zoo
-from engine.errors import FuseLensError, ModelError, PlanError, UsageError
+from engine.model import onnx_input, zoo
+from engine.util import outpath
+from engine.util.errors import FuseLensError, ModelError, PlanError, UsageError
 from tests.conftest import ROOT
 from tests.models import tiny_onnx
 
@@ -275,7 +276,7 @@ def test_intermediate_tensor_over_the_limit_is_named(dyn_model, tmp_path):
 
 def test_limit_applies_to_a_cached_graph(dyn_model, tmp_path, monkeypatch):
     """A graph imported under a larger limit (so cached) is still refused under a smaller one."""
-    from engine import loader
+    from engine.model import loader
 
     monkeypatch.setenv("FUSELENS_CACHE_DIR", str(tmp_path / "c"))
     loader.clear_memo()
@@ -307,7 +308,8 @@ def test_bad_limit_env_and_nonpositive_dims(monkeypatch):
 
 @pytest.fixture(scope="module")
 def tiny_plan(tmp_path_factory):
-    from engine import hardware, loader
+    from engine.devices import hardware
+    from engine.model import loader
     from engine.planner import make_plan, plan_json
 
     d = tmp_path_factory.mktemp("plan")
@@ -467,7 +469,7 @@ def test_tvm_strategy_without_module_is_plan_error():
 
 
 def test_tvm_strategy_on_mismatched_graph_is_plan_error(tiny_plan):
-    from engine.opgraph import OpGraph
+    from engine.model.opgraph import OpGraph
     from engine.planner import tvm_fuse
 
     g, _ = tiny_plan
@@ -512,7 +514,7 @@ def test_permission_denied_is_reported_as_such(tmp_path, monkeypatch):
     def denied(*a, **k):
         raise PermissionError(13, "Permission denied", str(f))
 
-    import engine.cache_dir as cache_dir
+    import engine.util.cache_dir as cache_dir
 
     monkeypatch.setattr(cache_dir, "read_file", denied)     # onnx_input.read reads through cache_dir.read_file
     with pytest.raises(ModelError, match="permission denied") as e:

@@ -1,10 +1,10 @@
 """The latency-delta overlay side by side: each group coloured by how much faster or slower the other
-plan runs its operators (engine/plan_delta.py), with a legend, switched from the Differences panel."""
+plan runs its operators (engine/report/plan_delta.py), with a legend, switched from the Differences panel."""
 from __future__ import annotations
 
 import pytest
 
-from engine import plan_delta
+from engine.report import plan_delta
 from engine.planner.plan import Plan
 
 

@@ -1,4 +1,4 @@
-"""Edges go around the operators, not through them: graphviz dot's routes (engine/layout.py parses
+"""Edges go around the operators, not through them: graphviz dot's routes (engine/layout/graph.py parses
 them, gui/graph/scene.py draws them) on the zoo's MobileNetV2, whose residual edges (n155 -> n175)
 used to cross the blocks' nodes."""
 from __future__ import annotations
@@ -29,10 +29,11 @@ def _crossings(sc):
 
 
 def test_mobilenet_edges_do_not_cross_nodes(qapp, private_cache):
-    from engine import hardware, loader
-    from engine import layout as L
-    from engine.layout_cache import cache_key, cached, forget_in_memory, store
-    from engine.layout_dot import run_dot
+    from engine.devices import hardware
+    from engine.model import loader
+    from engine.layout import graph as L
+    from engine.layout.cache import cache_key, cached, forget_in_memory, store
+    from engine.layout.dot import run_dot
     from engine.planner import make_plan
     from gui.graph.scene import GraphScene
 
@@ -53,7 +54,7 @@ def test_mobilenet_edges_do_not_cross_nodes(qapp, private_cache):
 
 
 def test_a_route_that_no_longer_fits_is_not_used(qapp):
-    from engine import layout as L
+    from engine.layout import graph as L
     from gui.graph.scene import GraphScene
     from tests import synthetic
 

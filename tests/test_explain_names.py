@@ -4,7 +4,8 @@ import re
 
 import pytest
 
-from engine import hardware, loader
+from engine.devices import hardware
+from engine.model import loader
 from engine.planner import kinds, make_plan
 from engine.planner.cost import CostModel
 from tests.synthetic import Builder

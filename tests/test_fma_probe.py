@@ -1,4 +1,4 @@
-"""engine/fma_probe.py: the measured FMA peak the kernel report's shares are taken against."""
+"""engine/devices/fma_probe.py: the measured FMA peak the kernel report's shares are taken against."""
 from __future__ import annotations
 
 import json
@@ -7,7 +7,8 @@ import shutil
 
 import pytest
 
-from engine import fma_probe, hardware, kernel_report
+from engine.devices import fma_probe, hardware
+from engine.report import kernel_report
 
 x86 = pytest.mark.skipif(os.uname().machine != "x86_64" or not shutil.which("gcc"), reason="needs x86-64 and gcc")
 
@@ -28,7 +29,7 @@ def test_the_probe_measures_every_core_and_is_cached(private_cache, monkeypatch)
 
 
 def test_a_damaged_cache_is_measured_again_and_no_probe_means_none(private_cache, monkeypatch):
-    from engine.cache_dir import cache_dir
+    from engine.util.cache_dir import cache_dir
 
     (cache_dir() / "fma-peak.json").write_text("{not json")
     monkeypatch.setattr(fma_probe, "measure", lambda *a: 7.0e10)

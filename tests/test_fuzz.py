@@ -189,8 +189,8 @@ def test_outputs_that_are_not_regular_files_are_refused(fixtures, work):
     """Found running the cli fuzzer as root: `plan --out /dev/full` put a regular file where the device
     was (os.replace). A device, pipe or symlink to a device is now refused before any work, and left
     alone. (Checked in process for the real device: a regression must not replace it.)"""
-    from engine import outpath
-    from engine.errors import UsageError
+    from engine.util import outpath
+    from engine.util.errors import UsageError
 
     for p in (os.devnull, fixtures["{FIFO}"], fixtures["{NULL_LINK}"]):
         with pytest.raises(UsageError, match="not a regular file"):
@@ -203,8 +203,8 @@ def test_outputs_that_are_not_regular_files_are_refused(fixtures, work):
 def test_output_where_no_file_can_be_made_is_refused_before_any_work():
     """Found by the cli fuzzer as root: os.access says root may write in /proc, mkstemp fails there
     (exit 70, after the work). Both checks now make and remove a temp file where the output goes."""
-    from engine import outpath
-    from engine.errors import UsageError
+    from engine.util import outpath
+    from engine.util.errors import UsageError
 
     with pytest.raises(UsageError, match="cannot write in folder /proc"):
         outpath.check_file("/proc/version", "--out")

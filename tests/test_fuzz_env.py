@@ -80,7 +80,7 @@ def test_fuzz_signals(case, fixtures, work):
 @settings(max_examples=6, **CI)
 @given(case=E.memory_cases())
 @example(case=(256, ["plan", "zoo:mobilenetv2@64", "--strategy", "greedy"]))
-# LLVM's "out of memory" called abort(): exit 134, nothing on stderr (found by fuzz_long; engine/supervise.py)
+# LLVM's "out of memory" called abort(): exit 134, nothing on stderr (found by fuzz_long; engine/util/supervise.py)
 @example(case=(512, ["inspect", "zoo:mobilenetv2@32"]))
 @example(case=(768, ["bench", "{TINY}", "--strategies", "none", "--repeat", "1", "--force"]))
 def test_fuzz_memory_limits(case, fixtures, work):

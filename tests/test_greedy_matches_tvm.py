@@ -12,8 +12,8 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from tvm import relax
 
-from engine import loader
-from engine.opgraph import from_module
+from engine.model import loader
+from engine.model.opgraph import from_module
 from engine.planner import greedy, tvm_fuse
 from engine.planner.plan import cross_edges
 from tests.conftest import onnx_light

@@ -20,7 +20,7 @@ import pytest
 pytest.importorskip("pytestqt")
 from PySide6 import QtCore, QtGui, QtWidgets  # noqa: E402
 
-from engine import layout as L  # noqa: E402
+from engine.layout import graph as L  # noqa: E402
 from engine.planner import STRATEGIES  # noqa: E402
 from tests import synthetic  # noqa: E402
 from tests.gui_helpers import TIMEOUT_MS, make_settings, open_graph, open_model, settle, shot  # noqa: E402
@@ -35,7 +35,7 @@ def generated():
     """The graph most tests open: 60 ops in ResNet-like blocks (tests/synthetic.residual): fused groups of up
     to four ops fed from outside, forks and joins, groups of different costs (the heat overlay), greedy and
     dp plans that share groups and differ in others, and more ops than the recommendation's threshold
-    (engine.recommend.MIN_OPS)."""
+    (engine.report.recommend.MIN_OPS)."""
     return synthetic.residual(56)
 
 
@@ -87,7 +87,7 @@ def in_view(view, point) -> bool:
 def test_opens_model_and_draws_every_operator(new_window, qtbot, tiny_model, tmp_path):
     """A model file (tests/models.tiny_onnx: 7 ops), opened as a user does: drawn, planned with TVM too, and
     remembered in the recent list."""
-    from engine import layout_dot
+    from engine.layout import dot as layout_dot
 
     win = new_window(profile=PROFILE, strategy="greedy")
     open_model(qtbot, win, tiny_model)
@@ -499,7 +499,7 @@ def test_ui_stays_responsive_while_opening_and_toggling(new_window, qtbot):
     A real-size model on purpose (zoo:mobilenetv2@64, hundreds of ops): the stalls this guards against
     (drawing, laying out and recolouring a large graph on the UI thread) do not show on a small one. It is
     read into the test's private cache first, as a model opened before is, which is what this measures."""
-    from engine import loader
+    from engine.model import loader
     from gui.diagnostics import StallMeter
 
     loader.load(MODEL)
@@ -538,7 +538,7 @@ def test_layout_falls_back_without_dot(new_window, qtbot, monkeypatch):
 
 def test_benchmark_a_small_model_through_the_runner(new_window, qtbot, tiny_model):
     """A model file (the runner builds it with TVM): the smallest, tests/models.tiny_onnx."""
-    pytest.importorskip("engine.runner")
+    pytest.importorskip("engine.measure.runner")
     w = new_window()
     open_model(qtbot, w, tiny_model)
     w.set_strategy("greedy")
@@ -596,7 +596,7 @@ def test_large_models_are_read_and_tvm_planned_in_a_child_process(new_window, qt
     w = new_window()
     open_model(qtbot, w, p)   # until TVM's plan is in too
     g = w.doc.graph
-    from engine import loader
+    from engine.model import loader
 
     assert g.layout == w.files.layout_for(w.device())   # the device's channel layout (7 ops in NCHW, 9 blocked)
     assert len(g) == len(loader.load(str(p), block=g.block)) and g.mod_factory is None and w.view.scene().graph is g  # the graph came back as data
@@ -605,9 +605,9 @@ def test_large_models_are_read_and_tvm_planned_in_a_child_process(new_window, qt
 
 
 def test_a_figure_timed_on_a_busy_machine_is_measured_again(new_window, qtbot, tiny_model):
-    """A result labelled busy (engine/machine_load.py) is not answered from the cache by the next
+    """A result labelled busy (engine/util/machine_load.py) is not answered from the cache by the next
     Benchmark: the user asked to re-run it on a quieter machine."""
-    pytest.importorskip("engine.runner")
+    pytest.importorskip("engine.measure.runner")
     w = new_window()
     open_model(qtbot, w, tiny_model)
     w.set_strategy("greedy")

@@ -141,7 +141,7 @@ def test_replan_job_passes_the_cost_to_every_strategy(monkeypatch, learned_model
     """learned / roofline: every strategy priced by it; measured: dp, hybrid and optimal by "measured", the
     others by the learned estimate (no kernel is timed here: "measured" is planned as "learned")."""
     import engine.planner as planner
-    from engine import profiles
+    from engine.planner import profiles
     from gui.document import FAST_STRATEGIES
     from gui.planning import replan_job
 
@@ -169,7 +169,7 @@ def test_replan_job_passes_the_cost_to_every_strategy(monkeypatch, learned_model
 
 def test_a_plan_made_elsewhere_is_priced_like_the_others(learned_model):
     """TVM's plan (made in a child) and an imported one get the same estimator's figures as the rest."""
-    from engine import profiles
+    from engine.planner import profiles
     from engine.planner import make_plan
     from gui.planning import price
 

@@ -63,7 +63,7 @@ class FakeOfPlan:
         monkeypatch.setattr(fidelity, "of_plan", self)
 
     def __call__(self, *args, **kwargs):
-        from engine.runner import Cancelled
+        from engine.measure.runner import Cancelled
 
         try:
             b = self.real.bind(*args, **kwargs)

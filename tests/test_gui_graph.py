@@ -8,7 +8,7 @@ import pytest
 
 pytest.importorskip("pytestqt")
 
-from engine import layout as L  # noqa: E402
+from engine.layout import graph as L  # noqa: E402
 from tests.synthetic import Builder  # noqa: E402
 
 TIMEOUT_MS = 120_000
@@ -88,7 +88,7 @@ def win(new_window):
 
 @pytest.mark.parametrize("provisional", [False, True], ids=["one-layout", "provisional-then-final"])
 def test_opening_a_model_fits_its_width_and_shows_its_top(win, qtbot, monkeypatch, provisional):
-    from engine import layout_dot
+    from engine.layout import dot as layout_dot
     from engine.jobs import layout as layout_job
 
     if provisional:  # dot "too slow": the model opens with the built-in layout, and dot's replaces it

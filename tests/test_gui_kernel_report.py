@@ -13,7 +13,9 @@ MODEL = "zoo:mobilenetv2@64"
 def _report(win, strategy):
     """A report of the shown plan: ORT's real profile of the model, and kernel samples made up here (the
     display is what is tested; tests/test_kernel_report.py measures)."""
-    from engine import kernel_report, ort_profile, profiles
+    from engine.report import kernel_report
+    from engine.measure import ort_profile
+    from engine.planner import profiles
     from engine.planner.apply import kernel_groups
 
     doc = win.doc

@@ -8,11 +8,11 @@ import pytest
 
 pytest.importorskip("pytestqt")
 
-from engine import hardware  # noqa: E402
+from engine.devices import hardware  # noqa: E402
 from engine.planner import make_plan  # noqa: E402
 from tests import synthetic  # noqa: E402
-from engine.recommend import recommend  # noqa: E402
-from engine.runner import BenchResult  # noqa: E402
+from engine.report.recommend import recommend  # noqa: E402
+from engine.measure.runner import BenchResult  # noqa: E402
 
 GRAPH = synthetic.chain(40)
 
@@ -42,7 +42,7 @@ def latency_rows(qtbot, plans, name, shapes):
 
 
 def test_published_figures_only_at_the_published_resolution(qtbot, plans):
-    from engine.published import PUBLISHED_T4
+    from engine.measure.published import PUBLISHED_T4
 
     # zoo:mobilenetv2@32: figures measured at 224 px are not shown beside a 32 px model
     panel, pub, table = latency_rows(qtbot, plans, "mobilenetv2@32", {"input": [1, 3, 32, 32]})

@@ -10,7 +10,7 @@ import pytest
 
 pytest.importorskip("pytestqt")
 
-from engine.runner import BenchResult
+from engine.measure.runner import BenchResult
 
 NAMES = ["none", "tvm", "greedy", "dp", "hybrid", "optimal", "custom", "extra"]
 SIZES = [(500, 250), (640, 360), (900, 500), (1600, 900)]

@@ -1,14 +1,14 @@
-"""engine/layout.py (no Qt): what goes to graphviz, parsing its -Tjson, the built-in layered layout, group
-boxes; running graphviz (engine/layout_dot.py) and the layout job's time limit, provisional answer, fallback
-and disk cache (engine/jobs/layout.py, engine/layout_cache.py: a damaged file is a miss and is deleted)."""
+"""engine/layout/graph.py (no Qt): what goes to graphviz, parsing its -Tjson, the built-in layered layout, group
+boxes; running graphviz (engine/layout/dot.py) and the layout job's time limit, provisional answer, fallback
+and disk cache (engine/jobs/layout.py, engine/layout/cache.py: a damaged file is a miss and is deleted)."""
 from __future__ import annotations
 
 import shutil
 
 import pytest
 
-from engine import layout as L
-from engine.opgraph import OpGraph, OpNode
+from engine.layout import graph as L
+from engine.model.opgraph import OpGraph, OpNode
 from tests import synthetic
 
 
@@ -88,7 +88,7 @@ def test_dirty_groups_and_relayout_rule():
 
 
 def test_group_hue_is_stable_and_names_are_the_ops_not_tvm_functions():
-    from engine.group_names import op_word
+    from engine.report.group_names import op_word
 
     g = synthetic.chain(10)
     assert L.group_hue(["n3", "n4"]) == L.group_hue(["n4", "n3"]) != L.group_hue(["n5", "n6"])
@@ -99,7 +99,7 @@ def test_group_hue_is_stable_and_names_are_the_ops_not_tvm_functions():
 
 @pytest.mark.skipif(shutil.which("dot") is None, reason="graphviz dot not installed")
 def test_dot_json_parses_to_y_down_positions():
-    from engine.layout_dot import run_dot
+    from engine.layout.dot import run_dot
 
     g = synthetic.branching(80)
     groups = [[n.id] for n in g.nodes]
@@ -111,7 +111,7 @@ def test_dot_json_parses_to_y_down_positions():
 
 
 def test_layout_job_falls_back_past_its_time_limit(monkeypatch, tmp_path):
-    from engine import layout_cache, layout_dot
+    from engine.layout import cache as layout_cache, dot as layout_dot
     from engine.jobs import layout as job
 
     monkeypatch.setenv("FUSELENS_CACHE_DIR", str(tmp_path))
@@ -137,7 +137,7 @@ def test_a_slow_dot_answers_with_the_builtin_layout_first(monkeypatch, tmp_path)
     """`dot` past PROVISIONAL_AFTER_S: the built-in layout is handed out at once, then dot's."""
     import threading
 
-    from engine import layout_cache, layout_dot
+    from engine.layout import cache as layout_cache, dot as layout_dot
     from engine.jobs import layout as job
 
     monkeypatch.setenv("FUSELENS_CACHE_DIR", str(tmp_path))
@@ -171,7 +171,7 @@ def test_a_damaged_layout_cache_file_is_a_miss_and_is_deleted(monkeypatch, tmp_p
     import json
     import os
 
-    from engine import layout_cache, layout_dot
+    from engine.layout import cache as layout_cache, dot as layout_dot
     from engine.jobs import layout as job
 
     monkeypatch.setenv("FUSELENS_CACHE_DIR", str(tmp_path))

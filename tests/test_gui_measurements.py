@@ -1,5 +1,5 @@
 """The app's measurements as a user reads them (issue 21), offscreen at the default 1400x900 with the
-benchmark worker faked (engine.roundrobin.bench_plans; the real one is tested in test_verdicts.py and
+benchmark worker faked (engine.measure.roundrobin.bench_plans; the real one is tested in test_verdicts.py and
 test_gui.py): Benchmark All samples every strategy in one round-robin run and the measured verdict
 covers `none`; figures of different runs are not compared; the benchmarked plan is the shown one and is
 named by its cost ("dp (learned)"); compile time as planning and build apart; the Latency panel's
@@ -26,15 +26,15 @@ MS = {"none": 2.4, "tvm": 3.3, "greedy": 3.3, "dp": 3.25, "hybrid": 3.3, "optima
 
 
 class FakeWorker:
-    """engine.roundrobin.bench_plans: every plan of a call sampled in one run (one run id), none fastest."""
+    """engine.measure.roundrobin.bench_plans: every plan of a call sampled in one run (one run id), none fastest."""
 
     def __init__(self):
         self.calls: list[list[str]] = []
         self.plans: list[dict] = []
 
     def __call__(self, spec, shapes, plans, target="cpu", repeat=10, progress=None, cancel=None, **kw):
-        from engine import runs
-        from engine.runner import BenchResult
+        from engine.measure import runs
+        from engine.measure.runner import BenchResult
 
         self.calls.append(list(plans))
         self.plans.append(dict(plans))
@@ -51,7 +51,7 @@ class FakeWorker:
 @pytest.fixture
 def win(new_window, qtbot, monkeypatch):
     """A fresh window on a generated 60-op graph (over the rule's 50), the benchmark worker faked."""
-    from engine import roundrobin
+    from engine.measure import roundrobin
     from gui import tune_controller
 
     fake = FakeWorker()
@@ -172,7 +172,7 @@ def test_not_yet_measured_labels_fit_and_published_figures_have_their_own_axis(q
 
     import pyqtgraph as pg
 
-    from engine.runner import BenchResult
+    from engine.measure.runner import BenchResult
     from gui.panels.latency import LatencyPanel
 
     panel = LatencyPanel()
@@ -241,7 +241,7 @@ def test_no_x_axis_label_is_dropped_at_the_default_size(qtbot):
     size every one is drawn, inside its axis, in both plots."""
     import types
 
-    from engine.runner import BenchResult
+    from engine.measure.runner import BenchResult
     from gui.panels.latency import LatencyPanel
 
     panel = LatencyPanel()

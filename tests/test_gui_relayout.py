@@ -15,7 +15,7 @@ import pytest
 
 pytest.importorskip("pytestqt")
 
-from engine import layout as L  # noqa: E402
+from engine.layout import graph as L  # noqa: E402
 from tests import synthetic  # noqa: E402
 
 TIMEOUT_MS = 120_000

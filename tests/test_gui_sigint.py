@@ -121,7 +121,7 @@ def test_ctrl_c_during_a_benchmark_stops_its_worker(tmp_path):
     p, tag = start(["-c", BENCH_DRIVER, MODEL], tmp_path / "cache")
 
     def worker_running():
-        """A benchmark worker is past its start-up: it ignores SIGINT (engine/child.py), as it must.
+        """A benchmark worker is past its start-up: it ignores SIGINT (engine/util/child.py), as it must.
         (Started from a worker thread, it cannot inherit that; Ctrl+C during its first second would
         end it with a KeyboardInterrupt of its own, which the app's quit makes moot.)"""
         try:

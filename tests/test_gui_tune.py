@@ -1,4 +1,4 @@
-"""The app's Tune action, driven offscreen with a fake engine.tuning.tune (the real one is tested in
+"""The app's Tune action, driven offscreen with a fake engine.measure.tuning.tune (the real one is tested in
 test_tuning.py): the budget chosen in the dialog reaches tune() as trials or as a time limit, progress
 shows in the status bar, Cancel stops it and says how many records were kept, a failure is one message
 and the app keeps working; and the latency panel labels each measured figure with whose schedules it ran
@@ -67,7 +67,7 @@ def idle(qtbot, w):
 
 
 def report(trials=96, tuned=2, kernels=3, error=None, stopped=""):
-    from engine.tuning import KernelTuning, TuneReport
+    from engine.measure.tuning import KernelTuning, TuneReport
 
     ks = [KernelTuning(key=f"k{i}", names=[f"fused_conv2d_add_relu_{i}"], weight=1 / kernels, trials=trials // kernels,
                        rules_us=10.0, best_us=6.0 if i < tuned else 11.0,
@@ -78,7 +78,7 @@ def report(trials=96, tuned=2, kernels=3, error=None, stopped=""):
 
 
 class FakeTune:
-    """Stands in for engine.tuning.tune: records its arguments, reports progress, and waits for `go`
+    """Stands in for engine.measure.tuning.tune: records its arguments, reports progress, and waits for `go`
     (or for Cancel, which it answers as the real one does: tuning.Cancelled)."""
 
     def __init__(self, result=None, raises=None, hold=False, on_cancel=None):
@@ -89,7 +89,7 @@ class FakeTune:
 
     def __call__(self, spec, shapes, strategy, target="cpu", trials=None, time_limit_s=None, hw_name=None,
                  progress=None, cancel=None, cost="model", block=None):
-        from engine import tuning
+        from engine.measure import tuning
 
         self.calls.append({"spec": spec, "strategy": strategy, "target": target, "trials": trials,
                            "time_limit_s": time_limit_s, "hw_name": hw_name, "cost": cost, "block": block})
@@ -133,7 +133,7 @@ def test_tune_action_sits_with_benchmark(new_window):
 
 
 def test_trials_budget_reaches_tune_with_progress_and_report(qtbot, win, tmp_path, monkeypatch):
-    from engine import tuning
+    from engine.measure import tuning
     from gui import tune_controller
 
     fake = FakeTune(hold=True)
@@ -176,7 +176,7 @@ def test_trials_budget_reaches_tune_with_progress_and_report(qtbot, win, tmp_pat
 
 
 def test_time_limit_budget_reaches_tune(qtbot, new_window, tiny_model, tmp_path, monkeypatch):
-    from engine import tuning
+    from engine.measure import tuning
 
     win = new_window(strategy="dp", tune_budget=("trials", 96))   # as after a tuning with 96 trials
     open_model(qtbot, win, tiny_model)
@@ -203,7 +203,7 @@ def test_time_limit_budget_reaches_tune(qtbot, new_window, tiny_model, tmp_path,
 
 
 def test_dialog_cancelled_starts_nothing(win, monkeypatch):
-    from engine import tuning
+    from engine.measure import tuning
     from gui import dialogs
 
     fake = FakeTune()
@@ -214,7 +214,7 @@ def test_dialog_cancelled_starts_nothing(win, monkeypatch):
 
 
 def test_cancel_kills_tuning_and_says_what_was_kept(qtbot, win, monkeypatch):
-    from engine import tuning
+    from engine.measure import tuning
     from gui import tune_controller
 
     store = {"n": 7}
@@ -240,8 +240,8 @@ def test_cancel_kills_tuning_and_says_what_was_kept(qtbot, win, monkeypatch):
 
 
 def test_tuning_errors_are_one_message_and_the_app_keeps_working(qtbot, win, monkeypatch):
-    from engine import tuning
-    from engine.errors import FuseLensError
+    from engine.measure import tuning
+    from engine.util.errors import FuseLensError
 
     # bad input: tune() raises before any work
     monkeypatch.setattr(tuning, "tune", FakeTune(raises=FuseLensError("--trials must be at least 1 (got 0)")))
@@ -279,7 +279,7 @@ def test_tuning_errors_are_one_message_and_the_app_keeps_working(qtbot, win, mon
 
 
 class FakeRunner:
-    """engine.runner.benchmark: "rules" for every plan until `tuned_kernels` is set (as after tuning);
+    """engine.measure.runner.benchmark: "rules" for every plan until `tuned_kernels` is set (as after tuning);
     then tuned=True gives a mixed result and tuned=False the rules-only one."""
 
     def __init__(self):
@@ -288,7 +288,7 @@ class FakeRunner:
 
     def __call__(self, spec, shapes, plan, target="cpu", repeat=10, progress=None, cancel=None, force=False,
                  tuned=True, **kw):
-        from engine.runner import BenchResult
+        from engine.measure.runner import BenchResult
 
         self.calls.append((plan.strategy, tuned))
         if progress:
@@ -306,8 +306,8 @@ class FakeRunner:
 
     def bench_plans(self, spec, shapes, plans, target="cpu", repeat=10, progress=None, cancel=None, tuned=True,
                     **kw):
-        """engine.roundrobin.bench_plans: the plans sampled together, one run."""
-        from engine import runs
+        """engine.measure.roundrobin.bench_plans: the plans sampled together, one run."""
+        from engine.measure import runs
 
         run, out = runs.new_id(), {}
         for s, p in plans.items():
@@ -323,11 +323,11 @@ def table(w) -> dict:
 
 
 def fake_benchmarks(monkeypatch, has: dict) -> FakeRunner:
-    """engine.runner.benchmark faked, and the target's tuning records counted as there when has["v"]."""
-    from engine import runner
+    """engine.measure.runner.benchmark faked, and the target's tuning records counted as there when has["v"]."""
+    from engine.measure import runner
     from gui import tune_controller
 
-    from engine import roundrobin
+    from engine.measure import roundrobin
 
     fake = FakeRunner()
     monkeypatch.setattr(runner, "benchmark", fake)

@@ -34,8 +34,8 @@ import onnx
 import pytest
 from onnx import TensorProto, helper
 
-from engine import onnx_input, tir_stats, zoo
-from engine.errors import ModelError, PlanError, TargetError
+from engine.model import onnx_input, tir_stats, zoo
+from engine.util.errors import ModelError, PlanError, TargetError
 from tests.conftest import ROOT
 from tests.loopback import free_port, stop_all, wait_port
 from tests.models import tiny_onnx
@@ -170,7 +170,7 @@ def test_devices_lists_a_silent_peer_as_unreachable_within_the_deadline(form, tm
 
 
 def test_the_network_deadline_is_configurable_and_checked(monkeypatch, tmp_path, tiny):
-    from engine import targets
+    from engine.devices import targets
 
     monkeypatch.delenv("FUSELENS_NETWORK_TIMEOUT_S", raising=False)
     assert targets.network_timeout_s() == targets.DEFAULT_NETWORK_TIMEOUT_S == 10
@@ -189,7 +189,7 @@ def test_a_real_loopback_tracker_and_server_still_answer(monkeypatch):
     """The bounded tracker client and server handshake against TVM's own tracker and servers: a
     session from a key and from a direct server, back-to-back sessions on a key's one device, the
     devices listing; a key with no device ends within its wait."""
-    from engine import targets
+    from engine.devices import targets
 
     tport, sport, dport = free_port(), free_port(), free_port()
     py = sys.executable
@@ -265,7 +265,7 @@ def test_special_external_data_is_refused_not_read(kind, tmp_path):
 
 
 def test_read_file_takes_regular_files_of_a_bounded_size_only(tmp_path):
-    from engine.cache_dir import FileTooLargeError, NotRegularFileError, read_file
+    from engine.util.cache_dir import FileTooLargeError, NotRegularFileError, read_file
 
     f = tmp_path / "a.txt"
     f.write_bytes(b"x" * 100)
@@ -290,7 +290,7 @@ def test_read_file_takes_regular_files_of_a_bounded_size_only(tmp_path):
 @pytest.fixture(scope="module")
 def plan_case(tmp_path_factory):
     """(graph, a valid plan dict) of a generated graph: greedy on tests/synthetic.residual."""
-    from engine import hardware
+    from engine.devices import hardware
     from engine.planner import make_plan, plan_json
     from tests import synthetic
 
@@ -487,7 +487,7 @@ def test_a_truncated_zoo_file_is_rebuilt(private_cache, tmp_path):
 
 
 def test_a_zoo_file_without_its_record_is_rebuilt_and_a_good_one_reused(private_cache):
-    from engine.cache_dir import verified_file
+    from engine.util.cache_dir import verified_file
 
     p = zoo.path("mobilenetv2", 32)
     rec = p.with_name(p.name + ".check.json")
@@ -572,8 +572,8 @@ def test_a_file_for_the_logs_folder_keeps_working(tmp_path, tiny):
 
 def test_cache_errors_are_os_errors_too(tmp_path, monkeypatch):
     """CacheError is an OSError, so code that takes a failed cache write for a miss still does."""
-    from engine.cache_dir import cache_dir, write_json
-    from engine.errors import CacheError
+    from engine.util.cache_dir import cache_dir, write_json
+    from engine.util.errors import CacheError
 
     (tmp_path / "c").write_text("x")
     monkeypatch.setenv("FUSELENS_CACHE_DIR", str(tmp_path / "c"))

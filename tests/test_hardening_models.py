@@ -18,7 +18,7 @@ import onnx
 import pytest
 from onnx import TensorProto, helper, numpy_helper
 
-from engine import check
+from engine.measure import check
 from tests.test_hardening2 import cli, one_line
 
 OPSET = [helper.make_opsetid("", 18)]

@@ -32,8 +32,8 @@ import onnx
 import psutil
 import pytest
 
-from engine import faults
-from engine.child import ChildFailed, run_in_child
+from engine.util import faults
+from engine.util.child import ChildFailed, run_in_child
 from tests.conftest import ROOT
 from tests.models import tiny_onnx
 from tests.test_cli_hardening import one_line
@@ -141,7 +141,7 @@ def test_sigterm_and_sighup_stop_the_workers_like_ctrl_c(command, sig, tmp_path)
 _STUCK = """
 import sys
 sys.path.insert(0, {root!r})
-from engine import signals
+from engine.util import signals
 signals.install(grace_s=2)
 print("ready", flush=True)
 sum(range(10 ** 13))   # native code that never returns to the interpreter, so no Python handler runs
@@ -173,7 +173,7 @@ def test_a_command_stuck_in_native_code_still_ends_on_sigterm():
 _PARENT = """
 import sys
 sys.path.insert(0, {root!r})
-from engine.child import run_in_child
+from engine.util.child import run_in_child
 from tests.test_child import _sleep
 run_in_child(_sleep, 120, what="sleeper")
 """
@@ -202,7 +202,7 @@ def test_a_worker_ends_when_its_parent_is_killed(tmp_path):
 _WATCHED = """
 import os, sys, time
 sys.path.insert(0, {root!r})
-from engine.child import _die_with_parent
+from engine.util.child import _die_with_parent
 _die_with_parent(os.getppid(), use_prctl=False)
 time.sleep(120)
 """
@@ -335,7 +335,7 @@ def test_a_worker_out_of_memory_says_so(monkeypatch, tmp_path):
 def test_a_memory_limit_is_one_line_exit_2(limit_mb, tmp_path):
     """Under `ulimit -v` a command either works or says it ran out of memory, whatever failed first
     (an import, onnx's serializer, TVM's registry, numpy, a worker), and never hangs (at 900 MB,
-    OpenBLAS's thread pool looped forever at scipy's import: engine/faults.fit_memory_limit)."""
+    OpenBLAS's thread pool looped forever at scipy's import: engine/util/faults.fit_memory_limit)."""
     import resource
 
     def cap():
@@ -370,7 +370,8 @@ def test_tunes_rpc_runner_gives_up_on_a_silent_device_naming_it(monkeypatch):
     MetaSchedule's own runner waited on it forever; ours is one line naming it after the deadline."""
     from tvm.s_tir import meta_schedule as ms
 
-    from engine import targets, tuning
+    from engine.devices import targets
+    from engine.measure import tuning
     from tests.loopback import free_port, stop_all, wait_port
     from tests.test_hardening2 import silent_peer
 
@@ -383,7 +384,7 @@ def test_tunes_rpc_runner_gives_up_on_a_silent_device_naming_it(monkeypatch):
     try:
         wait_port(tport)
         with silent_peer() as sport, _registered(tport, "silent", sport):
-            runner = tuning._runner(targets.parse(f"rpc://127.0.0.1:{tport}/silent"))
+            runner = tuning.metaschedule_runner(targets.parse(f"rpc://127.0.0.1:{tport}/silent"))
             (fut,) = runner.run([ms.runner.RunnerInput("/nonexistent/k.tar", "cpu", [])])
             out = {}
             th = threading.Thread(target=lambda: out.update(r=fut.result()), daemon=True)
@@ -398,4 +399,4 @@ def test_tunes_rpc_runner_gives_up_on_a_silent_device_naming_it(monkeypatch):
         stop_all([tracker])
     line = targets.network_fault(out["r"].error_msg)
     assert line and re.search(rf"127\.0\.0\.1:{sport}.*did not answer within 1 s", line), out["r"].error_msg
-    assert tuning._network_fault([out["r"].error_msg]) == line and took < 30
+    assert tuning.network_fault([out["r"].error_msg]) == line and took < 30

@@ -51,7 +51,7 @@ def test_one_message_names_every_input_and_its_suggestion_works_as_printed(bert_
 
 
 def test_a_dim_given_for_one_input_is_that_size_in_the_others(bert_like):
-    from engine import loader
+    from engine.model import loader
 
     g = loader.load(bert_like, {"input_ids": [2, 16]})
     assert g.input_shapes == {"input_ids": [2, 16], "attention_mask": [2, 16]}
@@ -59,7 +59,7 @@ def test_a_dim_given_for_one_input_is_that_size_in_the_others(bert_like):
 
 def test_the_suggestion_takes_dims_the_weights_pin(tmp_path):
     """A Conv reading the input pins its channels: the suggestion gives them, not the example size."""
-    from engine import onnx_input
+    from engine.model import onnx_input
 
     x = helper.make_tensor_value_info("x", TensorProto.FLOAT, ["N", "C", "H", "W"])
     y = helper.make_tensor_value_info("y", TensorProto.FLOAT, None)

@@ -1,4 +1,4 @@
-"""The kernel report (engine/kernel_report.py) and ONNX Runtime's per-node profile (engine/ort_profile.py):
+"""The kernel report (engine/report/kernel_report.py) and ONNX Runtime's per-node profile (engine/measure/ort_profile.py):
 the arithmetic on known kernels, the parsing and matching on a real model, and `bench --kernels` end to end."""
 from __future__ import annotations
 
@@ -12,8 +12,8 @@ from pathlib import Path
 
 import pytest
 
-from engine import kernel_report as kr
-from engine import ort_profile
+from engine.report import kernel_report as kr
+from engine.measure import ort_profile
 
 ROOT = Path(__file__).resolve().parent.parent
 MODEL = "zoo:mobilenetv2@64"
@@ -46,7 +46,7 @@ def test_fma_lanes_count_zen4_pipes_as_256_bits():
 
 
 def test_host_peak_is_derived_and_says_so(monkeypatch):
-    from engine import fma_probe, hardware
+    from engine.devices import fma_probe, hardware
 
     monkeypatch.setattr(fma_probe, "peak", lambda *a, **k: None)   # where the probe cannot run
     hw = hardware.host()
@@ -54,7 +54,7 @@ def test_host_peak_is_derived_and_says_so(monkeypatch):
     f = hardware.cpu_facts()
     assert pk.flops_source.startswith("derived:") and f"{f['cores']} cores" in pk.flops_source
     assert pk.bandwidth == hw.bandwidth and "measured" in pk.bandwidth_source
-    vendor, family = kr._cpu_vendor_family()
+    vendor, family = kr.cpu_vendor_family()
     lanes, _ = kr.host_fma_lanes(f["vector_bits"], f["fma"], vendor, family)
     assert pk.flops == pytest.approx(f["cores"] * f["ghz"] * 1e9 * lanes * 2)
     t4 = kr.peaks(hardware.get("t4"))
@@ -94,7 +94,7 @@ def test_parse_events_splits_runs_and_drops_nothing_else():
 
 @pytest.fixture(scope="module")
 def graph():
-    from engine import loader
+    from engine.model import loader
 
     return loader.load(MODEL, None)        # NCHW
 
@@ -110,7 +110,7 @@ def profile(graph):
 def test_ort_profile_maps_fused_nodes_back(graph, profile):
     import onnx
 
-    from engine import loader
+    from engine.model import loader
 
     model = onnx.load(str(loader.frozen_path(graph)), load_external_data=False).graph
     onnx_names = [n.name for n in model.node]
@@ -135,7 +135,7 @@ def test_ort_profile_maps_fused_nodes_back(graph, profile):
 
 
 def test_report_blocks_pair_our_kernels_with_ort_nodes(graph, profile):
-    from engine import profiles
+    from engine.planner import profiles
     from engine.planner import make_plan
 
     hw = profiles.get("host")
@@ -208,13 +208,13 @@ def test_bench_kernels_refuses_another_target(tmp_path):
 
 
 def test_kernel_rows_take_shares_from_the_benchmark_without_a_report():
-    """engine/kernel_table: without a kernel report the shares come from the benchmark's kernel times
+    """engine/report/kernel_table: without a kernel report the shares come from the benchmark's kernel times
     (labelled so); without those, only the bound."""
-    from engine import hardware
-    from engine.kernel_table import kernel_rows
+    from engine.devices import hardware
+    from engine.report.kernel_table import kernel_rows
     from engine.planner import make_plan
     from engine.planner.cost import CostModel
-    from engine.runner import BenchResult
+    from engine.measure.runner import BenchResult
     from tests.synthetic import chain
 
     g = chain(12)

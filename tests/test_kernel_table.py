@@ -1,16 +1,16 @@
-"""The per-kernel table's rows and linters (engine/kernel_table.py), and the Kernels panel that shows
+"""The per-kernel table's rows and linters (engine/report/kernel_table.py), and the Kernels panel that shows
 them: sortable, filterable, a click selects the kernel's group in the ViewState."""
 from __future__ import annotations
 
 import pytest
 
-from engine.kernel_table import kernel_function_names, kernel_rows
-from engine.runner import BenchResult
+from engine.report.kernel_table import kernel_function_names, kernel_rows
+from engine.measure.runner import BenchResult
 from tests.synthetic import Builder, chain
 
 
 def _plans(g):
-    from engine import hardware
+    from engine.devices import hardware
     from engine.planner import make_plan
 
     hw = hardware.get("t4")

@@ -8,7 +8,8 @@ from types import SimpleNamespace
 
 import pytest
 
-from engine import hardware, loader
+from engine.devices import hardware
+from engine.model import loader
 from engine.planner import kinds, make_plan, optimal
 from engine.planner.cost import CostModel
 from tests.synthetic import Builder
@@ -150,7 +151,8 @@ def test_measured_cost_on_a_target_that_is_not_there_is_one_line_and_exit_2(targ
 def test_prologue_groups_schedule_and_match_onnxruntime(effnet):
     """With prologues allowed, the DP puts pads/elementwise ops in front of anchors; the scheduled
     build of that plan computes what ONNX Runtime computes."""
-    from engine import build, schedules
+    from engine.measure import build
+    from engine import schedules
     from engine.planner.apply import apply
 
     hw = replace(hardware.get("host"), kinds={"prologue": {"enabled": True}})

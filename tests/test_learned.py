@@ -11,7 +11,7 @@ import random
 import numpy as np
 import pytest
 
-from engine import hardware
+from engine.devices import hardware
 from engine.planner import close_calls, cost_source, features, learned, make_plan
 from engine.planner.cost import CostModel
 from engine.planner.estimates import Estimates, segment_key
@@ -63,7 +63,7 @@ def samples_for(graph, hw, model_name, seed=0) -> learned.Samples:
 def ship(model, samples, schedule_version=None) -> None:
     """Install `model` (trained on `samples`) as this CPU kind's shipped model (under the isolated
     assets), recorded as trained on kernels of `schedule_version` (None: this build's)."""
-    from engine.planner.measure import schedule_version as current
+    from engine.planner.kernel_timing import schedule_version as current
 
     path = learned.shipped_file(learned.cpu_kind())
     path.parent.mkdir(parents=True, exist_ok=True)
@@ -166,7 +166,7 @@ def test_a_good_shipped_model_is_used_and_labelled(hw, isolated):
 
 
 def test_a_shipped_model_of_older_schedules_is_used_and_says_it_is_stale(hw, isolated):
-    from engine.planner.measure import schedule_version
+    from engine.planner.kernel_timing import schedule_version
 
     model, s = small_model(hw, n=2, rounds=20)
     ship(model, s)
@@ -186,7 +186,7 @@ def test_a_shipped_model_of_older_schedules_is_used_and_says_it_is_stale(hw, iso
 
 
 def test_local_samples_refine_the_model_and_a_corrupt_store_is_a_miss(hw, isolated, monkeypatch):
-    from engine.planner import measure
+    from engine.planner import kernel_timing as measure
 
     model, s = small_model(hw, n=2, rounds=10)
     tkey = measure.target_key("cpu")
@@ -213,7 +213,7 @@ def test_local_samples_refine_the_model_and_a_corrupt_store_is_a_miss(hw, isolat
 
 def test_a_shipped_model_is_retrained_with_enough_local_samples_and_kept_until_they_double(hw, isolated,
                                                                                            monkeypatch):
-    from engine.planner import measure
+    from engine.planner import kernel_timing as measure
 
     model, s = small_model(hw, n=2, rounds=10)
     ship(model, s)
@@ -348,7 +348,7 @@ def test_to_time_checks_every_departure_from_greedy(hw):
 
 
 def test_measure_close_times_only_close_calls(hw, isolated, monkeypatch):
-    from engine.planner import measure
+    from engine.planner import kernel_timing as measure
 
     g = synthetic.se_net()
     cm = CostModel(g, hw)
@@ -370,7 +370,7 @@ def test_measure_close_times_only_close_calls(hw, isolated, monkeypatch):
 
 
 def test_oversubscribed_allows_the_free_cores():
-    from engine import machine_load
+    from engine.util import machine_load
 
     assert not machine_load.oversubscribed(0.5, threads=1, cpus=2)     # one other busy core: fine
     assert machine_load.oversubscribed(0.7, threads=1, cpus=2)
@@ -379,7 +379,7 @@ def test_oversubscribed_allows_the_free_cores():
 
 
 def test_busy_timings_are_not_trusted(tmp_path, hw):
-    from engine.planner import measure
+    from engine.planner import kernel_timing as measure
 
     g = synthetic.chain(4)
     timer = measure.KernelTimer(g, hw, "cpu", cache=tmp_path)
@@ -440,7 +440,7 @@ def test_fidelity_command_times_the_plans_kernels(tiny_model, private_cache, tmp
 def test_a_busy_timing_is_taken_again(tmp_path, monkeypatch):
     """The profiling worker times again a kernel whose cached figure was taken while the machine was
     busy (and keeps a quiet one)."""
-    from engine.planner import measure
+    from engine.planner import kernel_timing as measure
 
     seen = {}
 
@@ -455,7 +455,7 @@ def test_a_busy_timing_is_taken_again(tmp_path, monkeypatch):
         sha256 = "s" * 64
         nodes = []
 
-    monkeypatch.setattr("engine.loader.load", lambda spec, shapes=None, block=None: G())
+    monkeypatch.setattr("engine.model.loader.load", lambda spec, shapes=None, block=None: G())
     monkeypatch.setattr(measure, "extract", fake_extract)
     monkeypatch.setattr(measure, "_build_and_time", fake_build)
     monkeypatch.setattr(measure, "_schedule_or_error", lambda *a: None)
@@ -464,7 +464,7 @@ def test_a_busy_timing_is_taken_again(tmp_path, monkeypatch):
     cache.add_times({"aa": {"us": 2.0, "median": 2.0, "n": 3}, "bb": {"us": 9.0, "median": 9.0, "n": 3, "busy": 0.9}})
     job = {"spec": "x", "shapes": None, "sha": G.sha256, "segments": [["n0"], ["n1"]], "target": "cpu",
            "tkey": "cpu|test", "cache": str(tmp_path), "flush": "all", "threads": 1}
-    measure._profile_job(job, lambda *a: None)
+    measure.profile_job(job, lambda *a: None)
     assert seen["timed"] == ["bb"]
     assert "busy" not in cache.times()["bb"] and cache.times()["bb"]["us"] == 1.0
 
@@ -472,7 +472,7 @@ def test_a_busy_timing_is_taken_again(tmp_path, monkeypatch):
 def test_a_learned_plan_after_a_measured_one_is_the_learned_models_alone(hw, isolated, monkeypatch):
     """Measured mode's timings stay with measured mode: planning by the learned model afterwards
     decides and prices by predictions only."""
-    from engine.planner import measure
+    from engine.planner import kernel_timing as measure
 
     model, s = small_model(hw, n=2, rounds=10)
     ship(model, s)
@@ -484,7 +484,7 @@ def test_a_learned_plan_after_a_measured_one_is_the_learned_models_alone(hw, iso
                         lambda self, segs, **k: timed.update({segment_key(cm, x): 1.0 for x in segs}) or
                         {"built": len(segs), "failed": 0, "busy": 0, "error": None})
     monkeypatch.setattr(measure.KernelTimer, "table", lambda self: dict(timed))
-    monkeypatch.setattr("engine.targets.check", lambda t: None)
+    monkeypatch.setattr("engine.devices.targets.check", lambda t: None)
     monkeypatch.setattr(learned, "learn", lambda *a, **k: 0)
     m = make_plan(g, "dp", hw, cost="measured")
     assert m.notes["cost"] == "measured" and "measured" in m.notes["group_source"]

@@ -8,8 +8,8 @@ import onnx
 import pytest
 from onnx import TensorProto, helper
 
-from engine import loader, onnx_input
-from engine.errors import ModelError
+from engine.model import loader, onnx_input
+from engine.util.errors import ModelError
 from tests.conftest import ROOT, onnx_light
 from tests.models import tiny_onnx
 
@@ -49,7 +49,7 @@ def test_hash_depends_on_bytes_and_shapes(tiny_model):
 def test_cache_reopens_without_importing(tiny_model, monkeypatch):
     first = loader.load(str(tiny_model))
     loader.clear_memo()
-    from engine import relax_import
+    from engine.model import relax_import
 
     calls = []
     real = relax_import.to_relax
@@ -105,7 +105,7 @@ def _unsupported_std(tmp_path):
     m = helper.make_model(g, opset_imports=[helper.make_opsetid("", 18)])
     p = tmp_path / "celu.onnx"
     onnx.save(m, p)
-    from engine.relax_import import supported_ops
+    from engine.model.relax_import import supported_ops
 
     assert "Celu" not in supported_ops(), "pick another op TVM lacks"
     return p, r"operator Celu at node 'celu0' is not supported by TVM's ONNX importer"

@@ -1,4 +1,4 @@
-"""How busy the machine was while timing (engine/machine_load.py), recorded with every result and said
+"""How busy the machine was while timing (engine/util/machine_load.py), recorded with every result and said
 wherever a figure or verdict from a busy run is shown: the bench table, its verdicts, --json, table rows,
 the measured recommendation. (The app's panels: tests/test_gui_labels.py.)"""
 import json
@@ -11,10 +11,13 @@ from pathlib import Path
 
 import pytest
 
-from engine import benchmark, hardware, machine_load, report, runner
+from engine.measure import benchmark, runner
+from engine.devices import hardware
+from engine.util import machine_load
+from engine.report import text as report
 from engine.planner import make_plan
-from engine.recommend import recommend
-from engine.runner import BenchResult
+from engine.report.recommend import recommend
+from engine.measure.runner import BenchResult
 from tests.synthetic import chain
 
 LINUX = Path("/proc/stat").exists()
@@ -173,7 +176,7 @@ def test_the_measured_recommendation_says_so():
 def test_results_cached_with_and_without_the_share_load(private_cache):
     plan = make_plan(BIG, "greedy", hardware.get("t4"))
     r = res("greedy", [5.0, 5.1, 5.2], busy_share=0.7)
-    f = runner._result_file(BIG.sha256, plan.groups, "cpu", True, False)
+    f = runner.result_file(BIG.sha256, plan.groups, "cpu", True, False)
     f.parent.mkdir(parents=True, exist_ok=True)
     f.write_text(json.dumps(r.to_dict()))
     got = runner.cached_result(BIG, plan, "cpu", tuned=False)

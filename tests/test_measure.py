@@ -1,4 +1,4 @@
-"""Measured-cost planning (engine/planner/measure.py) and roofline calibration (calibrate.py).
+"""Measured-cost planning (engine/planner/kernel_timing.py) and roofline calibration (calibrate.py).
 
 The profiling tests build and time real kernels of MobileNetV2 at 32x32 with segments of at most
 two ops (about 300 distinct kernels, well under a minute on 2 cores), in a temporary cache folder.
@@ -11,8 +11,9 @@ from dataclasses import replace
 import numpy as np
 import pytest
 
-from engine import hardware, loader
-from engine.planner import calibrate, dp, measure
+from engine.devices import hardware
+from engine.model import loader
+from engine.planner import calibrate, dp, kernel_timing as measure
 from engine.planner.cost import CostModel
 from engine.planner.order import chain_order
 from engine.planner.validate import check_convex_acyclic, check_partition
@@ -120,7 +121,7 @@ def test_corrupted_cache_files_are_misses_not_crashes(profiled, graph, hw, tmp_p
 
 
 def test_worker_crash_is_reported_and_cancel_raises(graph, hw, tmp_path, monkeypatch):
-    from engine.runner import Cancelled
+    from engine.measure.runner import Cancelled
 
     monkeypatch.setenv("FUSELENS_WORKER_FAULT", "segv")
     costs = measure.measured_costs(graph, hw, "cpu", cache=tmp_path, max_len=1)

@@ -14,7 +14,7 @@ import numpy as np
 import pytest
 import tvm_ffi
 
-from engine import loader, relax_import
+from engine.model import loader, relax_import
 from tests.conftest import ROOT
 
 
@@ -33,7 +33,7 @@ def test_installed_tvm_ffi_is_the_pinned_one():
 def test_save_json_round_trip_of_a_zoo_module_in_a_subprocess(tmp_path):
     code = textwrap.dedent("""
         import tvm, tvm_ffi
-        from engine import loader
+        from engine.model import loader
         mod = loader.load("zoo:mobilenetv2@32", use_cache=False).mod
         again = tvm.ir.load_json(tvm.ir.save_json(mod))
         assert tvm_ffi.structural_equal(mod, again), "the loaded module differs from the saved one"
@@ -122,7 +122,7 @@ def test_a_module_file_from_another_tvm_version_loads_through_tvms_upgrade(tiny_
 
     def edit(arrays):
         text = arrays["module"].tobytes().decode()
-        assert text.endswith(ours + "}}")  # what _read_module's fast path expects
+        assert text.endswith(ours + "}}")  # what read_module's fast path expects
         arrays["module"] = np.frombuffer(text.replace(ours, older).encode(), np.uint8)
 
     _rewrite_npz(saved, edit)

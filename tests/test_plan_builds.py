@@ -8,7 +8,9 @@ import numpy as np
 import pytest
 from tvm import relax
 
-from engine import build, hardware, loader
+from engine.measure import build
+from engine.devices import hardware
+from engine.model import loader
 from engine.planner import make_plan
 from engine.planner.apply import apply
 

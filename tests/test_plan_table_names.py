@@ -1,11 +1,12 @@
-"""The CLI's plan table names each group as the app does (engine/group_names.py): its ONNX block, kind
+"""The CLI's plan table names each group as the app does (engine/report/group_names.py): its ONNX block, kind
 and ops, not TVM's function name."""
-from engine import hardware, report
-from engine.group_names import group_title
+from engine.devices import hardware
+from engine.report import text as report
+from engine.report.group_names import group_title
 
 
 def test_plan_table_names_groups_by_block_and_ops():
-    from engine import loader
+    from engine.model import loader
     from engine.planner import make_plan
 
     g = loader.load("zoo:mobilenetv2@32")

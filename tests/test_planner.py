@@ -6,8 +6,9 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from engine import hardware, loader
-from engine.errors import PlanError
+from engine.devices import hardware
+from engine.model import loader
+from engine.util.errors import PlanError
 from engine.planner import make_plan, plan_json
 from engine.planner.cost import CostModel
 from engine.planner.dp import segment_dp
@@ -62,7 +63,7 @@ def _set_partitions(items):
 
 
 def _legal_partition(g, cm, groups) -> bool:
-    from engine.errors import FuseLensError
+    from engine.util.errors import FuseLensError
 
     try:
         check_convex_acyclic(g, [[cm.ids[v] for v in grp] for grp in groups])

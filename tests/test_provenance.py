@@ -7,7 +7,7 @@ import pytest
 
 @pytest.fixture(scope="module")
 def mobilenet():
-    from engine import loader, onnx_input
+    from engine.model import loader, onnx_input
 
     path, _ = loader.resolve_spec("zoo:mobilenetv2@32")
     model = onnx_input.read(path)

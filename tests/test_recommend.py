@@ -3,9 +3,9 @@ from dataclasses import replace
 
 import pytest
 
-from engine import hardware
-from engine.recommend import recommend
-from engine.runner import BenchResult
+from engine.devices import hardware
+from engine.report.recommend import recommend
+from engine.measure.runner import BenchResult
 from tests.synthetic import chain
 
 

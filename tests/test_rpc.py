@@ -5,8 +5,10 @@ import time
 
 import pytest
 
-from engine import hardware, loader, runner, targets
-from engine.errors import TargetError
+from engine.devices import hardware, targets
+from engine.model import loader
+from engine.measure import runner
+from engine.util.errors import TargetError
 from engine.planner import make_plan
 from tests.loopback import free_port, stop_all, wait_port
 

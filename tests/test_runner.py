@@ -4,7 +4,9 @@ import time
 
 import pytest
 
-from engine import hardware, loader, runner
+from engine.devices import hardware
+from engine.model import loader
+from engine.measure import runner
 from engine.planner import make_plan
 
 MODEL = "zoo:mobilenetv2@32"
@@ -19,7 +21,7 @@ def graph_and_plan():
 @pytest.fixture(autouse=True)
 def private_results(tmp_path, monkeypatch):
     # results and references in a private folder; models stay in the shared cache
-    import engine.runner as r
+    import engine.measure.runner as r
 
     real = r.cache_dir
     monkeypatch.setattr(r, "cache_dir", lambda *sub: real(*sub) if sub != ("results",) else _mk(tmp_path / "results"))
@@ -112,7 +114,7 @@ def test_table_cli_writes_markdown_csv_json_png(tmp_path):
     assert res.returncode == 0, res.stderr[-2000:]
     md = (tmp_path / "table.md").read_text()
     assert "| mobilenetv2@32 |" in md and "DP/greedy" in md
-    assert "15.6 / 11.2 / 8.9" not in md  # published T4 figures are for 224x224, not @32 (engine/published.py)
+    assert "15.6 / 11.2 / 8.9" not in md  # published T4 figures are for 224x224, not @32 (engine/measure/published.py)
     rows = json.loads((tmp_path / "table.json").read_text())["rows"]
     r = rows[0]
     assert r["baseline_ms"] > 0 and r["dp_ms"] > 0 and r["all_correct"] and r["onnxruntime_ms"] > 0

@@ -1,13 +1,15 @@
-"""Verdicts compare only figures sampled in one run (engine/runs.py): a cached figure is re-sampled
-alongside new ones (engine.benchmark.measure_plans) or named "not compared: not the same run"; the
+"""Verdicts compare only figures sampled in one run (engine/measure/runs.py): a cached figure is re-sampled
+alongside new ones (engine.measure.benchmark.measure_plans) or named "not compared: not the same run"; the
 measured recommendation covers the unfused plan. No TVM here: the cache and the worker are faked."""
 import statistics
 import types
 from dataclasses import replace
 
-from engine import benchmark, hardware, report, runner, runs
-from engine.recommend import recommend
-from engine.runner import BenchResult
+from engine.measure import benchmark, runner, runs
+from engine.devices import hardware
+from engine.report import text as report
+from engine.report.recommend import recommend
+from engine.measure.runner import BenchResult
 from tests.synthetic import chain
 
 BIG = chain(120)
@@ -27,7 +29,7 @@ class Plan:
 
 def fake(monkeypatch, cache: dict):
     """runner.cached_result answers from `cache`; the round-robin worker records what it was asked."""
-    from engine import roundrobin
+    from engine.measure import roundrobin
 
     asked = []
 
@@ -117,7 +119,7 @@ def test_the_measured_verdict_ignores_figures_of_another_run():
 
 
 def test_the_plan_and_its_chart_name_the_cost_that_decided_it():
-    from engine import report
+    from engine.report import text as report
     from engine.planner import make_plan
     from gui.chart_export import chart_series
 

@@ -14,7 +14,7 @@ from tvm import te, tirx, topi
 
 from engine.schedules import cpu, gpu
 from engine.schedules.base.config import AnchorConfig
-from engine.schedules.base.target import cuda_target
+from engine.devices.tvm_target import cuda_target
 
 import tvm
 from tvm import te, tirx, topi

@@ -13,12 +13,14 @@ import pytest
 import tvm
 from tvm import relax, tirx
 
-from engine import build, hardware, loader
+from engine.measure import build
+from engine.devices import hardware
+from engine.model import loader
 from engine import schedules
 from engine.planner import make_plan
 from engine.planner.apply import apply
 from engine.schedules import cpu, gpu
-from engine.schedules.base import target as target_mod
+from engine.devices import tvm_target as target_mod
 
 ZOO = ["mobilenetv2@64", "efficientnet_b0@64", "resnet50@64", "vgg16@32", "yolov4_tiny@128"]
 STRATEGIES = ["none", "tvm", "greedy", "dp", "hybrid"]

@@ -1,5 +1,5 @@
 """The blocked-layout convolution rule (engine/schedules/cpu/blocked.py): NCHW[x]c dense and
-depthwise convolutions (engine/blocked_compute.py) with their fused epilogue, built the way the
+depthwise convolutions (engine/model/blocked_compute.py) with their fused epilogue, built the way the
 pipeline builds them (a Relax module of the blocked call_tir and Relax elementwise ops on blocked
 tensors, then LegalizeOps, AnnotateTIROpPattern, FuseOps, FuseTIR, then schedules.schedule), must be
 taken by cpu.BlockedConv and match a numpy reference. Tolerance: max |out - ref| <= 1e-4 * max |ref| + 1e-5.
@@ -11,7 +11,9 @@ import pytest
 import tvm
 from tvm import relax
 
-from engine import blocked_compute, build, schedules
+from engine.model import blocked_compute
+from engine.measure import build
+from engine import schedules
 from engine.schedules.cpu import blocked as blocked_rules
 
 RULE = "cpu.BlockedConv"

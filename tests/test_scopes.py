@@ -1,16 +1,17 @@
-"""The model's layer hierarchy from ONNX provenance (engine/scopes.py) and the readable group names
-built on it (engine/group_names.py), on the zoo's MobileNetV2."""
+"""The model's layer hierarchy from ONNX provenance (engine/model/scopes.py) and the readable group names
+built on it (engine/report/group_names.py), on the zoo's MobileNetV2."""
 from __future__ import annotations
 
 import pytest
 
-from engine import group_names as G
-from engine import scopes as S
+from engine.report import group_names as G
+from engine.model import scopes as S
 
 
 @pytest.fixture(scope="module")
 def mobilenet():
-    from engine import hardware, loader
+    from engine.devices import hardware
+    from engine.model import loader
     from engine.planner import make_plan
 
     g = loader.load("zoo:mobilenetv2@32")
@@ -68,7 +69,7 @@ def test_chains_are_named_by_their_anchors_and_internal_names_do_not_leak():
     assert " chain" not in name or "->" in name
     node = g.nodes[1]
     node.op = "tir_sigmoid"
-    from engine import layout as L
+    from engine.layout import graph as L
 
     assert L.node_lines(node)[0] == "sigmoid" and G.op_word(node) == "sigmoid"
     assert "tir_" not in L.group_name(g, [g.nodes[0].id, node.id])

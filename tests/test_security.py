@@ -26,8 +26,8 @@ from pathlib import Path
 import onnx
 import pytest
 
-from engine import loader
-from engine.errors import ModelError
+from engine.model import loader
+from engine.util.errors import ModelError
 from tests.conftest import ROOT
 from tests.models import tiny_onnx
 
@@ -206,7 +206,7 @@ def booby_trapped():
 @pytest.fixture
 def tiny_graph_and_plan(tmp_path, private_cache):
     """A tiny model's graph (its cache entry written, module.npz included) and a saved greedy plan."""
-    from engine import hardware
+    from engine.devices import hardware
     from engine.planner import make_plan, plan_json
 
     f = tmp_path / "tiny.onnx"
@@ -234,7 +234,7 @@ def test_plans_and_cache_entries_load_without_unpickling_or_eval(tiny_graph_and_
 def test_code_in_a_plan_stays_text(tiny_graph_and_plan, tmp_path):
     """Python in every string field of a plan, and a pickle in place of the file: text or a
     PlanError, never run (the marker file is never made)."""
-    from engine.errors import PlanError
+    from engine.util.errors import PlanError
     from engine.planner import plan_json
 
     _, g, plan_file = tiny_graph_and_plan

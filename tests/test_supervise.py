@@ -1,4 +1,4 @@
-"""engine/supervise.py: under a memory limit the command runs in a watched child, so native code that
+"""engine/util/supervise.py: under a memory limit the command runs in a watched child, so native code that
 aborts on a failed allocation (LLVM's "out of memory") ends in one line and exit 2, not a bare 134."""
 import os
 import resource
@@ -11,7 +11,7 @@ from pathlib import Path
 import psutil
 import pytest
 
-from engine import supervise
+from engine.util import supervise
 
 ROOT = Path(__file__).resolve().parent.parent
 

@@ -6,12 +6,14 @@ from dataclasses import replace
 
 import pytest
 
-from engine import hardware, published, report, stats
-from engine.benchmark import table_row
-from engine.stats import comparisons
+from engine.devices import hardware
+from engine.measure import published, stats
+from engine.report import text as report
+from engine.measure.benchmark import table_row
+from engine.measure.stats import comparisons
 from tests.synthetic import chain
-from engine.recommend import recommend
-from engine.runner import BenchResult
+from engine.report.recommend import recommend
+from engine.measure.runner import BenchResult
 
 BIG = chain(120)
 
@@ -31,7 +33,7 @@ def res(strategy, samples, build_s=10.0, plan_ms=10.0, correct=True, error=None,
                        build_s=build_s, planning_ms=plan_ms, correct=correct, error=error, repeat=len(samples), **kw)
 
 
-# ---- engine/stats.py ------------------------------------------------------------------------------
+# ---- engine/measure/stats.py ------------------------------------------------------------------------------
 
 def test_clearly_different_samples_are_significant():
     greedy, dp = noisy(10.0, 0.2, seed=1), noisy(8.0, 0.2, seed=2)
@@ -97,7 +99,7 @@ def test_bootstrap_ratio_ci_is_deterministic_and_seeded():
 
 
 def test_bootstrap_ratio_ci_is_scipys_percentile_bootstrap():
-    """engine/stats.py's bootstrap is scipy.stats.bootstrap's percentile method (the same draws for
+    """engine/measure/stats.py's bootstrap is scipy.stats.bootstrap's percentile method (the same draws for
     the same seed, rounds resampled together when paired); it is kept because scipy's refuses a side
     with one sample and gives an infinite bound where a resampled median is 0."""
     np = pytest.importorskip("numpy")
@@ -119,7 +121,7 @@ def test_bootstrap_ratio_ci_is_scipys_percentile_bootstrap():
                                    **kw).confidence_interval
         assert ours == pytest.approx((ci.low, ci.high), rel=1e-12), (a, b, paired)
 
-# ---- the measured verdict (engine/recommend.py) -------------------------------------------------
+# ---- the measured verdict (engine/report/recommend.py) -------------------------------------------------
 
 def test_verdict_within_noise_keeps_greedy_and_shows_the_interval():
     greedy = [8.55, 6.9, 10.8, 7.2, 9.9, 8.1, 11.5, 7.0, 8.9]
@@ -168,7 +170,7 @@ def test_no_verdict_when_greedy_itself_is_not_correct():
     assert r.to_dict()["excluded"] == {"greedy": "result not correct"}
 
 
-# ---- table rows and labels (engine/benchmark.py, engine/report.py, engine/published.py) -------------
+# ---- table rows and labels (engine/measure/benchmark.py, engine/report/text.py, engine/measure/published.py) -------------
 
 def bench(model, results, graph=None, target="cpu", device=None):
     return {"model": model, "ops": 66, "results": results, "ort": None, "graph": graph, "target": target,
@@ -253,7 +255,8 @@ def test_measured_on_names_the_real_target():
 # ---- round-robin bench ---------------------------------------------------------------------------
 
 def test_round_robin_bench_samples_every_strategy_alike(tmp_path, monkeypatch):
-    from engine import benchmark, loader
+    from engine.measure import benchmark
+    from engine.model import loader
 
     monkeypatch.setenv("FUSELENS_CACHE_DIR", str(tmp_path))
     loader.clear_memo()

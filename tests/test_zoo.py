@@ -10,9 +10,9 @@ import onnx
 import onnxruntime as ort
 import pytest
 
-import engine.zoo as zoo
-from engine.zoo.onnx_builder import Builder
-from engine.zoo.vgg16 import adaptive_pool_matrix
+import engine.model.zoo as zoo
+from engine.model.zoo.onnx_builder import Builder
+from engine.model.zoo.vgg16 import adaptive_pool_matrix
 
 NAMES = ["vgg16", "resnet50", "mobilenetv2", "efficientnet_b0", "yolov4_tiny"]
 
@@ -176,7 +176,7 @@ def test_cache(tmp_path, monkeypatch):
 
 
 def test_no_qt_or_tvm_import():
-    code = ("import sys, engine.zoo; bad = [m for m in sys.modules if m.split('.')[0] in "
+    code = ("import sys, engine.model.zoo; bad = [m for m in sys.modules if m.split('.')[0] in "
             "('tvm', 'PySide6', 'PyQt5', 'PyQt6', 'pyqtgraph')]; assert not bad, bad")
     root = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
     subprocess.run([sys.executable, "-c", code], check=True, cwd=root)

@@ -1,16 +1,16 @@
 """Lay out the graph for the app, off its UI thread: the cached layout when there is one, else
-graphviz `dot` under a time limit (engine/layout_dot.py), else the built-in layered layout
-(engine/layout.py) when `dot` is missing, fails or runs too long. Every new layout is cached
-(engine/layout_cache.py). When `dot` has not answered within PROVISIONAL_AFTER_S, the built-in
+graphviz `dot` under a time limit (engine/layout/dot.py), else the built-in layered layout
+(engine/layout/graph.py) when `dot` is missing, fails or runs too long. Every new layout is cached
+(engine/layout/cache.py). When `dot` has not answered within PROVISIONAL_AFTER_S, the built-in
 layout is handed out at once as a provisional answer, so large graphs appear without waiting.
 """
 from __future__ import annotations
 
 import threading
 
-from .. import layout as L
-from .. import layout_dot
-from ..layout_cache import cached, store
+from engine.layout import graph as L
+from engine.layout import dot as layout_dot
+from engine.layout.cache import cached, store
 
 DEFAULT_TIME_LIMIT_S = 20.0
 PROVISIONAL_AFTER_S = 1.5

@@ -3,7 +3,7 @@ the operator graph.
 
 Parsing a large ONNX file (protobuf) or importing it into TVM holds Python's global lock for seconds
 (VGG-16: 4.7 s measured), which would freeze the window however much that work runs on another
-thread. Such models are read in a child process (engine/child.py) and come back as plain data: the
+thread. Such models are read in a child process (engine/util/child.py) and come back as plain data: the
 graph without its TVM module, so planning with TVM's FuseOps re-imports the model in a child too
 (engine/jobs/plan_tvm.py). Small models stay in-process, since a child costs ~2 s of start-up:
 see `IN_PROCESS_MAX_BYTES`.
@@ -13,7 +13,7 @@ from __future__ import annotations
 import copy
 from pathlib import Path
 
-from ..child import run_in_child
+from engine.util.child import run_in_child
 
 IN_PROCESS_MAX_BYTES = 20 << 20     # model files up to this size are read in-process
 TIME_LIMIT_S = 1800
@@ -45,7 +45,7 @@ def open_model(spec: str, given: dict | None, remembered: dict | None, progress=
 def read(spec: str, given: dict | None, remembered: dict | None, strip: bool = False, block: int | None = None):
     """Read the file, resolve its input shapes (or say which are needed), load the operator graph.
     Returns NeedShapes, or (graph, shapes). `strip`: drop the TVM module so the graph can be pickled."""
-    from .. import loader, onnx_input
+    from engine.model import loader, onnx_input
 
     path, _ = loader.resolve_spec(spec)
     model = onnx_input.read(path)
@@ -78,8 +78,8 @@ def big_file(spec: str) -> bool:
     """Whether opening `spec` belongs in a child process: a large file, or a zoo model not built yet
     (writing VGG-16's 138 M random weights is heavy too)."""
     if spec.startswith("zoo:"):
-        from .. import zoo
-        from ..cache_dir import cache_dir
+        from engine.model import zoo
+        from engine.util.cache_dir import cache_dir
 
         name, _, res = spec[4:].partition("@")
         e = zoo.MODELS.get(name)

@@ -4,7 +4,7 @@ Python's global lock for seconds, so the child re-imports it and sends back the 
 """
 from __future__ import annotations
 
-from ..child import run_in_child
+from engine.util.child import run_in_child
 
 TIME_LIMIT_S = 1800
 
@@ -18,7 +18,8 @@ def plan_tvm(spec: str, shapes: dict, hw, cancel=None, block: int | None = None)
 
 
 def _plan_job(job: dict, say):
-    from .. import hardware, loader
+    from engine.devices import hardware
+    from engine.model import loader
     from ..planner import make_plan
 
     graph = loader.load(job["spec"], job["shapes"], block=job.get("block"))

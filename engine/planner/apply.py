@@ -12,7 +12,7 @@ import re
 import tvm
 from tvm import relax
 
-from ..errors import PlanError
+from engine.util.errors import PlanError
 from .plan import group_of
 from .validate import check_convex_acyclic, check_partition, check_tuple_outputs
 
@@ -50,7 +50,7 @@ def apply(graph, groups: list[list[str]]):
         gbinds = [bindings[pos[m]] for m in members]
         fn, args, outs = _group_function(gbinds, gi, var_group, {bindings[pos[m]].var for m in members
                                                                   if m in used_later})
-        gv = bb.add_func(fn, _unique(_func_name(graph, members), names))
+        gv = bb.add_func(fn, unique_name(func_name(graph, members), names))
         emitted[gi] = [gv, args, outs]
     new_mod = bb.get()
 
@@ -138,7 +138,8 @@ def _group_function(gbinds, gi, var_group, escaping):
     return fn, args, outs
 
 
-def _func_name(graph, members) -> str:
+def func_name(graph, members) -> str:
+    """The name of the fused function of `members`: its TIR ops in order (as FuseOps names them)."""
     ops = []
     for m in members:
         n = graph.by_id[m]
@@ -148,7 +149,8 @@ def _func_name(graph, members) -> str:
     return re.sub(r"[^A-Za-z0-9_]", "_", base)[:96]
 
 
-def _unique(name: str, names: set) -> str:
+def unique_name(name: str, names: set) -> str:
+    """`name`, or with the first free number appended; recorded in `names`."""
     cand, k = name, 1
     while cand in names or cand == "fused":
         cand, k = f"{name}{k}", k + 1

@@ -1,4 +1,4 @@
-"""Calibrate a hardware profile's roofline against measured kernel times (engine/planner/measure.py).
+"""Calibrate a hardware profile's roofline against measured kernel times (engine/planner/kernel_timing.py).
 
 The cost model prices a kernel at
 
@@ -17,11 +17,11 @@ Entry points (what `--cost measured` uses):
     cal.hw, cal.before, cal.after                  # calibrated Hardware, fidelity figures
     hw2 = calibrated(hw, "cpu")                   # the saved calibration applied to hw, or None
 
-A calibration is saved per machine and target (measure.target_key: the CPU, the timing threads
+A calibration is saved per machine and target (kernel_timing.target_key: the CPU, the timing threads
 and the flush mode), atomically, in cache_dir("kernels")/calibrated-<target>.json, one entry per
 profile name. It stores absolute rates (FLOP/s, bytes/s) and launch_us; `calibrated` turns them
 into efficiencies of the profile it is given (compute_efficiency = rate / peak_flops), so a
-re-measured host bandwidth does not invalidate it. Kernels are timed on measure.THREADS = 1 thread
+re-measured host bandwidth does not invalidate it. Kernels are timed on kernel_timing.THREADS = 1 thread
 by default: the efficiencies are then relative to the profile's all-core peak (about half of what
 an all-core run reaches on compute-bound kernels). Fidelity figures: Spearman rank correlation
 between estimated and measured per-kernel times, and p10/p50/p90 of measured / estimated.
@@ -42,8 +42,8 @@ from pathlib import Path
 
 import numpy as np
 
-from ..hardware import Hardware
-from . import measure
+from engine.devices.hardware import Hardware
+from . import kernel_timing
 
 FORMAT = 1
 
@@ -83,17 +83,17 @@ class Calibration:
 # ---- samples from the measure cache -----------------------------------------------------------
 
 def samples(graph, hw: Hardware, target: str = "cpu", groups=None, cache=None, dedupe: bool = True,
-            threads: int | None = measure.THREADS, flush: str = measure.FLUSH) -> list[Sample]:
+            threads: int | None = kernel_timing.THREADS, flush: str = kernel_timing.FLUSH) -> list[Sample]:
     """Measured kernels of `graph` with the model's terms on `hw`. `groups` (node-id lists): those
     groups only (None: every measured segment of the model); `dedupe`: one sample per distinct
     kernel (structural hash), so repeated blocks do not weigh more."""
     from .cost import CostModel
 
-    kc = measure.KernelCache(Path(cache) if cache is not None else None, measure.target_key(target, threads, flush),
+    kc = kernel_timing.KernelCache(Path(cache) if cache is not None else None, kernel_timing.target_key(target, threads, flush),
                              graph.sha256)
     seg_hash, times = kc.segments(), kc.times()
     cm = CostModel(graph, hw)
-    keys = list(seg_hash) if groups is None else [measure.segment_key(g) for g in groups]
+    keys = list(seg_hash) if groups is None else [kernel_timing.segment_key(g) for g in groups]
     out, seen = [], set()
     for k in keys:
         h = seg_hash.get(k)
@@ -288,7 +288,7 @@ def fit(smp: list[Sample], hw: Hardware) -> Calibration:
 
 
 def evaluate(graph, hw: Hardware, target: str = "cpu", groups=None, cache=None,
-             threads: int | None = measure.THREADS, flush: str = measure.FLUSH) -> dict:
+             threads: int | None = kernel_timing.THREADS, flush: str = kernel_timing.FLUSH) -> dict:
     """Fidelity of `hw`'s estimates against measured times on `graph`'s groups (e.g. greedy's);
     every group counts (no dedupe), as a plan runs it."""
     smp = samples(graph, hw, target, groups, cache, dedupe=False, threads=threads, flush=flush)
@@ -298,32 +298,32 @@ def evaluate(graph, hw: Hardware, target: str = "cpu", groups=None, cache=None,
 # ---- persistence ------------------------------------------------------------------------------
 
 def _file(tkey: str, cache=None) -> Path:
-    folder = Path(cache) if cache is not None else measure.cache_dir("kernels")
+    folder = Path(cache) if cache is not None else kernel_timing.cache_dir("kernels")
     folder.mkdir(parents=True, exist_ok=True)
-    return folder / f"calibrated-{measure._slug(tkey)}.json"
+    return folder / f"calibrated-{kernel_timing._slug(tkey)}.json"
 
 
-def save(cal: Calibration, target: str = "cpu", cache=None, models=(), threads: int | None = measure.THREADS,
-         flush: str = measure.FLUSH) -> Path:
-    tkey = measure.target_key(target, threads, flush)
+def save(cal: Calibration, target: str = "cpu", cache=None, models=(), threads: int | None = kernel_timing.THREADS,
+         flush: str = kernel_timing.FLUSH) -> Path:
+    tkey = kernel_timing.target_key(target, threads, flush)
     f = _file(tkey, cache)
-    d = measure.read_json(f)
+    d = kernel_timing.read_json(f)
     profiles = d.get("profiles") if d.get("format") == FORMAT and d.get("target") == tkey else None
     profiles = dict(profiles) if isinstance(profiles, dict) else {}
     profiles[cal.base.name] = {"launch_us": cal.launch_us, "compute_rate": cal.compute_rate,
                                "byte_rate": cal.byte_rate, "n": cal.n, "before": cal.before, "after": cal.after,
-                               "models": list(models), "schedule_version": measure.schedule_version(),
+                               "models": list(models), "schedule_version": kernel_timing.schedule_version(),
                                "when": time.strftime("%Y-%m-%d %H:%M:%S")}
-    measure.write_json(f, {"format": FORMAT, "target": tkey, "profiles": profiles})
+    kernel_timing.write_json(f, {"format": FORMAT, "target": tkey, "profiles": profiles})
     return f
 
 
-def calibrated(hw: Hardware, target: str = "cpu", cache=None, threads: int | None = measure.THREADS,
-               flush: str = measure.FLUSH) -> Hardware | None:
+def calibrated(hw: Hardware, target: str = "cpu", cache=None, threads: int | None = kernel_timing.THREADS,
+               flush: str = kernel_timing.FLUSH) -> Hardware | None:
     """`hw` with the launch overhead and efficiencies calibrated on this machine for `target`, or
     None when no calibration of profile `hw.name` is saved (or the file cannot be read)."""
-    tkey = measure.target_key(target, threads, flush)
-    d = measure.read_json(_file(tkey, cache))
+    tkey = kernel_timing.target_key(target, threads, flush)
+    d = kernel_timing.read_json(_file(tkey, cache))
     if d.get("format") != FORMAT or d.get("target") != tkey:
         return None
     e = (d.get("profiles") or {}).get(hw.name) if isinstance(d.get("profiles"), dict) else None
@@ -340,8 +340,8 @@ def calibrated(hw: Hardware, target: str = "cpu", cache=None, threads: int | Non
 
 def host_calibrated() -> Hardware:
     """This machine's profile calibrated for the cpu target: profile `host-calibrated`."""
-    from .. import hardware
-    from ..errors import FuseLensError
+    from engine.devices import hardware
+    from engine.util.errors import FuseLensError
 
     hw = calibrated(hardware.host(), "cpu")
     if hw is None:
@@ -350,9 +350,9 @@ def host_calibrated() -> Hardware:
 
 
 def calibrate(graphs, hw: Hardware, target: str = "cpu", cache=None, persist: bool = True,
-              threads: int | None = measure.THREADS, flush: str = measure.FLUSH) -> Calibration:
+              threads: int | None = kernel_timing.THREADS, flush: str = kernel_timing.FLUSH) -> Calibration:
     """Fit `hw` to every measured kernel of `graphs` (one graph or several; the measure cache must
-    hold their figures: measure.measured_costs first) and, with persist, save the result."""
+    hold their figures: kernel_timing.measured_costs first) and, with persist, save the result."""
     graphs = [graphs] if not isinstance(graphs, (list, tuple)) else list(graphs)
     smp, seen = [], set()
     for g in graphs:
@@ -367,14 +367,14 @@ def calibrate(graphs, hw: Hardware, target: str = "cpu", cache=None, persist: bo
     return cal
 
 
-def measured_dp(graph, hw, target: str = "cpu", costs: measure.MeasuredCosts | None = None,
-                max_len: int = measure.MAX_LEN,
+def measured_dp(graph, hw, target: str = "cpu", costs: kernel_timing.MeasuredCosts | None = None,
+                max_len: int = kernel_timing.MAX_LEN,
                 **kw):
     """The DP over measured costs: (segments of node indices, DP stats, the MeasuredCosts).
 
-    Profiles first (measure.measured_costs(graph, hw, target, max_len=max_len, **kw)) unless `costs` is
+    Profiles first (kernel_timing.measured_costs(graph, hw, target, max_len=max_len, **kw)) unless `costs` is
     given. Runs without the 2x cut-off (segment_dp compares a segment's cost with the model's
-    estimate of its ops apart; measured times are on another scale: see measure.py's docstring).
+    estimate of its ops apart; measured times are on another scale: see kernel_timing.py's docstring).
     Estimates, for what has no figure at all, come from the calibrated profile when one is saved
     (calibrated(), for the same threads and flush mode)."""
     import math
@@ -384,9 +384,9 @@ def measured_dp(graph, hw, target: str = "cpu", costs: measure.MeasuredCosts | N
     from .order import chain_order
 
     if costs is None:
-        costs = measure.measured_costs(graph, hw, target, max_len=max_len, **kw)
-    cal = calibrated(hw, target, threads=kw.get("threads", measure.THREADS),
-                     flush=kw.get("flush", measure.FLUSH))
+        costs = kernel_timing.measured_costs(graph, hw, target, max_len=max_len, **kw)
+    cal = calibrated(hw, target, threads=kw.get("threads", kernel_timing.THREADS),
+                     flush=kw.get("flush", kernel_timing.FLUSH))
     cm = CostModel(graph, cal or hw)
     segs, stats = segment_dp(cm, chain_order(graph), max_len, math.inf, costs=costs)
     return segs, stats, costs

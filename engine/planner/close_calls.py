@@ -18,7 +18,7 @@ elsewhere, pessimistic for an unmeasured new kind) gives a plan P. What is timed
     and P's kernels whose spread exceeds SPREAD.
 The most contested first, at most PER_ROUND distinct kernels a round and MAX_KERNELS in all; the
 next round plans again with the new figures, until P has nothing unmeasured left to check.
-Timings taken while the machine was busy (engine/machine_load) are not trusted: they are left out
+Timings taken while the machine was busy (engine/util/machine_load) are not trusted: they are left out
 and counted in stats["busy_left_out"].
 """
 from __future__ import annotations
@@ -176,11 +176,11 @@ def measure_close(graph, hw, model, target: str = "cpu", *, progress=None, cance
     """Estimates with measured figures for the close calls (see the module docstring)."""
     import time
 
-    from . import measure
+    from . import kernel_timing
 
     t0 = time.perf_counter()
     est = est or Estimates(graph, hw, model)
-    timer = measure.KernelTimer(graph, hw, target, cm=est.cm, cache=cache)
+    timer = kernel_timing.KernelTimer(graph, hw, target, cm=est.cm, cache=cache)
     est.set_measured(timer.table())          # what earlier runs timed (quiet figures only)
     st = est.stats
     st.update(rounds=0, asked=0, timed=0, failed=0, busy_left_out=0, error=None, cached=len(est.measured))
@@ -192,7 +192,7 @@ def measure_close(graph, hw, model, target: str = "cpu", *, progress=None, cance
             break
         batch, sigs = [], set()
         for s in calls:
-            sg = measure.signature(est.cm, s)
+            sg = kernel_timing.signature(est.cm, s)
             if sg not in sigs and len(sigs) >= per_round:
                 continue
             if sg not in sigs and len(timed_sigs | sigs) >= max_kernels:

@@ -25,8 +25,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from ..hardware import Hardware
-from ..opgraph import DTYPE_BYTES
+from engine.devices.hardware import Hardware
+from engine.model.opgraph import DTYPE_BYTES
 from . import kinds, rules
 
 GLUE = {"tuple", "tuple_get_item"}

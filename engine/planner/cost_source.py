@@ -4,7 +4,7 @@
     learned    the learned model's predictions (learned.py, estimates.py) for the target's kernels;
                where no model serves the target and profile, the roofline, and the plan says why
     measured   the learned model, with the close calls timed on the target (close_calls.py); where
-               no model serves it, every candidate kernel timed (measure.py), as before
+               no model serves it, every candidate kernel timed (kernel_timing.py), as before
     model      the best estimate there is: learned where a model serves the target, else roofline
 
     src = resolve(graph, hw, "model", "cpu")
@@ -59,8 +59,8 @@ def resolve(graph, hw, cost: str, target="cpu", *, costed: bool = True, progress
     """The figures a plan of `graph` on profile `hw` decides by (see the module docstring).
     costed=False (a strategy that does not decide by cost): nothing is timed, the estimates only
     price the plan."""
-    from .. import targets
-    from ..errors import PlanError
+    from engine.devices import targets
+    from engine.util.errors import PlanError
     from . import learned
 
     if cost not in COSTS:
@@ -79,9 +79,9 @@ def resolve(graph, hw, cost: str, target="cpu", *, costed: bool = True, progress
     if cost == "measured" and costed:
         targets.check(targets.as_target(target))     # a device that is not there: one line, before any work
         if model is None:
-            from . import measure
+            from . import kernel_timing
 
-            costs = measure.measured_costs(graph, hw, target, progress=progress, cancel=cancel)
+            costs = kernel_timing.measured_costs(graph, hw, target, progress=progress, cancel=cancel)
             learned.learn(graph, hw, target)
             return Source("measured", costs=costs, note="every candidate kernel timed (" + why + ")",
                           stats=dict(costs.stats))

@@ -31,7 +31,7 @@ SAFE_Z = 1.0
 
 
 def segment_key(cm, seg) -> str:
-    from .measure import segment_key as key
+    from .kernel_timing import segment_key as key
 
     return key(cm.ids[v] if isinstance(v, int) else v for v in seg)
 
@@ -39,7 +39,7 @@ def segment_key(cm, seg) -> str:
 class Estimates:
     def __init__(self, graph, hw, model, cm=None, candidates=None, safe_z: float = SAFE_Z):
         from . import greedy
-        from .measure import CUTOFF, MAX_LEN, candidates as dp_candidates, greedy_groups
+        from .kernel_timing import CUTOFF, MAX_LEN, candidates as dp_candidates, greedy_groups
         from .order import chain_order, group_order
 
         self.graph, self.hw, self.model, self.safe_z = graph, hw, model, safe_z

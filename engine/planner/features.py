@@ -49,7 +49,7 @@ def cache_sizes(hw) -> tuple[int, int, int]:
     """(L1 per core, L2 per core, L3 in all) bytes for a profile: this machine's own for `host`
     profiles, a board's from its compile section, else (32 KB, onchip_bytes, 0)."""
     if getattr(hw, "kind", "cpu") == "cpu" and str(getattr(hw, "name", "")).startswith("host"):
-        from ..hardware import cpu_facts
+        from engine.devices.hardware import cpu_facts
 
         f = cpu_facts()
         return int(f["l1"]), int(f["l2"]), int(f["l3"])
@@ -64,7 +64,7 @@ def vector_lanes(hw) -> int:
     if getattr(hw, "kind", "cpu") != "cpu":
         return 32                                   # a GPU warp
     if str(getattr(hw, "name", "")).startswith("host"):
-        from ..hardware import cpu_facts
+        from engine.devices.hardware import cpu_facts
 
         return max(1, int(cpu_facts()["vector_bits"]) // 32)
     comp = _compile_facts(hw)
@@ -73,9 +73,9 @@ def vector_lanes(hw) -> int:
 
 def _compile_facts(hw) -> dict:
     try:
-        from ..hardware import _profiles
+        from engine.devices.hardware import profile_data
 
-        return dict(_profiles().get(hw.name, {}).get("compile") or {})
+        return dict(profile_data().get(hw.name, {}).get("compile") or {})
     except Exception:  # noqa: BLE001 - an unknown profile has no compile section
         return {}
 
@@ -99,7 +99,7 @@ class Featurizer:
         # the kernels the model learns from are timed on measure.THREADS threads: the roofline's
         # compute term and the parallel extents are taken per timing thread, so a profile of more
         # or fewer cores (another machine, or `taskset`) gives the same row for the same kernel
-        from .measure import THREADS
+        from .kernel_timing import THREADS
 
         self.units = max(1, int(hw.units))
         self.cores = max(1, min(self.units, THREADS or self.units))

@@ -11,8 +11,8 @@ Ratios are measured / estimated: 1.0 is a perfect estimate, above 1 the model wa
 """
 from __future__ import annotations
 
-from .. import targets
-from . import calibrate, features, learned, measure
+from engine.devices import targets
+from . import calibrate, features, kernel_timing, learned
 from .estimates import Estimates, segment_key
 
 
@@ -25,7 +25,7 @@ def of_plan(graph, plan, hw, target: str = "cpu", cost: str = "model", *, progre
             cache=None, timeout_s: float = 900) -> dict:
     """Fidelity of the cost model `cost` (roofline, learned, model: the best available) on the
     kernels of `plan` (see the module docstring)."""
-    from ..errors import PlanError
+    from engine.util.errors import PlanError
     from .cost import CostModel
 
     if cost not in ("model", "roofline", "learned"):
@@ -33,7 +33,7 @@ def of_plan(graph, plan, hw, target: str = "cpu", cost: str = "model", *, progre
     cm = CostModel(graph, hw)
     groups = [[cm.index[m] for m in g] for g in plan.groups]
     kernels = [g for g in groups if not all(cm.glue[i] for i in g)]
-    timer = measure.KernelTimer(graph, hw, target, cm=cm, cache=cache)
+    timer = kernel_timing.KernelTimer(graph, hw, target, cm=cm, cache=cache)
     res = timer.time_segments(kernels, progress=progress, cancel=cancel, timeout_s=timeout_s)
     table = timer.table()
     seg_hash = timer.cache.segments()

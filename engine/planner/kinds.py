@@ -214,7 +214,7 @@ def chain_shape(cm, members) -> str:
     return ""
 
 
-BLOCKED_DENSE, BLOCKED_DEPTHWISE = "conv2d_nchwc", "conv2d_nchwc_dw"   # engine/blocked_layout.py's op names
+BLOCKED_DENSE, BLOCKED_DEPTHWISE = "conv2d_nchwc", "conv2d_nchwc_dw"   # engine/model/blocked_layout.py's op names
 BLOCKED_CHAIN_MAX = 3
 
 

@@ -38,7 +38,7 @@ from pathlib import Path
 
 import numpy as np
 
-from .. import cache_dir as _files
+from engine.util import cache_dir as _files
 from . import features
 
 FORMAT = 1
@@ -56,7 +56,7 @@ SHIPPED = Path(__file__).resolve().parent.parent.parent / "assets" / "costmodel"
 
 def cpu_kind() -> str:
     """The kind of this CPU a shipped model is trained for: architecture and vector width."""
-    from ..hardware import cpu_facts
+    from engine.devices.hardware import cpu_facts
 
     arch = platform.machine().lower() or "cpu"
     bits = int(cpu_facts()["vector_bits"])
@@ -67,7 +67,7 @@ def cpu_kind() -> str:
 def target_kind(target="cpu") -> str | None:
     """The shipped model's name for a target: this CPU's kind for `cpu`, None elsewhere (a board
     or GPU learns only from its own timings)."""
-    from .. import targets
+    from engine.devices import targets
 
     return cpu_kind() if targets.as_target(target).backend.host_cpu else None
 
@@ -75,7 +75,7 @@ def target_kind(target="cpu") -> str | None:
 def applies(hw, target="cpu") -> bool:
     """Whether a model for `target` may price kernels for profile `hw`: the profile must describe
     that device (this machine's host profiles for cpu; a board's own profile for it)."""
-    from .. import targets
+    from engine.devices import targets
 
     t = targets.as_target(target)
     if t.backend.host_cpu:
@@ -286,7 +286,7 @@ def shipped_file(kind: str) -> Path:
 
 
 def local_file(tkey: str, cache=None) -> Path:
-    from .measure import _slug
+    from .kernel_timing import _slug
 
     folder = Path(cache) if cache is not None else _files.cache_dir("kernels")
     folder.mkdir(parents=True, exist_ok=True)
@@ -347,7 +347,7 @@ def staleness(d: dict) -> str:
     is still used (its trees know where the roofline errs by op kind, shape and fusion, which a new
     schedule shifts but does not undo) and says so in its title; this machine's own timings
     (LocalStore, which keeps only current-version samples) refine it once there are MIN_REFINE."""
-    from .measure import schedule_version
+    from .kernel_timing import schedule_version
 
     have, now = d.get("schedule_version"), schedule_version()
     if have == now:
@@ -367,7 +367,7 @@ class LocalStore:
         d = _read(self.path, is_cache=True)
         if d.get("format") != FORMAT or d.get("target") != self.tkey or d.get("feature_version") != features.FEATURE_VERSION:
             return {}
-        from .measure import schedule_version
+        from .kernel_timing import schedule_version
 
         if d.get("schedule_version") != schedule_version():
             return {}
@@ -379,7 +379,7 @@ class LocalStore:
     def add(self, new: Samples) -> int:
         """Add rows (a kernel already there is replaced). Returns how many rows the store holds.
         The refined model stays until retrain_due() says it is time for another."""
-        from .measure import schedule_version
+        from .kernel_timing import schedule_version
 
         d = self._load()
         have = Samples.from_json(d.get("samples"), weight=LOCAL_WEIGHT).merged(new)
@@ -422,8 +422,8 @@ def for_target(target="cpu", hw=None, cache=None, exclude_models=(), exclude_key
     `hw`: the profile to price for (None: no check); a profile that does not describe the
     target gets None. exclude_models / exclude_keys: train without those models' samples or
     those kernels (`fidelity` never evaluates a model on kernels it was trained on)."""
-    from .. import targets
-    from .measure import THREADS, FLUSH, target_key
+    from engine.devices import targets
+    from .kernel_timing import THREADS, FLUSH, target_key
 
     target = targets.as_target(target)   # parsed once, here
     if hw is not None and not applies(hw, target):
@@ -479,11 +479,11 @@ def clear_memo() -> None:
 def samples_from_cache(graph, hw, target="cpu", cache=None, busy_ok: bool = False) -> Samples:
     """One row per distinct kernel of `graph` with a measured figure in the measure cache (taken
     while the machine was quiet, unless busy_ok)."""
-    from . import measure
+    from . import kernel_timing
     from .cost import CostModel
 
-    kc = measure.KernelCache(Path(cache) if cache is not None else None,
-                             measure.target_key(target, measure.THREADS, measure.FLUSH), graph.sha256)
+    kc = kernel_timing.KernelCache(Path(cache) if cache is not None else None,
+                             kernel_timing.target_key(target, kernel_timing.THREADS, kernel_timing.FLUSH), graph.sha256)
     seg_hash, times = kc.segments(), kc.times()
     cm = CostModel(graph, hw)
     fz = features.Featurizer(cm)
@@ -507,8 +507,8 @@ def learn(graph, hw, target="cpu", cache=None) -> int:
     refinement: the next for_target() trains on them). Only this machine's CPU learns: over RPC an
     emulated board (qemu-user) cannot be told from a real one, so boards keep the roofline.
     Returns the number of rows added; 0 where the target or profile does not qualify."""
-    from .. import targets
-    from . import measure
+    from engine.devices import targets
+    from . import kernel_timing
 
     target = targets.as_target(target)   # parsed once, here
     if not applies(hw, target) or target_kind(target) is None:
@@ -518,7 +518,7 @@ def learn(graph, hw, target="cpu", cache=None) -> int:
         return 0
     for k in range(len(s)):
         s.weights[k] = LOCAL_WEIGHT
-    LocalStore(measure.target_key(target, measure.THREADS, measure.FLUSH), cache).add(s)
+    LocalStore(kernel_timing.target_key(target, kernel_timing.THREADS, kernel_timing.FLUSH), cache).add(s)
     try:
         for_target(target, hw, cache)      # refine now (and keep it), so the next plan only loads it
     except Exception:  # noqa: BLE001 - refining is a bonus: the samples are kept either way

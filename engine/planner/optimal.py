@@ -19,7 +19,7 @@ import time
 
 import numpy as np
 
-from ..errors import PlanError
+from engine.util.errors import PlanError
 from .cost import CostModel
 from .dp import MAX_LEN, segment_dp
 from .order import chain_order, group_order

@@ -28,7 +28,7 @@ def chain_order(graph) -> list[int]:
                 ready.append(c)
         stack.extend(sorted(ready, reverse=True))  # the earliest consumer is placed next
     if len(order) != n:
-        from ..errors import PlanError
+        from engine.util.errors import PlanError
 
         stuck = [graph.nodes[i].id for i in range(n) if indeg[i] > 0]
         raise PlanError(f"{graph.name}: the operator graph has a cycle through {len(stuck)} node(s) "

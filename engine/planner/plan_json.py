@@ -18,7 +18,7 @@ import json
 import sys
 from pathlib import Path
 
-from ..errors import PlanError
+from engine.util.errors import PlanError
 from .plan import Plan, count_kernels
 from .validate import check_convex_acyclic, check_partition, check_tuple_outputs
 
@@ -48,7 +48,7 @@ def to_dict(plan: Plan, graph, hw, measured: dict | None = None) -> dict:
 
 
 def save(path, plan: Plan, graph, hw, measured: dict | None = None) -> None:
-    from ..outpath import write
+    from engine.util.outpath import write
 
     write(path, json.dumps(to_dict(plan, graph, hw, measured), indent=1, default=jsonable))
 
@@ -69,7 +69,7 @@ def read(path) -> dict:
     """A plan file's contents, checked by `check_schema` (types and sizes) but not yet against a
     model: the command line reads its plan files before any work, and checks them against the
     model once it is loaded (from_dict). Every failure is one PlanError."""
-    from ..cache_dir import FileTooLargeError, NotRegularFileError, read_file
+    from engine.util.cache_dir import FileTooLargeError, NotRegularFileError, read_file
 
     src = str(path)
     if not src.strip():

@@ -11,7 +11,7 @@ from __future__ import annotations
 import importlib
 from dataclasses import dataclass
 
-from ..errors import PlanError
+from engine.util.errors import PlanError
 
 
 @dataclass(frozen=True)

@@ -2,7 +2,7 @@
 and an acyclic order of groups."""
 from __future__ import annotations
 
-from ..errors import PlanError
+from engine.util.errors import PlanError
 from .plan import group_of
 
 

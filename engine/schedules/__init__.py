@@ -1,7 +1,7 @@
 """Schedule rules that turn fused PrimFuncs into fast kernels (CPU via LLVM, GPU via CUDA).
 
     mod, report = schedule(mod, "cpu")          # or "cuda", "cuda:sm_80"
-    exe = engine.build.build(mod, "cpu")         # relax.build with this package's target
+    exe = engine.measure.build.build(mod, "cpu")         # relax.build with this package's target
 
 Rules choose by block structure (iteration kinds, buffer accesses), never by function name; each
 PrimFunc gets the first rule that applies. The report says which rule handled each function and
@@ -22,7 +22,7 @@ from dataclasses import dataclass, field
 
 from . import base, cpu, gpu
 from .base import fastmath
-from .base.target import host_target, make_target
+from engine.devices.tvm_target import host_target, make_target
 
 SCHEDULE_VERSION = 6
 

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from PySide6 import QtCore, QtGui, QtWidgets
 
-from engine import layout as L
+from engine.layout import graph as L
 
 from .. import style
 from .items import Z_BADGE, Z_BOX, Z_NODE, rounded

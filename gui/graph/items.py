@@ -7,7 +7,7 @@ from __future__ import annotations
 
 from PySide6 import QtCore, QtGui, QtWidgets
 
-from engine import layout as L
+from engine.layout import graph as L
 
 Z_BOX, Z_EDGE, Z_NODE, Z_BADGE = -10, -5, 0, 2
 NODE_PEN_W = 1.0
@@ -43,7 +43,7 @@ def edge_path(x1: float, y1: float, x2: float, y2: float) -> QtGui.QPainterPath:
 
 
 def routed_path(pts) -> QtGui.QPainterPath:
-    """An edge along a route the layout made around the nodes (engine.layout.Layout.routes): cubic
+    """An edge along a route the layout made around the nodes (engine.layout.graph.Layout.routes): cubic
     segments through the control points p0 c1 c2 p1 ..., then a straight stretch to the arrow's tip."""
     path = QtGui.QPainterPath(QtCore.QPointF(*pts[0]))
     n = (len(pts) - 1) // 3 * 3 + 1

@@ -5,19 +5,15 @@ It is drawn into a pixmap once per change of layout or colours (coalesced on a s
 panning, which only moves the frame, costs one pixmap copy."""
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
-
 from PySide6 import QtCore, QtGui, QtWidgets
-
-if TYPE_CHECKING:
-    from .view import GraphView
 
 
 class Minimap(QtWidgets.QWidget):
     """An overview in the view's corner: nodes as dots in their colours, the visible area as a frame.
     Click or drag to move the view."""
 
-    def __init__(self, view: GraphView):
+    def __init__(self, view: QtWidgets.QGraphicsView):
+        # the GraphView it sits in (its scene(), moved_by_user()): the view owns the minimap, never the reverse
         super().__init__(view)
         self.view = view
         self.setFixedSize(150, 190)

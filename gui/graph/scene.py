@@ -1,14 +1,14 @@
 """The operator graph drawn in a QGraphicsScene: nodes, edges, fused-group boxes, collapsed groups,
 the heat overlay's colours, selection and find, and export to PNG or SVG.
 
-The scene holds no engine logic: it is given a graph, a layout (engine.layout.Layout) and a plan,
+The scene holds no engine logic: it is given a graph, a layout (engine.layout.graph.Layout) and a plan,
 and draws them. Group boxes and badges are drawn by `GroupBoxes` (boxes.py); text is made only for
 what comes into view, and hidden when zoomed out (the view says when)."""
 from __future__ import annotations
 
 from PySide6 import QtCore, QtGui, QtWidgets
 
-from engine import layout as L
+from engine.layout import graph as L
 
 from .. import style
 from .boxes import GroupBoxes
@@ -41,7 +41,7 @@ class GraphScene(QtWidgets.QGraphicsScene):
         self.collapsed_items: dict[int, QtWidgets.QGraphicsPathItem] = {}
         self.group_boxes = GroupBoxes(self)
         self.scope_boxes = ScopeBoxes(self)
-        self.scope_tree: dict = {}          # engine.scopes.scope_tree for the drawn plan
+        self.scope_tree: dict = {}          # engine.model.scopes.scope_tree for the drawn plan
         self.scope_index: dict[str, int] = {}
         self.collapsed_scope_items: dict[str, QtWidgets.QGraphicsPathItem] = {}
         self._scope_rep: dict[str, str] = {}   # op id -> the collapsed scope node it is drawn as
@@ -106,7 +106,7 @@ class GraphScene(QtWidgets.QGraphicsScene):
         return out
 
     def _update_scope_tree(self):
-        from engine import scopes
+        from engine.model import scopes
 
         self.scope_tree = scopes.scope_tree(self.graph, self.plan.groups) if self.plan is not None else {}
         self.scope_index = {k: i for i, k in enumerate(self.scope_tree)}

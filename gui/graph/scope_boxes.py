@@ -1,11 +1,11 @@
-"""The model's scopes drawn in a graph scene (engine/scopes.py): a light box with its name around the
+"""The model's scopes drawn in a graph scene (engine/model/scopes.py): a light box with its name around the
 operators of each open scope, nested as the scopes are, under the fused groups' boxes; and a collapsed
 scope as one node in place of everything inside it."""
 from __future__ import annotations
 
 from PySide6 import QtCore, QtGui, QtWidgets
 
-from engine import layout as L
+from engine.layout import graph as L
 
 from .items import Z_NODE, rounded
 

@@ -1,4 +1,4 @@
-"""The Kernels panel: a row per kernel of the shown plan (engine/kernel_table.py: its name, ops, kind,
+"""The Kernels panel: a row per kernel of the shown plan (engine/report/kernel_table.py: its name, ops, kind,
 estimated and measured time, share of the total, and the linters' flags; then its efficiency: FLOP/s
 and bytes/s as shares of the profile's peaks, the bound, ONNX Runtime's time for the same ONNX nodes
 and ours / ORT's, from the kernel report (Run > Measure Kernels vs ONNX Runtime, gui/kernel_reports.py)
@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from PySide6 import QtCore, QtGui, QtWidgets
 
-from engine.kernel_table import LINTS, SLOW_FACTOR, kernel_rows
+from engine.report.kernel_table import LINTS, SLOW_FACTOR, kernel_rows
 
 COLUMNS = ("#", "kernel", "kind", "ops", "estimated us", "measured us", "share", "flags",
            "FLOP/s of peak", "bytes/s of BW", "bound", "ORT us", "ours/ORT")
@@ -25,7 +25,7 @@ _DISPLAY, _ALIGN, _FORE, _TIP = (int(r) for r in (QtCore.Qt.DisplayRole, QtCore.
 
 
 class KernelModel(QtCore.QAbstractTableModel):
-    """The rows (engine.kernel_table.KernelRow) as a table, each cell made when it is drawn (a plan of
+    """The rows (engine.report.kernel_table.KernelRow) as a table, each cell made when it is drawn (a plan of
     thousands of kernels fills in milliseconds)."""
 
     def __init__(self, parent=None):
@@ -283,9 +283,9 @@ def _pct(v) -> str:
 
 
 def _peaks(profile: str, device: str):
-    """The profile's peaks (engine/kernel_report.peaks) for shares of the benchmark's kernel times, or None."""
-    from engine import profiles
-    from engine.kernel_report import peaks
+    """The profile's peaks (engine/report/kernel_report.peaks) for shares of the benchmark's kernel times, or None."""
+    from engine.planner import profiles
+    from engine.report.kernel_report import peaks
 
     if profile not in _PEAKS:
         try:

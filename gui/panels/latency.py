@@ -9,15 +9,15 @@ Every measured figure says whose schedules its kernels ran with (under the strat
 table's schedule column): "rules" (ours), "tuned n/n" or "mixed k/n" (k kernels from the tuning
 records). A tuned or mixed bar is hatched, and the same plan measured with the rules only, where the
 app has that figure, stands beside it as a light bar, so tuned and rule-based figures never mix.
-The note above the chart says when figures were timed on a busy machine (engine/machine_load.py)."""
+The note above the chart says when figures were timed on a busy machine (engine/util/machine_load.py)."""
 from __future__ import annotations
 
 import pyqtgraph as pg
 from PySide6 import QtCore, QtGui, QtWidgets
 
-from engine import machine_load
-from engine.runs import comparison_base, not_same_run
-from engine.report import duration
+from engine.util import machine_load
+from engine.measure.runs import comparison_base, not_same_run
+from engine.report.text import duration
 
 from .. import style
 from ..document import ESTIMATE_TITLES, cost_tag, estimate_source, schedule_label, schedule_of, strategy_label
@@ -49,15 +49,15 @@ strategy_title = strategy_label   # "dp (learned)": document.strategy_label, the
 
 def published_for(model_name: str, input_shapes: dict | None = None) -> dict | None:
     """The published T4 figures beside this model, or None: only for the same model at the published
-    resolution and batch (engine.published.for_model), so mobilenetv2@32 shows none."""
-    from engine import published
+    resolution and batch (engine.measure.published.for_model), so mobilenetv2@32 shows none."""
+    from engine.measure import published
 
     return published.for_model(model_name, input_shapes)
 
 
 def published_elsewhere(model_name: str) -> int | None:
     """The published resolution of a model that has published figures (at another input size), else None."""
-    from engine import published
+    from engine.measure import published
 
     base = str(model_name).removeprefix("zoo:").partition("@")[0]
     return published.PUBLISHED_RESOLUTION.get(base) if base in published.PUBLISHED_T4 else None

@@ -1,13 +1,13 @@
 """Properties of what was clicked: an operator, a fused group, or an edge between groups. A group measured
-by Measure Kernels vs ONNX Runtime (gui/kernel_reports.py, engine/kernel_report.py) also shows its kernel's
+by Measure Kernels vs ONNX Runtime (gui/kernel_reports.py, engine/report/kernel_report.py) also shows its kernel's
 figures, each labelled measured or computed: time with its interval, FLOP/s and bytes/s as shares of the
 profile's peaks, the bound, and ONNX Runtime's time for the same ONNX nodes."""
 from __future__ import annotations
 
 from PySide6 import QtCore, QtWidgets
 
-from engine import layout as L
-from engine.report import human
+from engine.layout import graph as L
+from engine.report.text import human
 
 from .. import style
 from ..document import group_estimate

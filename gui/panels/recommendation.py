@@ -23,7 +23,7 @@ MIN_SCALE = 0.8    # the tree's text at least ~7.5 pt (10 px) on screen: below t
 
 
 def normalise_tree(tree) -> tuple[str, dict[str, tuple[str, str, str]]]:
-    """engine.recommend's tree -> (root, {node: (question, yes, no)}); leaves are the strategies."""
+    """engine.report.recommend's tree -> (root, {node: (question, yes, no)}); leaves are the strategies."""
     if isinstance(tree, dict) and tree and all(isinstance(v, (tuple, list)) and len(v) == 3 for v in tree.values()):
         children = {c for v in tree.values() for c in v[1:]}
         root = next((k for k in tree if k not in children), next(iter(tree)))
@@ -148,7 +148,7 @@ class RecommendationPanel(QtWidgets.QWidget):
 
     def follow(self, workspace):
         """Recommend from the model from now on: the open Document, the results measured on the selected
-        device and the compile-time budget (engine.recommend)."""
+        device and the compile-time budget (engine.report.recommend)."""
         self._workspace = workspace
         follow_results(workspace, self.redraw)
         workspace.events.budget.connect(lambda ev: self.redraw())
@@ -158,7 +158,7 @@ class RecommendationPanel(QtWidgets.QWidget):
         doc = ws.doc
         if doc is None:
             return
-        from engine import recommend
+        from engine.report import recommend
 
         try:
             # every result, errored or not correct ones too: the engine leaves those out and says why

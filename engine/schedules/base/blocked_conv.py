@@ -8,7 +8,7 @@ from __future__ import annotations
 from tvm import ir, tirx
 
 from .analysis import vars_in
-from .target import vector_lanes
+from engine.devices.tvm_target import vector_lanes
 
 MAX_COLS = 28              # output columns per register tile, at most
 MAX_OC_BLOCKS = 4          # output-channel blocks per register tile, at most

@@ -50,8 +50,8 @@ class AnchorConfig:
 
 def config_for(target) -> AnchorConfig:
     """The Anchor and Chain rules' knobs for an LLVM target: its vector lanes, cores and L2 per core,
-    which follow a board's profile (engine/boards.py) for a board's target and LLVM's view of the
+    which follow a board's profile (engine/devices/boards.py) for a board's target and LLVM's view of the
     CPU (lanes, cores) and this host's caches (L2) otherwise."""
-    from .target import l2_per_core, num_cores, vector_lanes
+    from engine.devices.tvm_target import l2_per_core, num_cores, vector_lanes
 
     return AnchorConfig.for_machine(vector_lanes(target), num_cores(target), l2_per_core(target))

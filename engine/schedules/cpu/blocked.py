@@ -1,6 +1,6 @@
 """Register-blocked micro-kernels for convolutions in the blocked channel layout NCHW[x]c.
 
-The PrimFuncs this rule takes are what FuseTIR makes of `engine/blocked_compute.py`'s computes
+The PrimFuncs this rule takes are what FuseTIR makes of `engine/model/blocked_compute.py`'s computes
 (the contract) plus their fused epilogue: a "pad" stage (optional), one reduction block of the
 blocked form, and spatial consumers (bias / batch-norm add and multiply, relu / clip, residual add,
 sigmoid-multiply). It is recognised by block structure, never by name:
@@ -40,7 +40,7 @@ from tvm.target import Target
 from ..base.analysis import block_info, child_blocks, root_block, is_padding_block, same_domain_consumer
 from ..base.blocked_conv import (MAX_COLS, MAX_OC_BLOCKS, RI_UNROLL, FREE_REGISTERS, choose_depthwise_tile,  # noqa: F401
                                  choose_dense_tile, conv_roles, register_budget)
-from ..base.target import num_cores
+from engine.devices.tvm_target import num_cores
 
 SERIAL_MACS = 150_000      # a kernel with fewer multiply-adds runs on one thread (no fork/join)
 TASKS_PER_CORE = 4         # parallel tasks per core that balance on their own

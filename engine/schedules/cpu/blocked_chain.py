@@ -1,7 +1,7 @@
 """CPU rule for anchor chains in the blocked channel layout NCHW[x]c, computed band by band.
 
 `BlockedChain` ("cpu.BlockedChain") takes a PrimFunc that FuseTIR makes of an `anchor_chain` group
-on a blocked graph (engine/blocked_layout.py): 2-3 convolutions of engine/blocked_compute.py's
+on a blocked graph (engine/model/blocked_layout.py): 2-3 convolutions of engine/model/blocked_compute.py's
 computes (dense 1x1 anywhere, dense KxK as the first one, depthwise KxK; stride 1 or 2), each with
 its epilogue (batch-norm, ReLU/ReLU6, the residual add after the last), e.g. MobileNetV2's inverted
 residual expand 1x1 -> depthwise 3x3 -> project 1x1 in NCHW16c.
@@ -34,7 +34,7 @@ from ..base.analysis import block_info, child_blocks, is_padding_block, root_blo
 from ..base.blocked_conv import RI_UNROLL, choose_dense_tile, choose_depthwise_tile, conv_roles, register_budget
 from ..base.primitives import divisors, inline_all, stride_of
 from ..base.rule import CPURule
-from ..base.target import l2_per_core, num_cores
+from engine.devices.tvm_target import l2_per_core, num_cores
 
 MAX_ANCHORS = 3
 

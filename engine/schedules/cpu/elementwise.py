@@ -8,7 +8,7 @@ from tvm import s_tir, tirx
 from ..base.analysis import block_info, child_blocks
 from ..base.primitives import inline_all, vectorize_inner
 from ..base.rule import CPURule
-from ..base.target import num_cores, vector_lanes
+from engine.devices.tvm_target import num_cores, vector_lanes
 
 
 class Elementwise(CPURule):

@@ -7,7 +7,7 @@ from tvm import s_tir, tirx
 from ..base.analysis import child_blocks
 from ..base.primitives import inline_all, parallel_spatial
 from ..base.rule import CPURule
-from ..base.target import num_cores
+from engine.devices.tvm_target import num_cores
 
 
 class Fallback(CPURule):

@@ -41,7 +41,7 @@ from ..base.config import AnchorConfig
 from ..base.primitives import (int_or_none, inline_all, is_copy, parallel_outer, stride_of, vectorize_inner,
                                vectorize_tile, write_contiguous)
 from ..base.rule import CPURule
-from ..base.target import num_cores, vector_lanes
+from engine.devices.tvm_target import num_cores, vector_lanes
 
 
 # below this many loop iterations a stage runs on one core, unblocked: measured on a 2-core

@@ -1,0 +1,1 @@
+"""Drawing the operator graph without Qt: what to lay out, graphviz dot, and the layout cache."""

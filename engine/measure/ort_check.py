@@ -1,0 +1,105 @@
+"""Can the model run at all? ONNX Runtime runs it once on the benchmark's inputs, in the benchmark
+worker, before anything is built: a model it rejects (an operator or type it does not accept, a
+malformed graph) or that fails on those inputs (an out-of-range Gather index, an integer division
+by zero) is the model's fault, and the benchmark ends in one line that says so (ModelError, exit 2)
+instead of an internal error or a crash of the reference.
+
+    payload = run_worker(job_fn, job, src, ...)   # in the caller: run_in_child, which raises
+                                                  # ModelError for a payload's "model_error" and for a
+                                                  # worker that died or hung while ONNX Runtime ran
+    bad = problem(graph, inputs, job)             # in the worker (job_fn): None, or what is wrong
+
+Set FUSELENS_WORKER_FAULT=ort-segv to crash the worker where ONNX Runtime runs (for the tests).
+"""
+from __future__ import annotations
+
+import os
+import re
+
+from engine.util.errors import ModelError
+
+STAGE = "checking the model with ONNX Runtime"
+MARKER = "ort_marker"   # the job's key: a file that exists while ONNX Runtime runs in the worker
+INPUTS = "the benchmark's inputs (floats N(0,1), integers 0 or 1)"
+
+
+def problem(graph, inputs, job: dict | None = None) -> str | None:
+    """None when ONNX Runtime loads the model's frozen ONNX and runs it on `inputs`; else one line.
+    While it runs, the file job[MARKER] exists: a worker that dies then died in ONNX Runtime."""
+    from engine.model.loader import frozen_path
+
+    try:
+        path = frozen_path(graph)   # a cache that cannot hold it: its own line, not ONNX Runtime's crash
+    except ModelError as e:
+        return e.problem
+    marker = (job or {}).get(MARKER)
+    if marker:
+        open(marker, "wb").close()
+    bad = _problem(path, graph, inputs)
+    if marker:
+        os.unlink(marker)
+    return bad
+
+
+def _problem(path, graph, inputs) -> str | None:
+    import onnxruntime as ort
+
+    from .build import ort_feed
+    from engine.util.cpus import usable_cores
+
+    ort.set_default_logger_severity(4)   # its own error lines on fd 2 would be a second line on the terminal
+    so = ort.SessionOptions()
+    so.log_severity_level = 4
+    so.intra_op_num_threads = usable_cores()
+    try:
+        sess = ort.InferenceSession(str(path), so, providers=["CPUExecutionProvider"])
+    except Exception as e:  # noqa: BLE001 - InvalidGraph, NotImplemented, Fail: the model's
+        return f"ONNX Runtime rejects the model: {clean(e)}"
+    if os.environ.get("FUSELENS_WORKER_FAULT") == "ort-segv":   # fault injection for the tests
+        import signal
+
+        os.kill(os.getpid(), signal.SIGSEGV)
+    try:
+        sess.run(None, ort_feed(sess, graph, inputs))
+    except Exception as e:  # noqa: BLE001 - Fail, InvalidArgument, RuntimeException
+        return f"ONNX Runtime cannot run the model on {INPUTS}: {clean(e)}"
+    return None
+
+
+def clean(e: Exception, limit: int = 300) -> str:
+    """ONNX Runtime's message without its code prefix and source positions, in one line:
+    '[ONNXRuntimeError] : 1 : FAIL : Non-zero status code returned while running Div node. Name:'d'
+    Status Message: element_wise_ops.cc:703 Compute Integer division by zero' ->
+    "the Div node 'd' fails: Integer division by zero"."""
+    s = " ".join(str(e).split())
+    s = re.sub(r"^\[ONNXRuntimeError\]\s*:\s*\d+\s*:\s*\w+\s*:\s*", "", s)
+    s = re.sub(r"^Load model from .*? failed:\s*", "", s)   # the cache entry's frozen.onnx: not the user's file
+    m = re.match(r"Non-zero status code returned while running (\w+) node\. Name:'(.*?)' Status Message: (.*)$", s)
+    if m:
+        op, name, msg = m.groups()
+        s = f"the {op} node{f' {name!r}' if name else ''} fails: {msg}"
+    s = re.sub(r"\S+\.(?:cc|h|cpp):\d+\s+(?:\S+\s+)?(?=[A-Z])", "", s)   # 'element_wise_ops.cc:703 Compute '
+    s = s or type(e).__name__
+    return s if len(s) <= limit else s[: limit - 3] + "..."
+
+
+def run_worker(job_fn, job, src: str, *, progress=None, **kw) -> dict:
+    """run_in_child(job_fn, job, ...) for a benchmark worker that checks the model with `problem`
+    first (reporting STAGE) and returns {"model_error": line} for a bad model. Raises ModelError
+    for that, and for a worker that died or hung while ONNX Runtime ran; another failure of the
+    worker is the payload {"error": message}. Cancelled passes through."""
+    import tempfile
+
+    from engine.util.child import ChildFailed, run_in_child
+
+    with tempfile.TemporaryDirectory(prefix="fuselens-ort-") as d:
+        marker = os.path.join(d, "running")
+        try:
+            payload = run_in_child(job_fn, {**job, MARKER: marker}, progress=progress, **kw)
+        except ChildFailed as e:
+            if not os.path.exists(marker):
+                return {"error": str(e)}
+            raise ModelError(src, f"ONNX Runtime crashed or hung running the model ({e})") from None
+    if payload.get("model_error"):
+        raise ModelError(src, payload["model_error"])
+    return payload

@@ -1,0 +1,406 @@
+"""Benchmark one plan on one target: build, check against the unfused build, time it.
+
+The build and the run happen in a worker process (spawned), so a TVM crash, a time limit or a
+Cancel ends the worker, not the caller. The worker reports progress (stage, fraction) through a
+queue. Results are cached by (model hash, plan hash, target, schedule version).
+The worker opens its device with engine/devices/device_session.open_device; build_plan, reference,
+check_outputs, profile_kernels, result_file are the public steps engine/measure/roundrobin.py shares.
+
+Caches (engine/util/cache_dir.py): results/<key>.json, and results/ref-*.npz, the unfused build's outputs
+that every plan of the model is checked against. Both are written atomically. A result that does
+not parse, has wrong field types, or is not a correct error-free measurement is a miss (deleted);
+only correct results are stored. A reference that does not load (arrays only: allow_pickle=False)
+is a miss, deleted and rebuilt; a stored one a plan disagrees with (another count, shape, dtype or
+values) is rebuilt too, and the plan is checked against the fresh one before it is called incorrect.
+force=True bypasses both: the result and the reference are measured again and overwrite the cache.
+(loader.load(force=True) does the same for the model entry, planner.kernel_timing's force=True for
+kernel times.)
+"""
+from __future__ import annotations
+
+import hashlib
+import json
+import re
+import statistics
+import time
+from dataclasses import asdict, dataclass, field
+
+from engine.util import child, machine_load
+from . import ort_check, runs
+from engine.util.cache_dir import atomic_file, cache_dir, drop, is_number, read_json, write_json
+
+RUNNER_VERSION = 2   # 2: the check reports matched NaNs and weak checks (engine/measure/check.py)
+
+
+@dataclass
+class BenchResult:
+    model: str
+    strategy: str
+    target: str
+    latency_ms: dict = field(default_factory=dict)   # median, min, max
+    samples: list = field(default_factory=list)      # every timing sample (ms), for intervals (engine/measure/stats.py)
+    planning_ms: float = 0.0
+    build_s: float = 0.0
+    kernels: int = 0
+    correct: bool | None = None
+    max_abs_err: float | None = None
+    nan_matched: int = 0         # NaN values at the reference's NaN positions, compared as equal (engine/measure/check.py)
+    weak_check: bool = False     # the reference is (nearly) constant: "correct" vouches for little
+    kernel_us: list = field(default_factory=list)    # aligned with plan.groups; None where nothing launches
+    repeat: int = 0
+    scheduled: bool = True
+    schedule_report: dict = field(default_factory=dict)
+    schedule: str = "rules"      # rules | tuned | mixed: whose schedules the kernels ran with
+    tuned_kernels: int = 0       # kernels scheduled by a tuning record (engine/measure/tuned_store.py)
+    error: str | None = None
+    cached: bool = False
+    when: str = ""
+    busy_share: float | None = None   # share of the CPU time other processes used while timing (machine_load)
+    run_id: str = ""             # the run it was sampled in (engine/measure/runs.py): only one run's figures compare
+
+    def to_dict(self) -> dict:
+        return asdict(self)
+
+    @classmethod
+    def from_dict(cls, d: dict) -> "BenchResult":
+        return cls(**{k: d[k] for k in cls.__dataclass_fields__ if k in d})
+
+
+Cancelled = child.Cancelled   # raised when a caller's cancel is set (child.run_in_child)
+
+
+def schedule_version() -> int:
+    from engine.schedules import SCHEDULE_VERSION
+
+    return SCHEDULE_VERSION
+
+
+def plan_hash(groups) -> str:
+    canon = sorted(sorted(g) for g in groups)
+    return hashlib.sha256(json.dumps(canon).encode()).hexdigest()[:24]
+
+
+def _key(model_sha: str, groups, target, scheduled: bool, tuned: bool = False) -> str:
+    """`target`: a Target (keyed by its spec) or a spec string (keyed as it is written)."""
+    from engine.devices import targets
+
+    spec = target.spec if isinstance(target, targets.Target) else target
+    raw = f"{model_sha}|{plan_hash(groups)}|{spec}|s{schedule_version() if scheduled else 'none'}|r{RUNNER_VERSION}"
+    if scheduled and tuned:  # a new tuning record may change the kernels: the store's generation
+        from .tuned_store import store_for
+
+        raw += f"|t{store_for(targets.as_target(target)).generation()}"
+    return hashlib.sha256(raw.encode()).hexdigest()[:32]
+
+
+def result_file(model_sha: str, groups, target, scheduled: bool, tuned: bool):
+    """The cache file of a plan's result on `target` (a Target, or its spec): runner.benchmark's and
+    roundrobin.bench_plans' alike."""
+    return cache_dir("results") / f"{_key(model_sha, groups, target, scheduled, tuned)}.json"
+
+
+
+
+def _int(x) -> bool:
+    return isinstance(x, int) and not isinstance(x, bool)
+
+
+def valid_result(d, n_groups: int | None = None) -> bool:
+    """A stored result that can stand for a measurement: a dict with the right field types, a correct
+    and error-free run, and kernel times aligned with the plan's `n_groups` groups (or none)."""
+    if not isinstance(d, dict) or set(d) - set(BenchResult.__dataclass_fields__):
+        return False
+    lat = d.get("latency_ms")
+    if not isinstance(lat, dict) or not all(is_number(lat.get(k)) and lat[k] >= 0 for k in ("median", "min", "max")):
+        return False
+    if d.get("correct") is not True or d.get("error") is not None:
+        return False
+    ku = d.get("kernel_us", [])
+    if not isinstance(ku, list) or not all(k is None or is_number(k) for k in ku):
+        return False
+    if not isinstance(d.get("samples", []), list) or not all(is_number(x) for x in d.get("samples", [])):
+        return False
+    if n_groups is not None and ku and len(ku) != n_groups:
+        return False
+    types = {"model": str, "strategy": str, "target": str, "schedule": str, "when": str, "run_id": str, "scheduled": bool,
+             "cached": bool, "weak_check": bool, "schedule_report": dict}
+    if not all(isinstance(d[k], t) for k, t in types.items() if k in d):
+        return False
+    if not all(_int(d[k]) and d[k] >= 0 for k in ("kernels", "repeat", "tuned_kernels", "nan_matched") if k in d):
+        return False
+    return all(is_number(d[k]) for k in ("planning_ms", "build_s") if k in d) and \
+        (d.get("max_abs_err") is None or is_number(d["max_abs_err"])) and \
+        (d.get("busy_share") is None or is_number(d["busy_share"]))   # absent in older files: None
+
+
+def cached_result(graph, plan, target, scheduled: bool = True, tuned: bool = True) -> BenchResult | None:
+    """The stored result of this plan, or None. Only a correct, error-free result is one; a file that
+    does not parse or holds anything else is deleted."""
+    f = result_file(graph.sha256, plan.groups, target, scheduled, tuned)
+    d = read_json(f)
+    if d is None:
+        return None
+    if not valid_result(d, len(plan.groups)):
+        drop(f)
+        return None
+    r = BenchResult.from_dict(d)
+    r.cached, r.strategy, r.planning_ms = True, plan.strategy, plan.planning_ms
+    return r
+
+
+def benchmark(spec: str, input_shapes: dict | None, plan, target="cpu", repeat: int = 10,
+              progress=None, cancel=None, force: bool = False, timeout_s: float = 900,
+              scheduled: bool = True, tuned: bool = True, run_id: str | None = None,
+              block: int | None = None) -> BenchResult:
+    """Build `plan` of model `spec` for `target`, check it, time it. Never raises for a failed
+    build or run: the result carries `error`. Raises Cancelled when `cancel` is set, ModelError
+    for a model ONNX Runtime cannot run (engine/measure/ort_check.py). tuned=True: kernels with a tuning record for this target use it (engine/measure/tuned_store.py), the
+    rest the rules; tuned=False: the rules only. `target`: a Target (a spec string is parsed here)."""
+    from engine.model import loader
+    from engine.devices import targets
+
+    graph = loader.load(spec, input_shapes, block=block)   # block: the channel layout the plan was made in
+    t = targets.as_target(target)
+    f = result_file(graph.sha256, plan.groups, t, scheduled, tuned)
+    if not force:
+        r = cached_result(graph, plan, t, scheduled, tuned)
+        if r is not None and r.repeat >= repeat and r.error is None:
+            if progress:
+                progress("cached", 1.0)
+            return r
+    targets.check(t)
+    job = {"spec": spec, "shapes": input_shapes, "block": block, "groups": plan.groups, "target": t, "repeat": repeat,
+           "scheduled": scheduled, "tuned": tuned, "force": force}
+    payload = ort_check.run_worker(_run_job, job, graph.source or spec, progress=progress, cancel=cancel,
+                                   timeout_s=timeout_s, what="benchmark worker")
+    r = BenchResult(model=graph.name, strategy=plan.strategy, target=t.spec, planning_ms=plan.planning_ms,
+                    repeat=repeat, scheduled=scheduled, when=time.strftime("%Y-%m-%d %H:%M:%S"),
+                    run_id=run_id or runs.new_id())
+    for k, v in payload.items():
+        setattr(r, k, v)
+    if r.error is None and r.correct is True:   # a failed or incorrect run is never reused: measured again
+        try:
+            write_json(f, r.to_dict())
+        except OSError:
+            pass
+    if progress:
+        progress("done", 1.0)
+    return r
+
+
+# ---- the worker process ---------------------------------------------------------------------
+
+def build_plan(graph, groups, t, scheduled, tuned=False):
+    """(the built executable, the schedule report) of `groups` of `graph` for Target `t`: the plan
+    applied (FuseTIR), its tuning records (tuned), the schedule rules (scheduled; a GPU's
+    fallback schedule when not)."""
+    from . import build
+    from engine.planner.apply import apply
+
+    mod = apply(graph, groups)
+    report = {}
+    if scheduled and tuned:
+        from .tuned_store import apply_tuned, store_for
+
+        mod, names, total = apply_tuned(mod, build.tvm_target(t.build_for), store_for(t))
+        report = {"tuned": names, "kernels_total": total}
+    if scheduled:
+        from engine import schedules
+
+        mod, rep = schedules.schedule(mod, t.build_for)
+        report = {**jsonable(rep.__dict__), **report}
+    elif t.is_gpu:
+        from tvm.s_tir import dlight as dl
+
+        with build.tvm_target(t.build_for):
+            mod = dl.ApplyDefaultSchedule(dl.gpu.Fallback())(mod)
+    return build.build(mod, t.build_for), report
+
+
+
+
+def _run_job(job, say):
+    from . import build
+    from engine.model import loader
+    from engine.devices import targets
+    from engine.devices.device_session import open_device
+    from engine.planner.apply import kernel_groups
+
+    t = targets.as_target(job["target"])
+    say("loading model", 0.05)
+    graph = loader.load(job["spec"], job["shapes"], block=job.get("block"))
+    graph.mod                                   # import the Relax module now, during "loading model"
+    x = build.random_inputs(graph, seed=0)
+    say(ort_check.STAGE, 0.08)
+    bad = ort_check.problem(graph, x, job)
+    if bad:
+        return {"model_error": bad}
+    ds = open_device(t)           # resolved: a CUDA GPU's kernels are built for its own architecture
+    t, dev, run = ds.target, ds.dev, ds.runner(x)
+    ref = reference(graph, t, job["scheduled"], run, say, force=job.get("force", False))
+    say("building the plan", 0.4)
+    tb = time.perf_counter()
+    exe, report = build_plan(graph, job["groups"], t, job["scheduled"], job.get("tuned", False))
+    build_s = time.perf_counter() - tb
+    say("checking outputs", 0.65)
+    vm, args, out = run(exe)
+    c = check_outputs(out, ref)
+    if not c.correct and not ref.fresh:  # a stored reference may be bad: a fresh one decides
+        ref = reference(graph, t, job["scheduled"], run, say, force=True)
+        c = check_outputs(out, ref)
+    say("timing", 0.7)
+    timer = vm.time_evaluator("main", dev, number=1, repeat=job["repeat"], min_repeat_ms=50)
+    load0 = machine_load.start()
+    res = [s * 1000 for s in timer(*args).results]
+    busy_share = machine_load.stop(load0) if t.backend.local else None   # an RPC device is not this machine
+    say("profiling kernels", 0.9)
+    kernel_us = profile_kernels(vm, args, graph, job["groups"], kernel_groups) if t.backend.local else []
+    return {"latency_ms": {"median": statistics.median(res), "min": min(res), "max": max(res)}, "samples": res,
+            "build_s": build_s, "kernels": len(kernel_groups(graph, job["groups"])), **check_fields(c),
+            "kernel_us": kernel_us, "schedule_report": jsonable(report),
+            "schedule": schedule_kind(report), "tuned_kernels": len(report.get("tuned", [])),
+            "busy_share": busy_share}
+
+
+class _Ref(list):
+    """The reference outputs; `fresh`: computed now (else read from ref-*.npz)."""
+    fresh = False
+
+
+def reference(graph, t, scheduled, run, say, force: bool = False):
+    """The unfused plan's outputs on `t` (cached as ref-*.npz); run(exe) -> (vm, args, outputs).
+    Shared with the round-robin worker (engine/measure/roundrobin.py). A stored file that does not load is
+    deleted and rebuilt; force=True rebuilds it whatever is stored. The list's `fresh` says which."""
+    # The reference is the unfused plan built the same way (the schedule rules' own tests check
+    # scheduled against unscheduled builds; an unscheduled VGG-16 takes half a minute per run).
+    # For a board (another CPU, cross-compiled) it is computed here, on the host: the device's
+    # outputs are checked against a build that shares none of its code generation.
+    if t.is_cross:
+        from engine.devices import targets
+
+        t, run = targets.HOST, _host_run(graph)
+    tag = f"{t.spec}-{'s%d' % schedule_version() if scheduled else 'u'}"
+    ref_file = cache_dir("results") / f"ref-{graph.sha256[:24]}-{re.sub(r'[^A-Za-z0-9_.-]', '_', tag)}.npz"
+    stored = None if force else load_reference(ref_file)
+    if stored is not None:
+        return _Ref(stored)
+    say("building the unfused reference", 0.15)
+    exe, _ = build_plan(graph, [[n.id] for n in graph.nodes], t, scheduled)
+    say("running the unfused reference", 0.3)
+    ref = _Ref(run(exe)[2])
+    ref.fresh = True
+    _save_ref(ref_file, ref)
+    return ref
+
+
+
+
+def _host_run(graph):
+    """run(exe) -> (vm, args, outputs) on this host's CPU, with the benchmark's inputs."""
+    from . import build
+    from engine.devices.device_session import host_runner
+
+    return host_runner(build.random_inputs(graph, seed=0))
+
+
+def load_reference(path):
+    """The stored reference outputs, or None (missing). A file that does not load as plain numeric
+    arrays arr_0..arr_{n-1} (np.savez's names; no pickles: allow_pickle=False) is deleted."""
+    import numpy as np
+
+    if not path.exists():
+        return None
+    try:
+        with np.load(path, allow_pickle=False) as z:
+            n = len(z.files)
+            if n == 0 or set(z.files) != {f"arr_{i}" for i in range(n)}:
+                raise ValueError("not a reference file")
+            ref = [z[f"arr_{i}"] for i in range(n)]
+        if not all(a.dtype.kind in "biufc" for a in ref):
+            raise ValueError("not numeric")
+        return ref
+    except Exception:  # noqa: BLE001 - BadZipFile, ValueError, KeyError, OSError, zlib.error, EOFError...
+        drop(path)
+        return None
+
+
+def _save_ref(path, ref) -> None:
+    """Atomically (temp file, then rename): a killed worker leaves the old file or none, never half."""
+    import numpy as np
+
+    try:
+        with atomic_file(path) as f:
+            np.savez(f, *ref)
+    except OSError:
+        pass
+
+
+def check_outputs(out, ref):
+    """A plan's outputs against the reference's: engine/measure/check.py's Check (error, correct, NaNs
+    matched, weak)."""
+    from .check import compare
+
+    return compare(out, ref)
+
+
+
+
+def check_fields(c) -> dict:
+    """A Check as the BenchResult fields a worker returns."""
+    return {"correct": c.correct, "max_abs_err": c.err, "nan_matched": c.nan_matched, "weak_check": c.weak}
+
+
+def schedule_kind(report: dict) -> str:
+    """rules | tuned | mixed: whose schedules a build's kernels have (its schedule report)."""
+    from . import tuned_store
+
+    return tuned_store.schedule_kind(len(report.get("tuned", [])), report.get("kernels_total", 0))
+
+
+
+
+def profile_kernels(vm, args, graph, groups, kernel_groups, runs: int = 3):
+    """Time every kernel call with the VM's instrument hook; the k-th call is the k-th kernel group.
+    Returns the median us per group (aligned with `groups`; None where nothing launches), or []
+    when no run's calls line up with the kernel groups."""
+    import tvm
+
+    order = kernel_groups(graph, groups)
+    samples: list[list[float]] = []
+    state = {"t": 0.0, "calls": []}
+
+    def instrument(func, name, before, ret, *a):
+        name = str(name)
+        # RewriteDataflowReshape turns a reshape kernel into vm.builtin.reshape: it stands in its place
+        if (name.startswith("vm.builtin") and name != "vm.builtin.reshape") or name.startswith("__"):
+            return 0
+        if before:
+            state["t"] = time.perf_counter()
+        else:
+            state["calls"].append((time.perf_counter() - state["t"]) * 1e6)
+        return 0
+
+    vm.set_instrument(tvm.runtime.convert(instrument))
+    for _ in range(runs):
+        state["calls"] = []
+        vm["main"](*args)
+        samples.append(state["calls"])
+    kernel_us: list = [None] * len(groups)
+    usable = [s for s in samples if len(s) == len(order)]
+    if not usable:
+        return []
+    for k, gi in enumerate(order):
+        kernel_us[gi] = statistics.median(s[k] for s in usable)
+    return kernel_us
+
+
+
+
+def jsonable(o):
+    """`o` as plain JSON values (what json.dumps(default=str) makes of it), {} when it has none."""
+    try:
+        return json.loads(json.dumps(o, default=str))
+    except (TypeError, ValueError):
+        return {}
+
+
