@@ -114,11 +114,11 @@ def main(argv=None) -> int:
     import tvm
     from tvm import relax
 
+    from engine import schedules
+    from engine.devices import tvm_target as target_mod
+    from engine.devices.hardware import cpu_facts
     from engine.measure import build
     from engine.util import machine_load
-    from engine import schedules
-    from engine.devices.hardware import cpu_facts
-    from engine.devices import tvm_target as target_mod
     from tests.test_schedules_blocked import blocked_case
 
     facts = cpu_facts()

@@ -75,13 +75,12 @@ def main():
     import tvm
     from tvm import relax
 
+    from engine import schedules
     from engine.measure import build as eb
     from engine.model import loader
-    from engine.planner import profiles
-    from engine.report import text as report
-    from engine import schedules
-    from engine.planner import kinds, make_plan
+    from engine.planner import kinds, make_plan, profiles
     from engine.planner.apply import apply
+    from engine.report import text as report
 
     hw = profiles.get(a.hardware)
     if a.kinds:

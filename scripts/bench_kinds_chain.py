@@ -93,10 +93,10 @@ def main():
     import tvm
     from tvm import relax
 
-    from engine.measure import build as eb
-    from engine.devices import hardware
-    from engine.model import loader
     from engine import schedules
+    from engine.devices import hardware
+    from engine.measure import build as eb
+    from engine.model import loader
     from engine.planner import make_plan
     from engine.planner.apply import apply
 

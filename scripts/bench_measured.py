@@ -26,13 +26,18 @@ import time
 
 sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 
-from engine.util import cpus
 from engine.model import loader
-from engine.planner import profiles  # noqa: E402
-from engine.planner import calibrate, dp, greedy, kernel_timing as measure  # noqa: E402
+from engine.planner import (  # noqa: E402
+    calibrate,
+    dp,
+    greedy,
+    profiles,  # noqa: E402
+)
+from engine.planner import kernel_timing as measure
 from engine.planner.cost import CostModel  # noqa: E402
 from engine.planner.order import chain_order  # noqa: E402
 from engine.planner.plan import count_kernels  # noqa: E402
+from engine.util import cpus
 
 
 def fid(d: dict) -> str:
@@ -56,8 +61,8 @@ def e2e(graph, plans: dict, rounds: int) -> dict:
     import tvm
     from tvm import relax
 
-    from engine.measure import build as eb
     from engine import schedules
+    from engine.measure import build as eb
     from engine.planner.apply import apply
 
     dev = tvm.cpu()

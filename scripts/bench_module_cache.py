@@ -32,10 +32,10 @@ def child(spec: str, variant: str, strategy: str) -> dict:
     sys.path.insert(0, ROOT)
     import tvm  # noqa: F401  (imported before the clock, as in both variants)
 
-    from engine.measure import build
-    from engine.devices import hardware
-    from engine.model import loader, relax_import
     from engine import schedules  # noqa: F401
+    from engine.devices import hardware
+    from engine.measure import build
+    from engine.model import loader, relax_import
     from engine.planner import make_plan
     from engine.planner.apply import apply
 

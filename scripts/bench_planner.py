@@ -16,8 +16,10 @@ import time
 sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 
 from engine.model import loader
-from engine.planner import profiles  # noqa: E402
-from engine.planner import make_plan  # noqa: E402
+from engine.planner import (
+    make_plan,  # noqa: E402
+    profiles,  # noqa: E402
+)
 from tests.synthetic import branching, chain  # noqa: E402
 
 

@@ -82,13 +82,13 @@ def measure_model(model: str, a, hw) -> dict:
     import tvm
     from tvm import relax
 
+    from engine import schedules
     from engine.measure import build as eb
     from engine.measure import check
     from engine.model import loader
-    from engine.util import machine_load
-    from engine import schedules
     from engine.planner import make_plan
     from engine.planner.apply import apply
+    from engine.util import machine_load
 
     spec, shapes, name = _spec(model, a.resolution)
     dev = tvm.cpu()
@@ -222,9 +222,9 @@ def kernel_shares(model: str, a, hw, peak: float | None) -> dict:
     convolutions (ONNX Conv, kernel 3x3, group 1) picked out by their ONNX nodes."""
     import onnx
 
-    from engine.report import kernel_report
     from engine.model import loader
     from engine.planner import make_plan
+    from engine.report import kernel_report
 
     spec, shapes, name = _spec(model, a.resolution)
     g = loader.load(spec, shapes, block=loader.block_for_target("cpu", "blocked"))
@@ -266,10 +266,10 @@ def main():
     import onnxruntime as ort
     import tvm
 
-    from engine.devices import hardware
-    from engine.planner import profiles
     from engine import schedules
+    from engine.devices import hardware
     from engine.devices.tvm_target import host_facts
+    from engine.planner import profiles
 
     facts = host_facts()
     cpu = hardware.cpu_facts().get("model", "?")

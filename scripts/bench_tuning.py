@@ -53,9 +53,9 @@ def _measure_job(job, say):
     import tvm
     from tvm import relax
 
+    from engine.devices import targets
     from engine.measure import build, runner
     from engine.model import loader
-    from engine.devices import targets
 
     graph = loader.load(job["spec"], job["shapes"])
     t = targets.parse("cpu")
@@ -112,8 +112,8 @@ def main() -> int:
     a = ap.parse_args()
     os.environ["FUSELENS_CACHE_DIR"] = a.cache or tempfile.mkdtemp(prefix="fuselens-bench-tuning-")
     from engine.devices import hardware
-    from engine.model import loader
     from engine.measure import tuning
+    from engine.model import loader
     from engine.planner import make_plan
 
     g = loader.load(a.model)

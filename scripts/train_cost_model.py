@@ -26,9 +26,9 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 def main() -> int:
     from engine.devices import hardware
     from engine.model import loader
-    from engine.util.cache_dir import write_json
     from engine.planner import calibrate, features, learned
     from engine.planner.fidelity import family
+    from engine.util.cache_dir import write_json
 
     ap = argparse.ArgumentParser()
     ap.add_argument("models", nargs="+")

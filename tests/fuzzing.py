@@ -508,8 +508,8 @@ def check_loader(path: Path, shapes: dict | None) -> str:
     way (a line on stdout or stderr, a warning) that a command line would show besides its own."""
     from engine.devices import hardware
     from engine.model import loader, onnx_input
-    from engine.util.errors import FuseLensError
     from engine.planner import make_plan
+    from engine.util.errors import FuseLensError
 
     failure = None
     with captured_output() as out:
@@ -710,9 +710,9 @@ def apply_plan_mutations(seed: dict, plans: dict, mutations) -> bytes:
 def check_plan(data: bytes, graph, folder: Path) -> str:
     """The `plan_json` property: plan_json.load of a file holding `data`, against `graph`: 'ok' (a
     Plan, whose groups are then a legal partition of the graph) or 'error' (a PlanError)."""
-    from engine.util.errors import FuseLensError, PlanError
     from engine.planner import plan_json
     from engine.planner.validate import check_convex_acyclic, check_partition
+    from engine.util.errors import FuseLensError, PlanError
 
     folder.mkdir(parents=True, exist_ok=True)
     f = folder / "plan.json"

@@ -9,9 +9,9 @@ import tvm_ffi
 from tvm import s_tir, tirx
 
 from engine.devices import boards, hardware
+from engine.devices.tvm_target import l2_per_core
 from engine.schedules.base import anchor as ba
 from engine.schedules.base.config import AnchorConfig, config_for
-from engine.devices.tvm_target import l2_per_core
 from engine.schedules.cpu import Chain
 from engine.schedules.cpu.anchor import Anchor, inline_prologue
 from tests.test_schedules import _biggest, _conv_bias_relu, _fused_funcs

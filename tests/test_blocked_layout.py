@@ -8,8 +8,8 @@ import pytest
 import tvm
 from tvm import relax
 
-from engine.model import blocked_layout, loader
 from engine.measure import build
+from engine.model import blocked_layout, loader
 
 RNG = np.random.default_rng(0)
 
@@ -352,8 +352,8 @@ def blocked_mobilenet():
 
 @pytest.mark.parametrize("strategy", ["none", "tvm", "greedy", "dp", "hybrid", "optimal"])
 def test_every_strategy_and_fusion_kind_builds_blocked_mobilenet(strategy, blocked_mobilenet):
-    from engine.devices import hardware
     from engine import schedules
+    from engine.devices import hardware
     from engine.planner import kinds, make_plan
     from engine.planner.apply import apply
 
@@ -370,10 +370,10 @@ def test_every_strategy_and_fusion_kind_builds_blocked_mobilenet(strategy, block
 
 
 def test_blocked_convs_are_named_and_refused_as_chains_in_one_line(blocked_mobilenet):
-    from engine.report import group_names
     from engine.devices import hardware
     from engine.planner import kinds
     from engine.planner.cost import CostModel
+    from engine.report import group_names
 
     g = blocked_mobilenet
     convs = [n for n in g.nodes if n.op.startswith(blocked_layout.DENSE_NAME)]

@@ -12,8 +12,8 @@ import onnx
 import pytest
 
 from engine.measure import build, runner
-from engine.util import cache_dir
 from engine.model import loader
+from engine.util import cache_dir
 from engine.util.errors import FuseLensError, ModelError
 from tests.models import tiny_onnx
 

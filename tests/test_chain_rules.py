@@ -11,13 +11,13 @@ import tvm
 import tvm_ffi
 from tvm import s_tir, tirx
 
-from engine.measure import build
-from engine.devices import hardware
-from engine.model import loader
 from engine import schedules
+from engine.devices import hardware
+from engine.devices import tvm_target as target_mod
+from engine.measure import build
+from engine.model import loader
 from engine.planner import make_plan
 from engine.planner.apply import apply
-from engine.devices import tvm_target as target_mod
 from engine.schedules.cpu import chain as chain_rules
 from tests.kind_regions import chain_groups
 

@@ -85,8 +85,7 @@ def test_block_for_target():
 
 
 def test_plan_json_carries_the_layout_and_refuses_another(cnn, private_cache):
-    from engine.planner import profiles
-    from engine.planner import make_plan, plan_json
+    from engine.planner import make_plan, plan_json, profiles
 
     hw = profiles.get("host")
     nchw, blocked = loader.load(str(cnn)), loader.load(str(cnn), block=BLOCK)

@@ -114,8 +114,8 @@ def test_bench_times_plans_from_files_round_robin_with_the_strategies(planned, t
 
 
 def test_an_empty_plan_path_is_named_as_such(tmp_path):
-    from engine.util.errors import PlanError
     from engine.planner import plan_json
+    from engine.util.errors import PlanError
 
     with pytest.raises(PlanError, match="an empty path is not a plan file"):
         plan_json.read("")

@@ -11,8 +11,8 @@ from pathlib import Path
 import pytest
 
 import main
-from engine.measure import benchmark
 from engine.devices import hardware, targets
+from engine.measure import benchmark
 from engine.util.errors import FuseLensError
 
 SRC = (Path(main.__file__)).read_text()

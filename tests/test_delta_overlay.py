@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import pytest
 
-from engine.report import plan_delta
 from engine.planner.plan import Plan
+from engine.report import plan_delta
 
 
 def test_other_plans_time_for_the_same_operators():

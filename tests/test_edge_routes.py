@@ -30,10 +30,10 @@ def _crossings(sc):
 
 def test_mobilenet_edges_do_not_cross_nodes(qapp, private_cache):
     from engine.devices import hardware
-    from engine.model import loader
     from engine.layout import graph as L
     from engine.layout.cache import cache_key, cached, forget_in_memory, store
     from engine.layout.dot import run_dot
+    from engine.model import loader
     from engine.planner import make_plan
     from gui.graph.scene import GraphScene
 

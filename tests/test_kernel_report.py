@@ -12,8 +12,8 @@ from pathlib import Path
 
 import pytest
 
-from engine.report import kernel_report as kr
 from engine.measure import ort_profile
+from engine.report import kernel_report as kr
 
 ROOT = Path(__file__).resolve().parent.parent
 MODEL = "zoo:mobilenetv2@64"
@@ -135,8 +135,7 @@ def test_ort_profile_maps_fused_nodes_back(graph, profile):
 
 
 def test_report_blocks_pair_our_kernels_with_ort_nodes(graph, profile):
-    from engine.planner import profiles
-    from engine.planner import make_plan
+    from engine.planner import make_plan, profiles
 
     hw = profiles.get("host")
     plan = make_plan(graph, "greedy", hw, cost="roofline", target="cpu")
@@ -211,10 +210,10 @@ def test_kernel_rows_take_shares_from_the_benchmark_without_a_report():
     """engine/report/kernel_table: without a kernel report the shares come from the benchmark's kernel times
     (labelled so); without those, only the bound."""
     from engine.devices import hardware
-    from engine.report.kernel_table import kernel_rows
+    from engine.measure.runner import BenchResult
     from engine.planner import make_plan
     from engine.planner.cost import CostModel
-    from engine.measure.runner import BenchResult
+    from engine.report.kernel_table import kernel_rows
     from tests.synthetic import chain
 
     g = chain(12)

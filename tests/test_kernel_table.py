@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import pytest
 
-from engine.report.kernel_table import kernel_function_names, kernel_rows
 from engine.measure.runner import BenchResult
+from engine.report.kernel_table import kernel_function_names, kernel_rows
 from tests.synthetic import Builder, chain
 
 

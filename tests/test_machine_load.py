@@ -11,13 +11,13 @@ from pathlib import Path
 
 import pytest
 
-from engine.measure import benchmark, runner
 from engine.devices import hardware
-from engine.util import machine_load
-from engine.report import text as report
-from engine.planner import make_plan
-from engine.report.recommend import recommend
+from engine.measure import benchmark, runner
 from engine.measure.runner import BenchResult
+from engine.planner import make_plan
+from engine.report import text as report
+from engine.report.recommend import recommend
+from engine.util import machine_load
 from tests.synthetic import chain
 
 LINUX = Path("/proc/stat").exists()

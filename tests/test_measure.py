@@ -13,7 +13,8 @@ import pytest
 
 from engine.devices import hardware
 from engine.model import loader
-from engine.planner import calibrate, dp, kernel_timing as measure
+from engine.planner import calibrate, dp
+from engine.planner import kernel_timing as measure
 from engine.planner.cost import CostModel
 from engine.planner.order import chain_order
 from engine.planner.validate import check_convex_acyclic, check_partition

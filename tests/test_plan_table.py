@@ -1,8 +1,8 @@
 """The CLI's plan table (issue 21): a group's operators that do not fit its column end in '...'
 after a whole name, never a name cut mid-word."""
 from engine.devices import hardware
-from engine.report import text as report
 from engine.planner.plan import Plan
+from engine.report import text as report
 from tests.synthetic import chain
 
 

@@ -8,12 +8,12 @@ from hypothesis import strategies as st
 
 from engine.devices import hardware
 from engine.model import loader
-from engine.util.errors import PlanError
 from engine.planner import make_plan, plan_json
 from engine.planner.cost import CostModel
 from engine.planner.dp import segment_dp
 from engine.planner.order import chain_order
 from engine.planner.validate import check_convex_acyclic, check_partition
+from engine.util.errors import PlanError
 from tests.models import tiny_onnx
 
 ZOO = ["mobilenetv2@64", "efficientnet_b0@64", "resnet50@64", "vgg16@32", "yolov4_tiny@128"]

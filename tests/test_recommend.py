@@ -4,8 +4,8 @@ from dataclasses import replace
 import pytest
 
 from engine.devices import hardware
-from engine.report.recommend import recommend
 from engine.measure.runner import BenchResult
+from engine.report.recommend import recommend
 from tests.synthetic import chain
 
 

@@ -6,10 +6,10 @@ import time
 import pytest
 
 from engine.devices import hardware, targets
-from engine.model import loader
 from engine.measure import runner
-from engine.util.errors import TargetError
+from engine.model import loader
 from engine.planner import make_plan
+from engine.util.errors import TargetError
 from tests.loopback import free_port, stop_all, wait_port
 
 MODEL = "zoo:mobilenetv2@32"

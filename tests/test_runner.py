@@ -5,8 +5,8 @@ import time
 import pytest
 
 from engine.devices import hardware
-from engine.model import loader
 from engine.measure import runner
+from engine.model import loader
 from engine.planner import make_plan
 
 MODEL = "zoo:mobilenetv2@32"

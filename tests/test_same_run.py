@@ -5,11 +5,11 @@ import statistics
 import types
 from dataclasses import replace
 
-from engine.measure import benchmark, runner, runs
 from engine.devices import hardware
+from engine.measure import benchmark, runner, runs
+from engine.measure.runner import BenchResult
 from engine.report import text as report
 from engine.report.recommend import recommend
-from engine.measure.runner import BenchResult
 from tests.synthetic import chain
 
 BIG = chain(120)
@@ -119,8 +119,8 @@ def test_the_measured_verdict_ignores_figures_of_another_run():
 
 
 def test_the_plan_and_its_chart_name_the_cost_that_decided_it():
-    from engine.report import text as report
     from engine.planner import make_plan
+    from engine.report import text as report
     from gui.chart_export import chart_series
 
     g = chain(12)

@@ -11,9 +11,9 @@ import pytest
 import tvm
 from tvm import relax
 
-from engine.model import blocked_compute
-from engine.measure import build
 from engine import schedules
+from engine.measure import build
+from engine.model import blocked_compute
 from engine.schedules.cpu import blocked as blocked_rules
 
 RULE = "cpu.BlockedConv"

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import pytest
 
-from engine.report import group_names as G
 from engine.model import scopes as S
+from engine.report import group_names as G
 
 
 @pytest.fixture(scope="module")

@@ -234,8 +234,8 @@ def test_plans_and_cache_entries_load_without_unpickling_or_eval(tiny_graph_and_
 def test_code_in_a_plan_stays_text(tiny_graph_and_plan, tmp_path):
     """Python in every string field of a plan, and a pickle in place of the file: text or a
     PlanError, never run (the marker file is never made)."""
-    from engine.util.errors import PlanError
     from engine.planner import plan_json
+    from engine.util.errors import PlanError
 
     _, g, plan_file = tiny_graph_and_plan
     d = json.loads(plan_file.read_text())

@@ -15,13 +15,13 @@ import tvm
 import tvm_ffi
 from tvm import relax, tirx
 
-from engine.measure import build
-from engine.devices import hardware
-from engine.model import loader
 from engine import schedules
+from engine.devices import hardware
+from engine.devices import tvm_target as target_mod
+from engine.measure import build
+from engine.model import loader
 from engine.planner import make_plan
 from engine.planner.apply import apply, kernel_groups
-from engine.devices import tvm_target as target_mod
 from engine.schedules.cpu import stages as stage_rules
 from tests.kind_regions import qkv_transformer, se_regions
 

@@ -120,8 +120,9 @@ def cuda_target(arch: str = "sm_75"):
 def make_target(name: str = "cpu"):
     """'cpu' / 'llvm' -> host_target(); 'cuda' / 'cuda:sm_XX' -> cuda_target(); a board's profile name
     (e.g. 'rpi4b') -> the LLVM target its profile names (engine/devices/boards.py)."""
-    from . import boards
     from engine.util.errors import TargetError
+
+    from . import boards
 
     kind, _, arch = name.partition(":")
     if kind in ("cpu", "llvm"):

@@ -8,8 +8,8 @@ from __future__ import annotations
 
 import threading
 
-from engine.layout import graph as L
 from engine.layout import dot as layout_dot
+from engine.layout import graph as L
 from engine.layout.cache import cached, store
 
 DEFAULT_TIME_LIMIT_S = 20.0

@@ -20,6 +20,7 @@ def plan_tvm(spec: str, shapes: dict, hw, cancel=None, block: int | None = None)
 def _plan_job(job: dict, say):
     from engine.devices import hardware
     from engine.model import loader
+
     from ..planner import make_plan
 
     graph = loader.load(job["spec"], job["shapes"], block=job.get("block"))

@@ -7,8 +7,9 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from . import graph as L
 from engine.util.cache_dir import cache_dir, drop, is_number, read_json, write_json
+
+from . import graph as L
 
 LAYOUT_CACHE_VERSION = 2   # 2: edge routes
 

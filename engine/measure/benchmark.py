@@ -7,22 +7,23 @@ import time
 from dataclasses import dataclass, replace
 from typing import Any, Callable
 
-from . import check, published, runner, stats
-from engine.model import loader
-from engine.util import machine_load
-from engine.planner import profiles
 from engine.devices import targets
 from engine.devices.hardware import Hardware
+from engine.model import loader
+from engine.planner import make_plan, profiles
+from engine.util import machine_load
+
+from . import check, published, runner, stats
 from .runs import comparison_base, not_same_run
-from engine.planner import make_plan
 
 
 def ort_latency(graph, threads: int | None = None, repeat: int = 10) -> dict:
     """ONNX Runtime on the same model and thread count: the outside reference."""
     import onnxruntime as ort
 
-    from .build import ort_feed, random_inputs
     from engine.util.cpus import usable_cores
+
+    from .build import ort_feed, random_inputs
 
     so = ort.SessionOptions()
     so.intra_op_num_threads = threads or usable_cores()

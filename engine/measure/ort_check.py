@@ -44,8 +44,9 @@ def problem(graph, inputs, job: dict | None = None) -> str | None:
 def _problem(path, graph, inputs) -> str | None:
     import onnxruntime as ort
 
-    from .build import ort_feed
     from engine.util.cpus import usable_cores
+
+    from .build import ort_feed
 
     ort.set_default_logger_severity(4)   # its own error lines on fd 2 would be a second line on the terminal
     so = ort.SessionOptions()

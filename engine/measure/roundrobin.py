@@ -27,8 +27,9 @@ import statistics
 import time
 
 from engine.util import machine_load
-from . import ort_check, runner, runs
 from engine.util.cache_dir import write_json
+
+from . import ort_check, runner, runs
 
 SAMPLE_MS = 50.0   # each sample lasts about this long
 
@@ -42,8 +43,8 @@ def bench_plans(spec: str, input_shapes: dict | None, plans: dict, target="cpu",
     Raises Cancelled when `cancel` is set, TargetError when the target is not there, ModelError for
     a model ONNX Runtime cannot run (engine/measure/ort_check.py). force: rebuild the unfused reference too.
     `target`: a Target (a spec string is parsed here)."""
-    from engine.model import loader
     from engine.devices import targets
+    from engine.model import loader
 
     graph = loader.load(spec, input_shapes, block=block)   # block: the channel layout the plans were made in
     t = targets.as_target(target)
@@ -80,21 +81,12 @@ def _error(e: Exception) -> str:
 
 
 def _job(job, say):
-    from . import build
-    from engine.model import loader
-    from engine.devices import targets
     from engine.devices.device_session import open_device
     from engine.planner.apply import kernel_groups
 
-    t = targets.as_target(job["target"])
     plans = [(s, g) for s, g in job["plans"]]
     n = len(plans)
-    say("loading model", 0.02)
-    graph = loader.load(job["spec"], job["shapes"], block=job.get("block"))
-    graph.mod
-    x = build.random_inputs(graph, seed=0)
-    say(ort_check.STAGE, 0.04)
-    bad = ort_check.problem(graph, x, job)
+    t, graph, x, bad = runner.prepare_job(job, say)
     if bad:
         return {"model_error": bad}
     ds = open_device(t)           # resolved: a CUDA GPU's kernels are built for its own architecture

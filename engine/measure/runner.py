@@ -26,8 +26,9 @@ import time
 from dataclasses import asdict, dataclass, field
 
 from engine.util import child, machine_load
-from . import ort_check, runs
 from engine.util.cache_dir import atomic_file, cache_dir, drop, is_number, read_json, write_json
+
+from . import ort_check, runs
 
 RUNNER_VERSION = 2   # 2: the check reports matched NaNs and weak checks (engine/measure/check.py)
 
@@ -156,8 +157,8 @@ def benchmark(spec: str, input_shapes: dict | None, plan, target="cpu", repeat: 
     build or run: the result carries `error`. Raises Cancelled when `cancel` is set, ModelError
     for a model ONNX Runtime cannot run (engine/measure/ort_check.py). tuned=True: kernels with a tuning record for this target use it (engine/measure/tuned_store.py), the
     rest the rules; tuned=False: the rules only. `target`: a Target (a spec string is parsed here)."""
-    from engine.model import loader
     from engine.devices import targets
+    from engine.model import loader
 
     graph = loader.load(spec, input_shapes, block=block)   # block: the channel layout the plan was made in
     t = targets.as_target(target)
@@ -194,8 +195,9 @@ def build_plan(graph, groups, t, scheduled, tuned=False):
     """(the built executable, the schedule report) of `groups` of `graph` for Target `t`: the plan
     applied (FuseTIR), its tuning records (tuned), the schedule rules (scheduled; a GPU's
     fallback schedule when not)."""
-    from . import build
     from engine.planner.apply import apply
+
+    from . import build
 
     mod = apply(graph, groups)
     report = {}
@@ -219,20 +221,30 @@ def build_plan(graph, groups, t, scheduled, tuned=False):
 
 
 
-def _run_job(job, say):
-    from . import build
-    from engine.model import loader
+def prepare_job(job, say, at=(0.02, 0.04)):
+    """What every timing worker (this one, roundrobin's, kernel_report's) does first: the job's target
+    (a Target, parsed once), its model loaded with the Relax module (during "loading model", at
+    progress at[0]), deterministic inputs, and ONNX Runtime's verdict on the model (at at[1]): a
+    one-line problem (the worker returns it as its model_error), else None. -> (t, graph, x, problem)"""
     from engine.devices import targets
-    from engine.devices.device_session import open_device
-    from engine.planner.apply import kernel_groups
+    from engine.model import loader
+
+    from . import build
 
     t = targets.as_target(job["target"])
-    say("loading model", 0.05)
+    say("loading model", at[0])
     graph = loader.load(job["spec"], job["shapes"], block=job.get("block"))
     graph.mod                                   # import the Relax module now, during "loading model"
     x = build.random_inputs(graph, seed=0)
-    say(ort_check.STAGE, 0.08)
-    bad = ort_check.problem(graph, x, job)
+    say(ort_check.STAGE, at[1])
+    return t, graph, x, ort_check.problem(graph, x, job)
+
+
+def _run_job(job, say):
+    from engine.devices.device_session import open_device
+    from engine.planner.apply import kernel_groups
+
+    t, graph, x, bad = prepare_job(job, say, (0.05, 0.08))
     if bad:
         return {"model_error": bad}
     ds = open_device(t)           # resolved: a CUDA GPU's kernels are built for its own architecture
@@ -297,8 +309,9 @@ def reference(graph, t, scheduled, run, say, force: bool = False):
 
 def _host_run(graph):
     """run(exe) -> (vm, args, outputs) on this host's CPU, with the benchmark's inputs."""
-    from . import build
     from engine.devices.device_session import host_runner
+
+    from . import build
 
     return host_runner(build.random_inputs(graph, seed=0))
 

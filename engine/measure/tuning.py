@@ -19,9 +19,10 @@ from __future__ import annotations
 import time
 from dataclasses import asdict, dataclass, field
 
-from engine.util.errors import FuseLensError, TargetError
 from engine.util.child import Cancelled, ChildFailed, run_in_child  # noqa: F401 - Cancelled is part of this module's API
 from engine.util.cpus import usable_cores
+from engine.util.errors import FuseLensError, TargetError
+
 from .tuned_store import build_for, store_for
 
 
@@ -85,10 +86,9 @@ def tune(spec: str, shapes: dict | None, strategy: str, target="cpu", trials: in
     loader.load) on `target`. Raises FuseLensError for bad
     input (before any work) and Cancelled when `cancel` is set; a failed tuning run is the report's
     `error` (records found before the failure are kept)."""
-    from engine.model import loader
-    from engine.planner import profiles
     from engine.devices import targets
-    from engine.planner import make_plan
+    from engine.model import loader
+    from engine.planner import make_plan, profiles
 
     if trials is not None and trials < 1:
         raise FuseLensError(f"--trials must be at least 1 (got {trials})")
@@ -123,11 +123,12 @@ def _tune_job(job, say):
     from tvm import tirx
     from tvm.s_tir import meta_schedule as ms
 
-    from . import build
-    from engine.model import loader
     from engine.devices import targets
+    from engine.model import loader
     from engine.planner.apply import apply
-    from .tuned_store import tuning_form, kernel_key
+
+    from . import build
+    from .tuned_store import kernel_key, tuning_form
 
     t0 = time.perf_counter()
     t = targets.as_target(job["target"])
@@ -244,9 +245,10 @@ def _weights(graph, groups, mod, t, tasks) -> dict[str, float]:
     import tvm
     from tvm import relax
 
-    from . import build
     from engine.devices.device_session import open_device
     from engine.schedules import schedule
+
+    from . import build
     from .tuned_store import apply_tuned
 
     tgt = build.tvm_target(build_for(t))
@@ -444,12 +446,11 @@ def _make_builder_class():
         def build(self, build_inputs):
             import os
             import tempfile
+            from concurrent.futures import ThreadPoolExecutor
 
             from tvm.driver import build as tvm_build
             from tvm.s_tir.transform import RemoveWeightLayoutRewriteBlock
             from tvm.support.tar import tar
-
-            from concurrent.futures import ThreadPoolExecutor
 
             from engine.devices import boards
 

@@ -28,9 +28,10 @@ from pathlib import Path
 
 import onnx
 
-from . import onnx_input, opgraph
 from engine.util.cache_dir import atomic_file, cache_dir, drop, read_json, write_atomic
 from engine.util.errors import FuseLensError, ModelError
+
+from . import onnx_input, opgraph
 
 CACHE_VERSION = 7  # 5: graph.json records frozen.onnx's hash; 6: onnx_name of the ops a BatchNormalization lowers into;
 #                   7: the channel layout (graph.json's "layout", in the hash)

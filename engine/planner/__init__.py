@@ -10,6 +10,7 @@ from __future__ import annotations
 import time
 
 from engine.util.errors import PlanError
+
 from . import registry
 from .plan import Plan, count_kernels
 from .registry import COSTED, STRATEGIES
@@ -30,6 +31,7 @@ def make_plan(graph, strategy: str, hw, cost: str = "roofline", target: str = "c
     or "learned", measured kernels included where timed) and notes["cost_note"].
     `options` go to the strategy's plan() (registry.py lists which each takes)."""
     from engine.devices.targets import spec_of
+
     from . import cost_source, explain
 
     if cost not in COSTS:

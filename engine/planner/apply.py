@@ -13,6 +13,7 @@ import tvm
 from tvm import relax
 
 from engine.util.errors import PlanError
+
 from .plan import group_of
 from .validate import check_convex_acyclic, check_partition, check_tuple_outputs
 

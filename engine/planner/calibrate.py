@@ -43,6 +43,7 @@ from pathlib import Path
 import numpy as np
 
 from engine.devices.hardware import Hardware
+
 from . import kernel_timing
 
 FORMAT = 1

@@ -27,6 +27,7 @@ from dataclasses import dataclass
 
 from engine.devices.hardware import Hardware
 from engine.model.opgraph import DTYPE_BYTES
+
 from . import kinds, rules
 
 GLUE = {"tuple", "tuple_get_item"}

@@ -61,6 +61,7 @@ def resolve(graph, hw, cost: str, target="cpu", *, costed: bool = True, progress
     price the plan."""
     from engine.devices import targets
     from engine.util.errors import PlanError
+
     from . import learned
 
     if cost not in COSTS:

@@ -12,6 +12,7 @@ Ratios are measured / estimated: 1.0 is a perfect estimate, above 1 the model wa
 from __future__ import annotations
 
 from engine.devices import targets
+
 from . import calibrate, features, kernel_timing, learned
 from .estimates import Estimates, segment_key
 
@@ -26,6 +27,7 @@ def of_plan(graph, plan, hw, target: str = "cpu", cost: str = "model", *, progre
     """Fidelity of the cost model `cost` (roofline, learned, model: the best available) on the
     kernels of `plan` (see the module docstring)."""
     from engine.util.errors import PlanError
+
     from .cost import CostModel
 
     if cost not in ("model", "roofline", "learned"):

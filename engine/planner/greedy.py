@@ -44,6 +44,7 @@ import time
 from dataclasses import dataclass, field
 
 from engine.util.errors import PlanError
+
 from .plan import Plan, PlanResult, cross_edges, group_of
 
 ELEMWISE, BROADCAST, INJECTIVE, COMM_REDUCE, OUT_EWISE_FUSABLE, TUPLE, OPAQUE = 0, 1, 2, 3, 4, 7, 8

@@ -89,6 +89,7 @@ from engine.util import cache_dir as _files
 from engine.util.cache_dir import cache_dir, is_number
 from engine.util.child import ChildFailed, run_in_child
 from engine.util.cpus import usable_cores
+
 from .dp import CUTOFF, MAX_LEN
 from .plan import group_of
 
@@ -341,6 +342,7 @@ class KernelTimer:
                  cm=None, cache: Path | str | None = None, flush: str = FLUSH, include_greedy: bool = True,
                  max_kernels: int | None = MAX_KERNELS, threads: int | None = THREADS, spec: str | None = None):
         from engine.devices import targets
+
         from .cost import CostModel
         from .order import chain_order
 
@@ -527,8 +529,8 @@ def measured_costs(graph, hw, target="cpu", *, progress=None, cancel=None, profi
 # ---- the worker process ----------------------------------------------------------------------
 
 def profile_job(job, say) -> dict:
-    from engine.model import loader
     from engine.devices import targets
+    from engine.model import loader
 
     say("loading model", 0.0)
     graph = loader.load(job["spec"], job["shapes"], block=job.get("block"))
@@ -580,6 +582,7 @@ def profile_job(job, say) -> dict:
     # a second look, later, at kernels a busy machine may have disturbed
     if records and job.get("hw"):
         from engine.devices.hardware import from_dict
+
         from .cost import CostModel
 
         cm = CostModel(graph, from_dict(job["hw"]))

@@ -20,6 +20,7 @@ import time
 import numpy as np
 
 from engine.util.errors import PlanError
+
 from .cost import CostModel
 from .dp import MAX_LEN, segment_dp
 from .order import chain_order, group_order

@@ -19,6 +19,7 @@ import sys
 from pathlib import Path
 
 from engine.util.errors import PlanError
+
 from .plan import Plan, count_kernels
 from .validate import check_convex_acyclic, check_partition, check_tuple_outputs
 

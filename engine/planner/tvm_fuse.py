@@ -24,6 +24,7 @@ from __future__ import annotations
 import time
 
 from engine.util.errors import PlanError
+
 from .plan import Plan, PlanResult
 
 GV_PREFIX = "__fl_"

@@ -3,6 +3,7 @@ and an acyclic order of groups."""
 from __future__ import annotations
 
 from engine.util.errors import PlanError
+
 from .plan import group_of
 
 

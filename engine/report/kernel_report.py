@@ -242,9 +242,10 @@ def build_report(graph, plan, pk: Peaks, kernel_samples: dict, model_samples, or
                  strategy: str | None = None, threads: dict | None = None, busy_share=None) -> KernelReport:
     """The report of `plan` from its measurements: `kernel_samples` group index -> us samples,
     `model_samples` whole-model us samples, `ort_prof` an ort_profile.OrtProfile (or None). Pure."""
-    from .group_names import group_title
     from engine.devices.hardware import Hardware
     from engine.planner.cost import CostModel
+
+    from .group_names import group_title
 
     # CostModel only for its boundary bytes and FLOPs: the rates do not enter
     cm = CostModel(graph, Hardware("report", "", "cpu", pk.flops, pk.bandwidth, 1, 1 << 30, 0.0))
@@ -338,10 +339,10 @@ def measure(spec: str, shapes, plans: dict, hw, target="cpu", runs: int = 30, or
     profile's). The plans are of `graph`'s channel layout (else `block`'s: loader.load), and so are
     the builds; `scheduled`, `tuned` as runner.benchmark's. Raises TargetError for another target, Cancelled when `cancel` is set, FuseLensError
     for a model ONNX Runtime cannot run; a plan whose build fails gets a report with `error`."""
-    from engine.model import loader
-    from engine.measure import ort_check
-    from engine.planner import profiles
     from engine.devices import targets
+    from engine.measure import ort_check
+    from engine.model import loader
+    from engine.planner import profiles
     from engine.util.errors import TargetError
 
     hw = profiles.as_hardware(hw)       # a Hardware, or a profile's name
@@ -395,21 +396,13 @@ def _job(job, say):
     import tvm
     from tvm import relax
 
-    from engine.measure import build, ort_check, runner
-    from engine.model import loader
-    from engine.util import machine_load
-    from engine.devices import targets
     from engine.devices.device_session import open_device
-    from engine.planner.apply import kernel_groups
     from engine.devices.tvm_target import host_facts
+    from engine.measure import runner
+    from engine.planner.apply import kernel_groups
+    from engine.util import machine_load
 
-    t = targets.as_target(job["target"])
-    say("loading model", 0.02)
-    graph = loader.load(job["spec"], job["shapes"], block=job.get("block"))
-    graph.mod
-    x = build.random_inputs(graph, seed=0)
-    say(ort_check.STAGE, 0.04)
-    bad = ort_check.problem(graph, x, job)
+    t, graph, x, bad = runner.prepare_job(job, say)
     if bad:
         return {"model_error": bad}
     prof = None

@@ -130,9 +130,10 @@ def _efficiency(graph, rows, report, peaks) -> None:
         return
     if peaks is None or not rows:
         return
-    from .kernel_report import efficiency
     from engine.devices.hardware import Hardware
     from engine.planner.cost import CostModel
+
+    from .kernel_report import efficiency
 
     cm = CostModel(graph, Hardware("rows", "", "cpu", peaks.flops, peaks.bandwidth, 1, 1 << 30, 0.0))
     for r in rows:

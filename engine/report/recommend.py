@@ -8,8 +8,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-from engine.util import machine_load
 from engine.measure import stats
+from engine.util import machine_load
 
 BANDWIDTH_GBPS = 100.0
 MIN_OPS = 50

@@ -185,9 +185,8 @@ def verdict_lines(res: dict, comps: dict | None = None) -> list[str]:
     none where greedy was not run), with its interval; strategies without a correct result are
     named and left out; which strategies were sampled round-robin and which came from the cache. A
     comparison with a side timed on a busy machine (engine/util/machine_load.py) carries its caveat."""
-    from engine.measure.stats import comparisons
-
     from engine.measure.runs import comparison_base, not_same_run
+    from engine.measure.stats import comparisons
 
     comps = comparisons(res) if comps is None else comps
     base = comparison_base(res)

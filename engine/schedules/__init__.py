@@ -20,9 +20,10 @@ from __future__ import annotations
 import time
 from dataclasses import dataclass, field
 
+from engine.devices.tvm_target import host_target, make_target
+
 from . import base, cpu, gpu
 from .base import fastmath
-from engine.devices.tvm_target import host_target, make_target
 
 SCHEDULE_VERSION = 6
 

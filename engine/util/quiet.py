@@ -13,7 +13,6 @@ def quiet_native_stderr():
     import os
     import sys
     import tempfile
-
     import threading
 
     # fd 2 is the whole process's: only the main thread (the command line) may borrow it; an app

@@ -28,6 +28,7 @@ import onnx
 
 from engine.util.cache_dir import cache_dir, verified_file, write_verified
 from engine.util.errors import ModelError
+
 from . import efficientnet_b0, mobilenetv2, resnet50, vgg16, yolov4_tiny
 
 ZOO_VERSION = 1

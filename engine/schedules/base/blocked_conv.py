@@ -7,8 +7,9 @@ from __future__ import annotations
 
 from tvm import ir, tirx
 
-from .analysis import vars_in
 from engine.devices.tvm_target import vector_lanes
+
+from .analysis import vars_in
 
 MAX_COLS = 28              # output columns per register tile, at most
 MAX_OC_BLOCKS = 4          # output-channel blocks per register tile, at most

@@ -4,10 +4,11 @@ from __future__ import annotations
 
 from tvm import s_tir, tirx
 
+from engine.devices.tvm_target import num_cores
+
 from ..base.analysis import child_blocks
 from ..base.primitives import inline_all, parallel_spatial
 from ..base.rule import CPURule
-from engine.devices.tvm_target import num_cores
 
 
 class Fallback(CPURule):

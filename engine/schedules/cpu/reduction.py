@@ -4,10 +4,11 @@ from __future__ import annotations
 
 from tvm import s_tir, tirx
 
+from engine.devices.tvm_target import num_cores, vector_lanes
+
 from ..base.analysis import block_info, child_blocks
 from ..base.primitives import inline_all, parallel_spatial, vectorize_inner
 from ..base.rule import CPURule
-from engine.devices.tvm_target import num_cores, vector_lanes
 
 
 class Reduction(CPURule):
