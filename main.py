@@ -372,7 +372,7 @@ def cmd_plan(a) -> int:
         ((path, d),) = a.plan_dicts.values()
         p = plan_json.imported(plan_json.from_dict(d, g, path), path, g, hw)
     else:
-        p = make_plan(g, a.strategy, hw, cost=a.cost, target=a.target_text, progress=_progress)   # notes name the spec
+        p = make_plan(g, a.strategy, hw, cost=a.cost, target=a.target, progress=_progress)
     if sys.stderr.isatty() and a.cost == "measured" and not a.plan_dicts:
         print(file=sys.stderr)
     print(report.plan_summary(g, p, hw, explain=a.explain))
@@ -498,7 +498,7 @@ def cmd_tune(a) -> int:
         n = store_for(a.target).clear()
         print(f"deleted {n} tuning records for {a.target_text}")
     r = tuning.tune(a.model, a.shapes, a.strategy, a.target, trials=a.trials,
-                    time_limit_s=a.time_limit * 60 if a.time_limit is not None else None, hw_name=a.hardware,
+                    time_limit_s=a.time_limit * 60 if a.time_limit is not None else None, hw=a.hardware,
                     progress=_progress, block=a.block)
     if sys.stderr.isatty():
         print(file=sys.stderr)
@@ -550,8 +550,8 @@ def cmd_fidelity(a) -> int:
     onnx_input.check_graph_sizes(g, a.model)
     hw = a.hardware
     # make_plan and of_plan take the spec (their notes and figures name it)
-    p = make_plan(g, a.strategy, hw, cost="roofline" if a.cost == "roofline" else "model", target=a.target_text)
-    f = fidelity.of_plan(g, p, hw, a.target_text, a.cost, progress=_progress)
+    p = make_plan(g, a.strategy, hw, cost="roofline" if a.cost == "roofline" else "model", target=a.target)
+    f = fidelity.of_plan(g, p, hw, a.target, a.cost, progress=_progress)
     if sys.stderr.isatty():
         print(file=sys.stderr)
     print(f"{g.name}, {a.strategy} plan: {f['kernels']} of {f['kernels_in_plan']} kernels timed on {a.target_text}; "

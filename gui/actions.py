@@ -1,6 +1,7 @@
 """The window's commands: its actions and their shortcuts, the toolbar, the menus, and the help
-(shortcut list, About), built onto the window by the functions here when it is created. Each action
-calls a window method or one of its controllers; nothing here holds state of its own."""
+(shortcut list, About), built onto the window by the functions here when it is created: the window is the place the actions,
+boxes and menus are added to. Each action calls one of the window's controllers (files, strategies,
+selection, bench, ...) or sets one of its models (Workspace, ViewState); nothing here holds state of its own."""
 from __future__ import annotations
 
 import functools
@@ -54,65 +55,65 @@ def _act(win, text, slot, shortcut=None, checkable=False, tip=None):
     return a
 
 def build_actions(win):
-    """The window's actions (a_*), each calling a window method or a controller of the window."""
+    """The window's actions (a_*), each calling a controller of the window or setting one of its models."""
     A = functools.partial(_act, win)
     win.a_open = A("&Open...", lambda: win.files.open_dialog(), QtGui.QKeySequence.Open,
                     tip="Open an ONNX model")
     win.a_shapes = A("Set &Input Shapes...", lambda: win.files.ask_shapes_again())
-    win.a_import = A("&Import Plan...", lambda: win.import_plan(), "Ctrl+I",
+    win.a_import = A("&Import Plan...", lambda: win.files.import_plan(), "Ctrl+I",
                       tip="Load a plan JSON and show it as the 'custom' strategy")
-    win.a_export_plan = A("Export &Plan as JSON...", lambda: win.export_plan(), "Ctrl+E")
-    win.a_export_svg = A("Export Graph as &SVG...", lambda: win.export_graph(fmt="svg"))
-    win.a_export_png = A("Export Graph as P&NG...", lambda: win.export_graph(fmt="png"))
-    win.a_export_csv = A("Export &Results as CSV...", lambda: win.export_csv())
+    win.a_export_plan = A("Export &Plan as JSON...", lambda: win.files.export_plan(), "Ctrl+E")
+    win.a_export_svg = A("Export Graph as &SVG...", lambda: win.files.export_graph(fmt="svg"))
+    win.a_export_png = A("Export Graph as P&NG...", lambda: win.files.export_graph(fmt="png"))
+    win.a_export_csv = A("Export &Results as CSV...", lambda: win.files.export_csv())
     win.a_quit = A("&Quit", win.close, QtGui.QKeySequence.Quit)
     win.a_fit = A("&Fit to Window", lambda: win.zoom_views("fit"), ["F", "Space"])
     win.a_fit_all = A("Whole &Graph", lambda: win.zoom_views("fit_all"), "Shift+F")
     win.a_actual = A("&Actual Size", lambda: win.zoom_views("actual_size"), "Ctrl+0")
-    win.a_zoom_in = A("Zoom &In", lambda: win.view.zoom(1.25), [QtGui.QKeySequence.ZoomIn, "Ctrl+="])
-    win.a_zoom_out = A("Zoom &Out", lambda: win.view.zoom(0.8), QtGui.QKeySequence.ZoomOut)
-    win.a_side = A("&Side by Side", lambda on: win.set_side_by_side(on), "Ctrl+D", checkable=True,
+    win.a_zoom_in = A("Zoom &In", lambda: win.area.left.zoom(1.25), [QtGui.QKeySequence.ZoomIn, "Ctrl+="])
+    win.a_zoom_out = A("Zoom &Out", lambda: win.area.left.zoom(0.8), QtGui.QKeySequence.ZoomOut)
+    win.a_side = A("&Side by Side", lambda on: win.strategies.set_side_by_side(on), "Ctrl+D", checkable=True,
                     tip="Compare two strategies in split panes with synchronised pan and zoom")
-    win.a_heat = A("&Heat Overlay", lambda on: win.set_heat(on), "H", checkable=True,
+    win.a_heat = A("&Heat Overlay", lambda on: setattr(win.state, "heat", on), "H", checkable=True,
                     tip="Colour groups by measured kernel time (or estimated cost)")
-    win.a_log = A("&Log Scale", lambda on: win.set_heat_log(on), "L", checkable=True)
+    win.a_log = A("&Log Scale", lambda on: setattr(win.state, "heat_log", on), "L", checkable=True)
     win.a_log.setChecked(win.state.heat_log)
-    win.a_minimap = A("&Minimap", lambda on: win.set_minimap(on), "M", checkable=True)
+    win.a_minimap = A("&Minimap", lambda on: win.overlays.set_minimap(on), "M", checkable=True)
     win.a_minimap.setChecked(win.settings.minimap)
     win.a_collapse = A("&Collapse Group", lambda: win.selection.collapse_selected(), "C")
     win.a_expand = A("&Expand Group", lambda: win.selection.expand_selected(), "E")
-    win.a_collapse_all = A("Collapse &All Groups", lambda: win.collapse_all(), "Ctrl+Shift+C")
-    win.a_expand_all = A("E&xpand All Groups", lambda: win.expand_all(), "Ctrl+Shift+E")
+    win.a_collapse_all = A("Collapse &All Groups", lambda: win.selection.collapse_all(), "Ctrl+Shift+C")
+    win.a_expand_all = A("E&xpand All Groups", lambda: win.selection.expand_all(), "Ctrl+Shift+E")
     win.a_find = A("&Find...", lambda: win.finder.focus(), QtGui.QKeySequence.Find)
-    win.a_find_next = A("Find &Next", lambda: win.find_step(+1), [QtGui.QKeySequence.FindNext, "F3"])
-    win.a_find_prev = A("Find &Previous", lambda: win.find_step(-1), [QtGui.QKeySequence.FindPrevious,
+    win.a_find_next = A("Find &Next", lambda: win.finder.step(+1), [QtGui.QKeySequence.FindNext, "F3"])
+    win.a_find_prev = A("Find &Previous", lambda: win.finder.step(-1), [QtGui.QKeySequence.FindPrevious,
                                                                       "Shift+F3"])
     win.a_diff_next = A("Next &Difference", lambda: win.differences.step(+1), "N",
                          tip="Side by side: select and centre the next group only one plan has")
     win.a_diff_prev = A("Previous Di&fference", lambda: win.differences.step(-1), "Shift+N",
                          tip="Side by side: select and centre the previous group only one plan has")
-    win.a_bench = A("&Benchmark", lambda: win.benchmark(), "Ctrl+B",
+    win.a_bench = A("&Benchmark", lambda: win.bench.benchmark(), "Ctrl+B",
                      tip="Build and time the shown strategies on the selected device")
-    win.a_bench_all = A("Benchmark &All Strategies", lambda: win.benchmark(all_strategies=True), "Ctrl+Shift+B")
+    win.a_bench_all = A("Benchmark &All Strategies", lambda: win.bench.benchmark(all_strategies=True), "Ctrl+Shift+B")
     win.a_kernel_report = A("Measure Kernels vs &ONNX Runtime", lambda: win.kernel_report.measure(),
                             tip="Time every kernel of the shown plan beside ONNX Runtime's per-node profile: "
                                 "FLOP/s and bytes/s as shares of the profile's peaks, the bound, ORT's time "
                                 "(Properties, Kernels)")
-    win.a_tune = A("&Tune Kernels...", lambda: win.tune(), "Ctrl+T",
+    win.a_tune = A("&Tune Kernels...", lambda: win.tuning.tune(), "Ctrl+T",
                     tip="Tune the shown strategy's kernels with MetaSchedule on the selected device "
                         "(a budget of trials or minutes); the next Benchmark uses what it finds")
     win.a_tune.setIconText("Tune...")
-    win.a_time_kernels = A("Time &Kernels (Cost Model)", lambda: win.time_kernels(),
+    win.a_time_kernels = A("Time &Kernels (Cost Model)", lambda: win.fidelity.time_kernels(),
                             tip="Build and time every kernel of the shown plan on the selected device and plot the "
                                 "cost model's estimate of each against its time (the Cost Model panel)")
-    win.a_cancel = A("&Cancel", lambda: win.cancel(), "Esc")
+    win.a_cancel = A("&Cancel", lambda: win.activity.cancel(), "Esc")
     win.a_shortcuts = A("&Keyboard Shortcuts", lambda: show_shortcuts(win), QtGui.QKeySequence.HelpContents)
     win.a_about = A("&About FuseLens", lambda: show_about(win))
     win.a_strat = {}
     for k, s in enumerate(all_strategies()):
-        win.a_strat[s] = A(f"Strategy: {s}", lambda _=False, s=s: win.set_strategy(s), f"Alt+{k + 1}",
+        win.a_strat[s] = A(f"Strategy: {s}", lambda _=False, s=s: win.strategies.set_strategy(s), f"Alt+{k + 1}",
                             tip=STRATEGY_TIPS.get(s))
-    win.a_recent_keys = [A(f"Recent {i + 1}", lambda _=False, i=i: win.open_recent(i), f"Ctrl+{i + 1}")
+    win.a_recent_keys = [A(f"Recent {i + 1}", lambda _=False, i=i: win.files.open_recent(i), f"Ctrl+{i + 1}")
                           for i in range(9)]
 
 def build_toolbar(win):
@@ -136,8 +137,8 @@ def build_toolbar(win):
     win.right_box_action = tb.addWidget(win.right_box)
     win.right_box_action.setVisible(False)
     fill_strategy_boxes(win)
-    win.strategy_box.activated.connect(lambda i: win.set_strategy(win.strategy_box.itemData(i)))
-    win.right_box.activated.connect(lambda i: win.set_right_strategy(win.right_box.itemData(i)))
+    win.strategy_box.activated.connect(lambda i: win.strategies.set_strategy(win.strategy_box.itemData(i)))
+    win.right_box.activated.connect(lambda i: win.strategies.set_right_strategy(win.right_box.itemData(i)))
     tb.addSeparator()
     tb.addWidget(QtWidgets.QLabel(" Profile "))
     win.profile_box = QtWidgets.QComboBox()
@@ -148,7 +149,7 @@ def build_toolbar(win):
         title = "This machine" if n == "host" else hardware.get(n).title
         win.profile_box.addItem(title, n)
     win.profile_box.setCurrentIndex(max(0, win.profile_box.findData(win.model.profile)))
-    win.profile_box.activated.connect(lambda i: win.set_profile(win.profile_box.itemData(i)))
+    win.profile_box.activated.connect(lambda i: win.model.set_profile(win.profile_box.itemData(i)))
     tb.addWidget(win.profile_box)
     tb.addWidget(QtWidgets.QLabel(" Device "))
     win.device_box = QtWidgets.QComboBox()
@@ -170,7 +171,7 @@ def build_toolbar(win):
         win.cost_box.addItem(COST_LABELS[cost], cost)
         win.cost_box.setItemData(win.cost_box.count() - 1, COST_TIPS[cost], QtCore.Qt.ToolTipRole)
     win.cost_box.setCurrentIndex(max(0, win.cost_box.findData(win.model.cost)))
-    win.cost_box.activated.connect(lambda i: win.set_cost(win.cost_box.itemData(i)))
+    win.cost_box.activated.connect(lambda i: win.model.set_cost(win.cost_box.itemData(i)))
     tb.addWidget(win.cost_box)
     tb.addWidget(QtWidgets.QLabel(" Budget "))
     win.budget = QtWidgets.QSpinBox()
@@ -184,17 +185,18 @@ def build_toolbar(win):
     tb.addAction(win.a_bench)
     tb.addAction(win.a_tune)
     tb.addAction(win.a_heat)
-    win.finder.build()  # the find box: at the menu bar's right end, never in the toolbar's overflow
+    win.finder.build(win)  # the find box: at the menu bar's right end, never in the toolbar's overflow
 
 def fill_strategy_boxes(win):
     """The strategy boxes: every strategy of the open Document, marked while planning or failed."""
-    strategies = win.doc.strategies() if win.doc else list(all_strategies()[:-1])
-    for box, cur in ((win.strategy_box, win.strategy), (win.right_box, win.right_strategy)):
+    doc, st = win.model.doc, win.state
+    strategies = doc.strategies() if doc else list(all_strategies()[:-1])
+    for box, cur in ((win.strategy_box, st.strategy), (win.right_box, st.right_strategy)):
         box.blockSignals(True)
         box.clear()
         for s in strategies:
-            ready = win.doc is None or s in win.doc.plans
-            err = win.doc is not None and s in win.doc.plan_errors
+            ready = doc is None or s in doc.plans
+            err = doc is not None and s in doc.plan_errors
             label = s if ready else (f"{s} (failed)" if err else f"{s} (planning...)")
             box.addItem(label, s)
             box.setItemData(box.count() - 1, STRATEGY_TIPS.get(s, ""), QtCore.Qt.ToolTipRole)
@@ -214,12 +216,12 @@ def build_menus(win):
 
     for name, e in zoo.MODELS.items():
         a = sample.addAction(f"{e.title} ({e.default_resolution} px)")
-        a.triggered.connect(lambda _=False, n=name: win.open_model(f"zoo:{n}"))
+        a.triggered.connect(lambda _=False, n=name: win.files.open_model(f"zoo:{n}"))
     sample.addSeparator()
     small = sample.addMenu("Small inputs (quick)")
     for name, e in zoo.MODELS.items():
         a = small.addAction(f"{e.title} (64 px)")
-        a.triggered.connect(lambda _=False, n=name: win.open_model(f"zoo:{n}@64"))
+        a.triggered.connect(lambda _=False, n=name: win.files.open_model(f"zoo:{n}@64"))
     m.addAction(win.a_shapes)
     m.addSeparator()
     m.addAction(win.a_import)
@@ -249,7 +251,7 @@ def build_menus(win):
         a.setCheckable(True)
         win.strategy_group.addAction(a)
         s.addAction(a)
-    win.a_strat.get(win.strategy, win.a_strat["greedy"]).setChecked(True)
+    win.a_strat.get(win.state.strategy, win.a_strat["greedy"]).setChecked(True)
     r = mb.addMenu("&Run")
     for a in (win.a_bench, win.a_bench_all, win.a_kernel_report, win.a_tune, win.a_time_kernels, win.a_cancel):
         r.addAction(a)

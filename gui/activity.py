@@ -18,16 +18,18 @@ QUIET_TASKS = ("devices",)   # run without progress bar or Cancel, and Cancel le
 
 
 class Activity:
-    """The status bar's progress and Cancel, and the work in flight (the window's `busy`)."""
+    """The status bar's progress and Cancel, and the work in flight (the window's `busy`). Given the
+    Workspace (whose requests decide what is current), the status bar it adds its widgets to,
+    `on_busy(bool)` (called when the window turns busy or idle) and `status(message)`."""
 
-    def __init__(self, win):
-        self.win = win
+    def __init__(self, model, status_bar, on_busy, status):
+        self.model, self.bar, self.on_busy, self.status = model, status_bar, on_busy, status
         self._tasks: dict[str, tasks.Task] = {}
         self._holds: dict[str, dict] = {}        # name -> {"progress": shows the bar, "cancel": callable or None}
         self._serial = itertools.count()
         self.last_cancelled: list[str] = []      # the tasks the last Cancel stopped
         self._stage = ""                         # the stage last put in the status bar
-        sb = win.statusBar()
+        sb = status_bar
         self.layout_label = QtWidgets.QLabel("")
         self.layout_label.setToolTip("How the graph was laid out")
         self.progress = QtWidgets.QProgressBar()
@@ -54,7 +56,7 @@ class Activity:
         """Run `fn(*args, **kwargs)` off the UI thread as the task `name` (one at a time per name: a new
         one cancels the old), with `text` in the status bar until it reports progress. `on_done(result)`
         and `on_failed(message)` are called only while `request` (if given) is current."""
-        model = self.win.model
+        model = self.model
 
         def fresh(cb):
             return lambda x: (request is None or model.current(request)) and cb(x)
@@ -75,7 +77,7 @@ class Activity:
         task.signals.finished.connect(lambda name=name, task=task: self._finish(name, task))
         if name not in QUIET_TASKS:
             self.show_progress(name, text, -1)
-            self.win.busy_changed.emit(True)
+            self.on_busy(True)
         # the task started before these connections: what it said or did before them is not lost
         if task.last_progress is not None:
             self.show_progress(name, *task.last_progress)
@@ -95,7 +97,7 @@ class Activity:
         self._holds[name] = {"progress": text is not None, "cancel": cancel}
         if text is not None:
             self.show_progress(name, text, -1)
-            self.win.busy_changed.emit(True)
+            self.on_busy(True)
         return name
 
     def release(self, name: str):
@@ -121,11 +123,11 @@ class Activity:
         self.progress.setVisible(shown)
         self.cancel_button.setVisible(shown)
         if not shown:
-            bar = self.win.statusBar()
+            bar = self.bar
             if self._stage and bar.currentMessage() == self._stage:
                 bar.clearMessage()   # a stage of work that has finished is not left standing
             self._stage = ""
-            self.win.busy_changed.emit(False)
+            self.on_busy(False)
 
     def show_progress(self, name: str, stage: str, fraction: float):
         if name in QUIET_TASKS:
@@ -143,7 +145,7 @@ class Activity:
         room = self.progress.maximumWidth() - fm.horizontalAdvance("  100%") - 16
         self.progress.setFormat(fm.elidedText(stage, QtCore.Qt.ElideRight, room) + "  %p%")
         self._stage = stage
-        self.win.statusBar().showMessage(stage)
+        self.bar.showMessage(stage)
 
     def cancel(self):
         """Cancel loading, planning, layout, benchmarks and tuning in flight."""
@@ -158,7 +160,7 @@ class Activity:
         self._refresh()
         if named:
             self.last_cancelled = named
-            self.win.status("Cancelled: " + ", ".join(named))
+            self.status("Cancelled: " + ", ".join(named))
 
     def stop(self, name: str):
         """Cancel the task `name`, if it is in flight."""

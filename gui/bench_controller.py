@@ -4,7 +4,7 @@ for the open model, and Benchmark with progress and Cancel. Builds use the targe
 (engine/measure/tuned_store.py); a tuned or mixed figure gets the same plan's rules-only figure beside it.
 
 `find_devices` and `run_benchmarks` run on worker threads and touch no Qt object; `Benchmarks` is the
-window's controller that starts them and files their results into the open Document.
+controller that starts them and files their results into the open Document.
 """
 from __future__ import annotations
 
@@ -58,30 +58,38 @@ def _has_records(target: str) -> bool:
 
 class Benchmarks:
     """The devices and Benchmark controller: finds the devices (into the Workspace), follows the chosen
-    one, and runs benchmarks through the window's Activity into the open Document."""
+    one, and runs benchmarks through the Activity into the open Document. It is given the models (the
+    Workspace, the ViewState, the Settings), the view it drives (the toolbar's Device box, and the Latency
+    dock it raises), the Activity, the controllers it hands over to (Files: reopening in another channel
+    layout; Planning: re-planning, after which it looks up the cached results;
+    Tuning: its hint) and where messages go (`status`, `show_error`)."""
 
-    def __init__(self, win):
-        self.win = win
-        win.model.events.devices.connect(self._on_devices)
+    def __init__(self, model, state, settings, activity, files, planning, tuning, device_box, latency_dock,
+                 status, show_error):
+        self.model, self.state, self.settings, self.activity = model, state, settings, activity
+        self.files, self.planning, self.tuning = files, planning, tuning
+        self.device_box, self.latency_dock = device_box, latency_dock
+        self.status, self.show_error = status, show_error
+        model.events.devices.connect(self._on_devices)
+        planning.events.replanned.connect(lambda ev: self.load_cached_results())   # the new plans' cached results
 
     def find_devices(self):
-        w = self.win
-        w.activity.run("devices", "", find_devices, background=True, on_done=w.model.set_devices,
-                       on_failed=lambda m: w.status(f"Could not list devices: {m}"))
+        self.activity.run("devices", "", find_devices, background=True, on_done=self.model.set_devices,
+                          on_failed=lambda m: self.status(f"Could not list devices: {m}"))
 
     def _on_devices(self, ev):
         """The device list is known: fill the Device box, on the remembered device where it is there."""
-        w, devs = self.win, ev.value
-        cur = w.settings.device
-        w.device_box.clear()
+        box, devs = self.device_box, ev.value
+        cur = self.settings.device
+        box.clear()
         for d in devs:
             label = d["name"] + ("" if d.get("reachable", True) is not False else " (unreachable)")
-            w.device_box.addItem(label, d["name"])
-            w.device_box.setItemData(w.device_box.count() - 1, d.get("description", ""), QtCore.Qt.ToolTipRole)
-        i = w.device_box.findData(cur)
-        w.device_box.setCurrentIndex(max(0, i))
-        w.model.set_device(w.device_box.currentData() or "cpu")
-        w.files.follow_device()   # the remembered device may have another channel layout than the opened one
+            box.addItem(label, d["name"])
+            box.setItemData(box.count() - 1, d.get("description", ""), QtCore.Qt.ToolTipRole)
+        i = box.findData(cur)
+        box.setCurrentIndex(max(0, i))
+        self.model.set_device(box.currentData() or "cpu")
+        self.files.follow_device()   # the remembered device may have another channel layout than the opened one
 
     def choose_device(self, name: str):
         """The user selected device `name`: the profile follows it (re-planning), and so do the learned
@@ -90,76 +98,73 @@ class Benchmarks:
 
         from .settings import device_profile
 
-        w = self.win
-        w.settings.device = name
-        w.model.set_device(name)
+        self.settings.device = name
+        self.model.set_device(name)
         profile = device_profile(name)   # the cost model follows the device (a board's own profile)
-        if w.files.needs_reopen(name):   # the device's channel layout is not the graph's: open it again in it
-            w.planning.held = True       # the reopen plans for the new profile: no re-plan of the old graph
+        if self.files.needs_reopen(name):   # the device's channel layout is not the graph's: open it again in it
+            self.planning.held = True       # the reopen plans for the new profile: no re-plan of the old graph
             try:
-                if profile != w.model.profile and profile in hardware.names():
-                    w.model.set_profile(profile)
+                if profile != self.model.profile and profile in hardware.names():
+                    self.model.set_profile(profile)
             finally:
-                w.planning.held = False
-            w.files.follow_device()
+                self.planning.held = False
+            self.files.follow_device()
             return
-        if profile != w.model.profile and profile in hardware.names():
-            w.model.set_profile(profile)    # re-plans, for the new device too
-        elif w.doc is not None and w.model.cost == "measured":
-            w.replan(f"Re-planning by kernel times measured on {name}")
-        elif w.doc is not None and w.model.cost == "learned":
-            w.replan(f"Re-pricing by the learned estimate for {name}")
+        if profile != self.model.profile and profile in hardware.names():
+            self.model.set_profile(profile)    # re-plans, for the new device too
+        elif self.model.doc is not None and self.model.cost == "measured":
+            self.planning.replan(f"Re-planning by kernel times measured on {name}")
+        elif self.model.doc is not None and self.model.cost == "learned":
+            self.planning.replan(f"Re-pricing by the learned estimate for {name}")
         self.load_cached_results()
 
     def load_cached_results(self):
         """Results the runner has cached for this model's plans on the current device (looked up off
         the UI thread: hashing thousands of groups takes a while)."""
-        w = self.win
-        if w.doc is None:
+        if self.model.doc is None:
             return
-        req, doc, target = w.model.request("cached-results"), w.doc, w.device()
+        req, doc, target = self.model.request("cached-results"), self.model.doc, self.model.device
         plans = {s: p for s, p in doc.plans.items() if (target, s) not in doc.results}
 
         def done(found):
-            if w.model.current(req):
+            if self.model.current(req):
                 doc.add_results(target, found, plans, keep=True)
 
         tasks.submit(cached_results, doc.graph, plans, target, name="cached-results", on_done=done, background=True)
 
     def benchmark(self, strategies: list[str] | None = None, all_strategies: bool = False, force: bool = False,
                   repeat: int | None = None):
-        w = self.win
-        if w.doc is None:
-            w.show_error("open a model first", "Benchmark")
+        doc, st = self.model.doc, self.state
+        if doc is None:
+            self.show_error("open a model first", "Benchmark")
             return
         if strategies is None:
-            strategies = [s for s in w.doc.strategies() if s in w.doc.plans] if all_strategies else \
-                [w.strategy] + ([w.right_strategy] if w.state.side_by_side and
-                                w.right_strategy != w.strategy else [])
-        strategies = [s for s in strategies if s in w.doc.plans]
+            strategies = [s for s in doc.strategies() if s in doc.plans] if all_strategies else \
+                [st.strategy] + ([st.right_strategy] if st.side_by_side and st.right_strategy != st.strategy else [])
+        strategies = [s for s in strategies if s in doc.plans]
         if not strategies:
-            w.show_error("no plan ready to benchmark yet", "Benchmark")
+            self.show_error("no plan ready to benchmark yet", "Benchmark")
             return
-        if "tune" in w.activity.running:
-            w.show_error("tuning is running: benchmark when it has finished (or Cancel it); "
-                         "times taken beside it are not comparable", "Benchmark")
+        if "tune" in self.activity.running:
+            self.show_error("tuning is running: benchmark when it has finished (or Cancel it); "
+                            "times taken beside it are not comparable", "Benchmark")
             return
-        if "fidelity" in w.activity.running:
-            w.show_error("kernels are being timed (Cost Model): benchmark when that has finished (or Cancel it); "
-                         "times taken beside it are not comparable", "Benchmark")
+        if "fidelity" in self.activity.running:
+            self.show_error("kernels are being timed (Cost Model): benchmark when that has finished (or Cancel it); "
+                            "times taken beside it are not comparable", "Benchmark")
             return
-        req, doc, target = w.model.request("bench"), w.doc, w.device()
+        req, target = self.model.request("bench"), self.model.device
         plans = {s: doc.plans[s] for s in strategies}
         # a figure timed on a busy machine is measured again, not answered from the cache
         force = force or any(is_busy(getattr(doc.result(target, s), "busy_share", None)) for s in strategies)
-        repeat = repeat or w.settings.repeat
+        repeat = repeat or self.settings.repeat
         have_rules = frozenset(doc.rules_for(target))
 
         def done(out):
             results, rules = out
             for s, r in (*results.items(), *rules.items()):
                 r.strategy = s
-            w.tuning.set_hint(target, None)
+            self.tuning.set_hint(target, None)
             doc.add_results(target, results, plans, rules=rules)
             failed = []
             for s, r in results.items():
@@ -168,19 +173,19 @@ class Benchmarks:
                 elif r.correct is False:
                     failed.append(f"{s}: outputs differ from the unfused build")
             if failed:
-                w.show_error("; ".join(failed), "Benchmark")
+                self.show_error("; ".join(failed), "Benchmark")
             ref = doc.rules_for(target)
             ok = [self._figure(s, r, ref.get(s)) for s, r in results.items() if not r.error and r.latency_ms
                   and doc.result(target, s) is r]   # (a plan re-planned meanwhile: its figure is not its own)
             gone = [s for s, r in results.items() if doc.result(target, s) is not r]
-            w.status(f"Benchmark on {target}: " + (", ".join(ok) or "no result")
-                     + (f"; not kept: {', '.join(gone)} (re-planned while measured)" if gone else ""), 15000)
+            self.status(f"Benchmark on {target}: " + (", ".join(ok) or "no result")
+                        + (f"; not kept: {', '.join(gone)} (re-planned while measured)" if gone else ""), 15000)
 
-        w.activity.run("bench", f"Benchmarking {', '.join(strategies)} on {target}", run_benchmarks, doc,
-                       plans, target, repeat, force, have_rules=have_rules, request=req, on_done=done,
-                       on_failed=lambda m: w.show_error(m, "Benchmark failed"),
-                       on_cancelled=lambda: w.status("Benchmark cancelled"))
-        w.dock_latency.raise_()
+        self.activity.run("bench", f"Benchmarking {', '.join(strategies)} on {target}", run_benchmarks, doc,
+                          plans, target, repeat, force, have_rules=have_rules, request=req, on_done=done,
+                          on_failed=lambda m: self.show_error(m, "Benchmark failed"),
+                          on_cancelled=lambda: self.status("Benchmark cancelled"))
+        self.latency_dock.raise_()
 
     @staticmethod
     def _figure(s: str, r, rules) -> str:

@@ -33,10 +33,13 @@ def time_kernels(graph, plan, hw, target: str, cost: str, progress, cancel) -> d
 class FidelityController:
     """The Time kernels command: runs `time_kernels` for the shown strategy through the window's
     Activity (task "fidelity") into the open Document. events.running(value=strategy or None) when a
-    run starts or ends (the panel's button follows it)."""
+    run starts or ends (the panel's button follows it). Given the models (the Workspace, the ViewState),
+    the Activity it runs through, `device()` (the selected device), where messages go (`status`,
+    `show_error`) and `show_panel()` (raises the Cost Model panel with the result)."""
 
-    def __init__(self, win):
-        self.win = win
+    def __init__(self, model, state, activity, device, status, show_error, show_panel):
+        self.model, self.state, self.activity, self.device = model, state, activity, device
+        self.status, self.show_error, self.show_panel = status, show_error, show_panel
         self.events = EmitterGroup(self, "running")
         self.running: str | None = None     # the strategy whose kernels are being timed
 
@@ -47,42 +50,42 @@ class FidelityController:
 
     def time_kernels(self, strategy: str | None = None):
         """Time the kernels of `strategy`'s plan (default: the left pane's) on the selected device."""
-        w = self.win
-        if w.doc is None:
-            w.show_error("open a model first", "Time kernels")
+        model = self.model
+        if model.doc is None:
+            self.show_error("open a model first", "Time kernels")
             return
-        strategy = strategy or w.strategy
-        doc = w.doc
+        strategy = strategy or self.state.strategy
+        doc = model.doc
         if strategy not in doc.plans:
-            w.show_error(f"no {strategy} plan yet", "Time kernels")
+            self.show_error(f"no {strategy} plan yet", "Time kernels")
             return
         for other, what in (("bench", "a benchmark"), ("tune", "tuning")):
-            if other in w.activity.running:
-                w.show_error(f"{what} is running: time kernels when it has finished (times taken beside it "
-                             "are not comparable)", "Time kernels")
+            if other in self.activity.running:
+                self.show_error(f"{what} is running: time kernels when it has finished (times taken beside it "
+                                "are not comparable)", "Time kernels")
                 return
-        plan, hw, target, cost = doc.plans[strategy], doc.hw, w.device(), fidelity_cost(w.model.cost)
-        req = w.model.request("fidelity")
+        plan, hw, target, cost = doc.plans[strategy], doc.hw, self.device(), fidelity_cost(model.cost)
+        req = model.request("fidelity")
 
         def done(f):
             doc.set_fidelity(target, strategy, plan, cost, f)
             if f.get("error"):
-                w.show_error(f["error"], f"Timing {strategy}'s kernels")
+                self.show_error(f["error"], f"Timing {strategy}'s kernels")
             elif f.get("kernels"):
-                w.status(f"Timed {f['kernels']} of {f.get('kernels_in_plan', f['kernels'])} kernels of {strategy} "
-                         f"on {target}: Spearman {f['spearman']:.2f}, measured/estimated p50 {f['ratio_p50']:.2f} "
-                         f"({f.get('cost_model', 'cost model')})", 15000)
-            w.dock_cost.raise_()
+                self.status(f"Timed {f['kernels']} of {f.get('kernels_in_plan', f['kernels'])} kernels of {strategy} "
+                            f"on {target}: Spearman {f['spearman']:.2f}, measured/estimated p50 {f['ratio_p50']:.2f} "
+                            f"({f.get('cost_model', 'cost model')})", 15000)
+            self.show_panel()
 
-        task = w.activity.run("fidelity", f"Timing {strategy}'s kernels on {target}", time_kernels, doc.graph, plan,
-                              hw, target, cost, request=req, on_done=done,
-                              on_failed=lambda m: w.show_error(m, f"Timing {strategy}'s kernels failed"),
-                              on_cancelled=lambda: w.status("Timing kernels cancelled; the times taken are kept"))
+        task = self.activity.run("fidelity", f"Timing {strategy}'s kernels on {target}", time_kernels, doc.graph, plan,
+                                 hw, target, cost, request=req, on_done=done,
+                                 on_failed=lambda m: self.show_error(m, f"Timing {strategy}'s kernels failed"),
+                                 on_cancelled=lambda: self.status("Timing kernels cancelled; the times taken are kept"))
         self._set_running(strategy)
         task.signals.finished.connect(self._finished)
         if not task.running:   # it finished before the connection: what it did is not lost
             QtCore.QTimer.singleShot(0, self._finished)
 
     def _finished(self):
-        if "fidelity" not in self.win.activity.running:   # a newer run in flight keeps it running
+        if "fidelity" not in self.activity.running:   # a newer run in flight keeps it running
             self._set_running(None)

@@ -11,8 +11,8 @@ from pathlib import Path
 
 from PySide6 import QtWidgets
 
-from engine.util.errors import FuseLensError
 from engine.jobs.open_model import NeedShapes, open_model
+from engine.util.errors import FuseLensError
 
 from .dialogs import ShapesDialog
 from .document import Document, write_results_csv

@@ -13,44 +13,47 @@ FIND_WIDTH = 200   # px: room for a name such as "fused_conv2d_add"
 
 class Find:
     """The find box's controller: `hits` are the node ids matching the text, `pos` the one shown.
-    It reads the window's panes and find box, and selects through the window's `select_node`."""
+    It is given the ViewState (side by side), the view it searches (the GraphArea's panes), where a
+    match is selected (`select_node`) and where its messages go (`status`); `build(win)` puts the find
+    box on the window (its menu bar's corner, or a toolbar of its own) as `win.find_edit`, `win.find_label`."""
 
-    def __init__(self, win):
-        self.win = win
+    def __init__(self, state, area, select_node, status):
+        self.state, self.area, self.select_node, self.status = state, area, select_node, status
+        self.edit: QtWidgets.QLineEdit | None = None
+        self.label: QtWidgets.QLabel | None = None
         self.hits: list[str] = []
         self.pos = -1
 
-    def build(self) -> QtWidgets.QWidget:
-        """The find box, its match count and its previous/next buttons, placed on the window
+    def build(self, win) -> QtWidgets.QWidget:
+        """The find box, its match count and its previous/next buttons, placed on the window `win`
         (win.find_edit, win.find_label)."""
-        w = self.win
-        bar = QtWidgets.QWidget(w)
+        bar = QtWidgets.QWidget(win)
         bar.setObjectName("find_bar")
         row = QtWidgets.QHBoxLayout(bar)
         row.setContentsMargins(4, 0, 4, 0)
         row.setSpacing(2)
-        w.find_edit = QtWidgets.QLineEdit(bar)
-        w.find_edit.setPlaceholderText("Find op (Ctrl+F)")
-        w.find_edit.setClearButtonEnabled(True)
-        w.find_edit.setFixedWidth(FIND_WIDTH)
-        w.find_edit.textChanged.connect(w.find)
-        w.find_edit.returnPressed.connect(lambda: w.find_step(-1 if QtWidgets.QApplication.keyboardModifiers()
-                                                              & QtCore.Qt.ShiftModifier else +1))
-        w.find_label = QtWidgets.QLabel("", bar)
-        w.find_label.setMinimumWidth(w.find_label.fontMetrics().horizontalAdvance(" 999/999 "))  # no jitter
-        row.addWidget(w.find_edit)
-        row.addWidget(w.find_label)
+        self.edit = win.find_edit = QtWidgets.QLineEdit(bar)
+        self.edit.setPlaceholderText("Find op (Ctrl+F)")
+        self.edit.setClearButtonEnabled(True)
+        self.edit.setFixedWidth(FIND_WIDTH)
+        self.edit.textChanged.connect(self.find)
+        self.edit.returnPressed.connect(lambda: self.step(-1 if QtWidgets.QApplication.keyboardModifiers()
+                                                          & QtCore.Qt.ShiftModifier else +1))
+        self.label = win.find_label = QtWidgets.QLabel("", bar)
+        self.label.setMinimumWidth(self.label.fontMetrics().horizontalAdvance(" 999/999 "))  # no jitter
+        row.addWidget(self.edit)
+        row.addWidget(self.label)
         for arrow, tip, d in ((QtCore.Qt.UpArrow, "Previous match (Shift+F3)", -1),
                               (QtCore.Qt.DownArrow, "Next match (F3)", +1)):
             b = QtWidgets.QToolButton(bar)
             b.setArrowType(arrow)
             b.setToolTip(tip)
             b.setAutoRaise(True)
-            b.clicked.connect(lambda _=False, d=d: w.find_step(d))
+            b.clicked.connect(lambda _=False, d=d: self.step(d))
             row.addWidget(b)
-        mb = w.menuBar()
+        mb = win.menuBar()
         if mb.isNativeMenuBar():
-            tb = w.addToolBar("Find")
+            tb = win.addToolBar("Find")
             tb.setObjectName("toolbar_find")
             tb.addWidget(bar)
         else:
@@ -59,7 +62,7 @@ class Find:
 
     def focus(self):
         """Ctrl+F: the find box, shown (its toolbar may have been hidden), focused, its text selected."""
-        e = self.win.find_edit
+        e = self.edit
         bar = e.parentWidget()
         if isinstance(bar.parentWidget(), QtWidgets.QToolBar) and not bar.isVisible():
             bar.parentWidget().show()
@@ -67,23 +70,21 @@ class Find:
         e.selectAll()
 
     def find(self, text: str):
-        w = self.win
-        sc = w.view.scene()
+        sc = self.area.left.scene()
         self.hits = sc.find(text) if sc.graph is not None else []
-        if w.state.side_by_side:
-            w.rview.scene().find(text)
+        if self.state.side_by_side:
+            self.area.right.scene().find(text)
         self.pos = -1
-        w.find_label.setText(f" {len(self.hits)} found " if text else "")
+        self.label.setText(f" {len(self.hits)} found " if text else "")
         if self.hits:
             self.step(+1)
 
     def step(self, d: int):
-        w = self.win
         if not self.hits:
-            if w.find_edit.text():
-                w.status(f"No op matches {w.find_edit.text()!r}")
+            if self.edit.text():
+                self.status(f"No op matches {self.edit.text()!r}")
             return
         self.pos = (self.pos + d) % len(self.hits)
         nid = self.hits[self.pos]
-        w.find_label.setText(f" {self.pos + 1}/{len(self.hits)} ")
-        w.select_node(nid)
+        self.label.setText(f" {self.pos + 1}/{len(self.hits)} ")
+        self.select_node(nid)

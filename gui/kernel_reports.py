@@ -4,7 +4,7 @@ Properties panel (the selected group's figures) and the Kernels panel (the effic
 
     store = KernelReports()                 # evented: store.events.reports(target=..., strategies=[...])
     store.get(doc, target, strategy)        # the KernelReport of the plan shown now, or None
-    ctl = KernelReportController(win, store); ctl.measure()
+    ctl = KernelReportController(model, state, store, activity, status, show_error); ctl.measure()
 
 `measure_reports` runs on a worker thread and touches no Qt object. A report answers only for the
 plan it measured: a re-planned strategy (other groups) or another open model has none until measured
@@ -49,53 +49,54 @@ class KernelReports:
         self.events.reports(target=None, strategies=[])
 
 
-def measure_reports(doc, plans: dict, target: str, hw_name: str, runs: int, progress, cancel) -> dict:
+def measure_reports(doc, plans: dict, target: str, hw, runs: int, progress, cancel) -> dict:
     """Worker: the kernel reports of `plans` (engine.report.kernel_report.measure: one worker process, our
-    kernels and ORT's profile round-robin)."""
+    kernels and ORT's profile round-robin), priced with `hw`, the profile the plans were made for."""
     from engine.report import kernel_report
-    from engine.planner import profiles
 
-    return kernel_report.measure(doc.spec, doc.shapes, plans, profiles.get(hw_name), target, runs=runs,
+    return kernel_report.measure(doc.spec, doc.shapes, plans, hw, target, runs=runs,
                                  progress=progress, cancel=cancel, graph=doc.graph)
 
 
 class KernelReportController:
     """Run > Measure Kernels vs ONNX Runtime: measures the shown strategy (and the right pane's, side by
-    side) on the selected device, a CPU, into the store."""
+    side) on the selected device, a CPU, into the store. It is given the models (the Workspace, the
+    ViewState), the store, the Activity and where messages go (`status`, `show_error`)."""
 
-    def __init__(self, win, store: KernelReports):
-        self.win, self.store = win, store
+    def __init__(self, model, state, store: KernelReports, activity, status, show_error):
+        self.model, self.state, self.store, self.activity = model, state, store, activity
+        self.status, self.show_error = status, show_error
 
     def measure(self, runs: int = RUNS):
         from engine.devices import targets
 
-        w = self.win
-        if w.doc is None:
-            w.show_error("open a model first", "Measure Kernels")
+        if self.model.doc is None:
+            self.show_error("open a model first", "Measure Kernels")
             return
-        target = w.device()
+        target = self.model.device
         if not targets.as_target(target).backend.host_cpu:
-            w.show_error(f"kernels are measured against ONNX Runtime on this machine's CPU, not on {target}",
-                         "Measure Kernels")
+            self.show_error(f"kernels are measured against ONNX Runtime on this machine's CPU, not on {target}",
+                            "Measure Kernels")
             return
-        busy = [n for n in ("bench", "tune", "fidelity") if n in w.activity.running]
+        busy = [n for n in ("bench", "tune", "fidelity") if n in self.activity.running]
         if busy:
-            w.show_error(f"{busy[0]} is running: measure kernels when it has finished (or Cancel it); "
-                         "times taken beside it are not comparable", "Measure Kernels")
+            self.show_error(f"{busy[0]} is running: measure kernels when it has finished (or Cancel it); "
+                            "times taken beside it are not comparable", "Measure Kernels")
             return
-        strategies = [w.strategy] + ([w.right_strategy] if w.state.side_by_side and w.right_strategy != w.strategy
-                                     else [])
-        plans = {s: w.doc.plans[s] for s in strategies if s in w.doc.plans}
+        doc, st = self.model.doc, self.state
+        strategies = [st.strategy] + ([st.right_strategy] if st.side_by_side and st.right_strategy != st.strategy
+                                      else [])
+        plans = {s: doc.plans[s] for s in strategies if s in doc.plans}
         if not plans:
-            w.show_error("no plan ready to measure yet", "Measure Kernels")
+            self.show_error("no plan ready to measure yet", "Measure Kernels")
             return
-        req, doc = w.model.request("kernel-report"), w.doc
+        req = self.model.request("kernel-report")
 
         def done(reports):
             self.store.put(doc, target, plans, reports)
             bad = [f"{s}: {r.error}" for s, r in reports.items() if r.error]
             if bad:
-                w.show_error("; ".join(bad), "Measure Kernels")
+                self.show_error("; ".join(bad), "Measure Kernels")
             ok = []
             for s, r in reports.items():
                 if not r.error and r.ort_total_us:
@@ -103,9 +104,9 @@ class KernelReportController:
                     theirs = sum(b.ort_us for b in r.blocks)
                     ok.append(f"{s} {r.kernel_total_us / 1000:.2f} ms in kernels"
                               + (f", {ours / theirs:.2f}x ONNX Runtime over the same nodes" if theirs else ""))
-            w.status(f"Kernels measured on {target}: " + ("; ".join(ok) or "no result"), 15000)
+            self.status(f"Kernels measured on {target}: " + ("; ".join(ok) or "no result"), 15000)
 
-        w.activity.run("kernel-report", f"Measuring the kernels of {', '.join(plans)} against ONNX Runtime",
-                       measure_reports, doc, plans, target, w.model.profile, runs, request=req, on_done=done,
-                       on_failed=lambda m: w.show_error(m, "Measure Kernels failed"),
-                       on_cancelled=lambda: w.status("Measure Kernels cancelled"))
+        self.activity.run("kernel-report", f"Measuring the kernels of {', '.join(plans)} against ONNX Runtime",
+                          measure_reports, doc, plans, target, doc.hw, runs, request=req, on_done=done,
+                          on_failed=lambda m: self.show_error(m, "Measure Kernels failed"),
+                          on_cancelled=lambda: self.status("Measure Kernels cancelled"))

@@ -8,28 +8,36 @@ budget, the requests in flight) and `state` (view_state.ViewState: the strategie
 heat, the collapsed groups, the selection). Whatever changes them emits, and the window's boxes, panes,
 panels, settings and public signals follow: the GraphArea's panes subscribe to the strategies shown
 and the Document's plans and redraw by themselves. The window composes one controller per job, each in
-its own module; Strategies, Layouts, Overlays, Differences and Files are given the models and the views
-they drive (Files: the window only as its dialogs' parent), the others still hold the window for their
-widgets, dialogs and messages:
+its own module, and each is given the models and the view(s) it drives plus small callables (status,
+show_error), not the window (Files and Tuning: the window only as their dialogs' parent); the Activity
+and the FidelityController still hold the window, and `actions` builds onto it:
 
     activity           work in flight: progress and Cancel, `busy`, stale results dropped
     file_io            Files: open / recent / drop / input shapes; import and export (given the models,
                        the GraphArea, the Activity, Planning, its dialogs' parent and where messages go)
     planning           Planning: the fast strategies, TVM's FuseOps, re-planning for a profile or cost
-    bench_controller   Benchmarks: the devices and Benchmark through engine.measure.runner
+                       (given the Workspace, the Activity and where messages go)
+    bench_controller   Benchmarks: the devices and Benchmark through engine.measure.runner (given the
+                       models, the Device box, the Latency dock, the Activity, Files, Planning and Tuning)
     tune_controller    Tuning: MetaSchedule tuning of the shown plan's kernels through engine.measure.tuning
+                       (given the models, the Activity, its dialogs' parent and where messages go)
+    kernel_reports     KernelReportController: Measure Kernels vs ONNX Runtime into the KernelReports store
     fidelity_controller  FidelityController: Time kernels, the cost model against the shown plan's timed kernels
     layout_controller  Layouts: layout requests and applying them to the two panes (given the models,
                        the GraphArea, the Activity and where messages go; not the window)
     scope_controller   Scopes: the model's blocks (ONNX scopes): collapse to depth, expand all, breadcrumb
+                       (given the models, the ScopeView, the GraphArea and the Layouts)
     strategies         Strategies: the strategies shown and the side-by-side comparison (given the
                        models, the GraphArea, the Layouts and where messages go; not the window)
     differences        Differences: the summary, the groups only one plan has, next / previous difference
                        (given the models, the GraphArea and the Differences panel; not the window)
     overlays           Overlays: heat overlay, latency-delta overlay (side by side) and minimap (given
                        the models, the GraphArea, the Layouts and the settings; not the window)
-    selection          Selection: clicks and Collapse / Expand, kept meaningful when plans change
-    find               Find: the find box
+    selection          Selection: clicks and Collapse / Expand (given the models, the GraphArea, the
+                       Layouts, the Differences and the Properties dock); KeepSelection: the selection
+                       kept meaningful when plans change (given the models, subscribed before the panes)
+    find               Find: the find box (given the ViewState, the GraphArea and `select_node`; built
+                       onto the window by `build(win)`)
 
 `actions` builds the menus, toolbar and shortcuts. Everything slow runs off the UI thread
 through `Activity.run`; errors arrive as messages in the window's banner and status bar.
@@ -58,7 +66,7 @@ from .panels.latency import LatencyPanel
 from .panels.properties import PropertiesPanel
 from .panels.recommendation import RecommendationPanel
 from .planning import Planning, cached_results  # noqa: F401 - cached_results: public name
-from .selection import Selection
+from .selection import KeepSelection, Selection
 from .scope_controller import Scopes
 from .scope_view import ScopeView
 from .settings import Settings
@@ -93,20 +101,24 @@ class MainWindow(QtWidgets.QMainWindow):
         self.setAcceptDrops(True)
         self.resize(1400, 900)
 
-        self.finder = Find(self)                    # the find box's matches
-        self.tuning = Tuning(self)                  # Tune, its report and what the latency panel says after it
-        self.fidelity = FidelityController(self)    # Time kernels: the cost model against the plan's timed kernels
-        self.bench = Benchmarks(self)               # the devices and Benchmark
+        self.activity = Activity(self.model, self.statusBar(), self.busy_changed.emit,
+                                 self.status)       # tasks in flight, progress and Cancel, busy
+        self.tuning = Tuning(self.model, self.state, self.settings, self.activity, self, self.status,
+                             self.show_error)   # Tune, its report and what the latency panel says after it
+        self.fidelity = FidelityController(self.model, self.state, self.activity, self.device, self.status,
+                                           self.show_error, lambda: self.dock_cost.raise_())   # Time kernels
         self.kernel_reports = KernelReports()       # Measure Kernels vs ONNX Runtime: what it measured
-        self.kernel_report = KernelReportController(self, self.kernel_reports)
-        self.planning = Planning(self)              # planning, re-planning for a profile or cost
-        self.selection = Selection(self)            # selection, properties, collapse / expand
+        self.kernel_report = KernelReportController(self.model, self.state, self.kernel_reports, self.activity,
+                                                    self.status, self.show_error)
+        self.planning = Planning(self.model, self.activity, self.status,
+                                 self.show_error)   # planning, re-planning for a profile or cost
+        self.keep_selection = KeepSelection(self.model, self.state)   # the selection kept meaningful as plans change
         self.area = GraphArea(self.theme)
         self.setCentralWidget(self.area)
         self.view = self.area.left
         self.rview = self.area.right
         self.area.follow(self.state, self.model)    # the panes draw the strategies, plans, selection, collapsed groups
-        self.activity = Activity(self)              # tasks in flight, progress and Cancel, busy
+        self.finder = Find(self.state, self.area, self.select_node, self.status)   # the find box's matches
         self.files = Files(self.model, self.state, self.settings, self.area, self.activity, self.planning, self,
                            self.show_document, self.status, self.show_error)   # open, recent, shapes, import / export
         self.scope_view = ScopeView()               # the model's blocks (ONNX scopes): shown, collapsed
@@ -115,7 +127,8 @@ class MainWindow(QtWidgets.QMainWindow):
         self.layouts.events.applied.connect(lambda ev: self.layout_applied.emit(ev.layout))
         self.strategies = Strategies(self.model, self.state, self.area, self.layouts, self.status,
                                      self.show_error)   # the strategies shown, side by side
-        self.scopes = Scopes(self)                  # blocks: collapse to depth, expand all, breadcrumb
+        self.scopes = Scopes(self.model, self.state, self.scope_view, self.area, self.layouts,
+                             self.status)   # blocks: collapse to depth, expand all, breadcrumb
         for v in (self.view, self.rview):
             v.activated.connect(lambda sel, v=v: self.selection.activate(v, sel))
             v.double_clicked.connect(lambda sel, v=v: self.selection.double_click(v, sel))
@@ -124,9 +137,14 @@ class MainWindow(QtWidgets.QMainWindow):
         self._build_docks()
         self.differences = Differences(self.model, self.state, self.area, self.diffs,
                                        self.status)   # side by side: summary, differences, next / previous
+        self.selection = Selection(self.model, self.state, self.area, self.layouts, self.differences,
+                                   self.dock_props, self.status)   # clicks, collapse / expand
         actions.build_actions(self)
         actions.build_toolbar(self)
         actions.build_menus(self)
+        self.bench = Benchmarks(self.model, self.state, self.settings, self.activity, self.files, self.planning,
+                                self.tuning, self.device_box, self.dock_latency, self.status,
+                                self.show_error)    # the devices and Benchmark
         self.settings.restore_window(self)
         self.dock_diff.setVisible(self.state.side_by_side)  # shown with side by side only
         app = QtWidgets.QApplication.instance()

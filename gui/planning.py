@@ -19,6 +19,7 @@ from engine.util.errors import FuseLensError
 from engine.jobs.plan_tvm import plan_tvm
 
 from .document import FAST_STRATEGIES, decided_by, estimate_label, estimator, plan_strategies
+from .events import EmitterGroup
 
 COST_TEXT = {"roofline": "the roofline estimate", "learned": "the learned estimate",
              "measured": "measured kernel times"}
@@ -161,56 +162,54 @@ def _same_estimate(old, new) -> bool:
 
 
 class Planning:
-    """The planning controller: starts the jobs above through the window's Activity and merges their
-    plans into the open Document (which tells the views). It follows Workspace.profile and
-    Workspace.cost: a change of either re-plans the open model (and re-prices the plans made
-    elsewhere: tvm, custom)."""
+    """The planning controller: starts the jobs above through the Activity and merges their plans into
+    the open Document (which tells the views). It follows Workspace.profile and Workspace.cost: a change
+    of either re-plans the open model (and re-prices the plans made elsewhere: tvm, custom). It is given
+    the Workspace, the Activity and where messages go (`status`, `show_error`); `events.replanned(target=...)`:
+    a re-plan replaced the open Document's plans (the cached results of the new plans may be looked up)."""
 
-    def __init__(self, win):
-        self.win = win
+    def __init__(self, model, activity, status, show_error):
+        self.model, self.activity, self.status, self.show_error = model, activity, status, show_error
+        self.events = EmitterGroup(self, "replanned")
         self.held = False   # set while the open model is reopened for a new device (Files.follow_device)
-        win.model.events.profile.connect(self._on_profile)
-        win.model.events.cost.connect(self._on_cost)
+        model.events.profile.connect(self._on_profile)
+        model.events.cost.connect(self._on_cost)
 
     def plan_tvm(self):
-        w = self.win
-        req, target, cost = w.model.request("plan-tvm"), w.device(), w.model.cost
-        w.activity.run("plan-tvm", "Planning with TVM FuseOps", plan_tvm_job, req.doc, target, background=True,
-                       cost=cost, request=req, on_done=lambda r: self._on_planned(req.doc, r, cost),
-                       on_failed=lambda m: w.show_error(m, "Planning with tvm failed"))
+        req, target, cost = self.model.request("plan-tvm"), self.model.device, self.model.cost
+        self.activity.run("plan-tvm", "Planning with TVM FuseOps", plan_tvm_job, req.doc, target, background=True,
+                          cost=cost, request=req, on_done=lambda r: self._on_planned(req.doc, r, cost),
+                          on_failed=lambda m: self.show_error(m, "Planning with tvm failed"))
 
     def _on_planned(self, doc, r, cost):
-        w = self.win
         plans, errors, cached, target, hw = r
         if hw is not doc.hw:
             return  # planned for a profile that has since changed; the re-plan covers tvm
         for s, m in errors.items():
-            w.show_error(m, f"Planning with {s} failed")
+            self.show_error(m, f"Planning with {s} failed")
         doc.add_plans(plans, errors)
-        if estimator(cost) != estimator(w.model.cost) or target != w.device():
+        if estimator(cost) != estimator(self.model.cost) or target != self.model.device:
             self.reprice(list(plans))  # another cost or device was chosen while TVM planned
         doc.add_results(target, cached, plans, keep=True)   # the panes showing these plans redrew on add_plans
 
     def _on_profile(self, ev):
         """Another hardware profile was chosen: re-plan the open model for it."""
-        w = self.win
-        if w.doc is not None and not self.held:
-            if ev.value != w.doc.hw.name:
-                w.activity.stop("plan-tvm")  # the re-plan plans tvm for the new profile
+        if self.model.doc is not None and not self.held:
+            if ev.value != self.model.doc.hw.name:
+                self.activity.stop("plan-tvm")  # the re-plan plans tvm for the new profile
             self.replan(f"Re-planning for {ev.value}")
 
     def _on_cost(self, ev):
         """Another cost is chosen (roofline, learned, measured): re-plan and re-price every strategy."""
-        if self.win.doc is not None:
+        if self.model.doc is not None:
             self.replan(f"Re-planning by {COST_TEXT.get(ev.value, ev.value)}")
 
     def replan(self, text: str = "Re-planning"):
         """Re-plan every fast strategy for the selected profile, cost and device off the UI thread (the
         learned estimate and measured times are the device's), re-pricing the plans made elsewhere
         (tvm, custom); TVM's FuseOps again when the profile changed."""
-        w = self.win
-        req, doc = w.model.request("plan"), w.doc
-        profile, cost, target = w.model.profile, w.model.cost, w.device()
+        req, doc = self.model.request("plan"), self.model.doc
+        profile, cost, target = self.model.profile, self.model.cost, self.model.device
         new_profile = profile != doc.hw.name
         sent = {s: doc.plans[s] for s in ("tvm", "custom") if s in doc.plans and not (new_profile and s == "tvm")}
 
@@ -237,52 +236,51 @@ class Planning:
                 self.plan_tvm()  # TVM's FuseOps for the new profile (in the background)
             if late:
                 self.reprice(late)
-            w.bench.load_cached_results()   # results of the new plans the runner has (the old ones were dropped)
+            self.events.replanned(target=target)   # results of the new plans the runner has (the old ones were dropped)
             if measure_error:
-                w.show_error(measure_error, "Planning by measured kernel times failed; the estimate decides")
+                self.show_error(measure_error, "Planning by measured kernel times failed; the estimate decides")
                 return
             for s, m in errors.items():
-                w.show_error(m, f"Planning with {s} failed")
+                self.show_error(m, f"Planning with {s} failed")
             by = [s for s, p in plans.items() if decided_by(p)]
             sample = next((plans[s] for s in FAST_STRATEGIES if s in plans), None)
             priced = f"priced by the {estimate_label(sample)}" if sample is not None else ""
             if sample is not None and cost != "roofline" and (sample.notes or {}).get("estimate") == "roofline":
                 priced += f" ({(sample.notes or {}).get('cost_note', 'no learned model for this device')})"
-            w.status(f"Re-planned for {hw.title}: {', '.join(by)} {decided_by(plans[by[0]])} on {target}; {priced}"
-                     if by else f"Re-planned every strategy for {hw.title} on {target}, {priced}", 10000)
+            self.status(f"Re-planned for {hw.title}: {', '.join(by)} {decided_by(plans[by[0]])} on {target}; {priced}"
+                        if by else f"Re-planned every strategy for {hw.title} on {target}, {priced}", 10000)
 
-        w.activity.run("plan", text, replan_job, doc.graph, profile, list(FAST_STRATEGIES), cost=cost, target=target,
-                       reprice=sent, background=True, request=req, on_done=done,
-                       on_failed=lambda m: w.show_error(m, "Planning failed"))
+        self.activity.run("plan", text, replan_job, doc.graph, profile, list(FAST_STRATEGIES), cost=cost,
+                          target=target, reprice=sent, background=True, request=req, on_done=done,
+                          on_failed=lambda m: self.show_error(m, "Planning failed"))
 
     def recost(self, plan):
         """Re-estimate an imported plan for the open Document's profile: by the roofline now, by the
         app's estimator when `reprice` has done (off the UI thread)."""
-        recost(plan, self.win.doc.graph, self.win.doc.hw)
+        recost(plan, self.model.doc.graph, self.model.doc.hw)
 
     def reprice(self, strategies: list[str]):
         """Price the open Document's plans of `strategies` (made elsewhere: tvm, custom) by the chosen
         cost's estimator, off the UI thread; a plan replaced meanwhile (a re-plan) is left alone."""
-        w = self.win
-        doc, cost, target = w.doc, w.model.cost, w.device()
+        doc, cost, target = self.model.doc, self.model.cost, self.model.device
         if doc is None:
             return
         plans = {s: doc.plans[s] for s in strategies if s in doc.plans}
         if not plans:
             return
-        req = w.model.request(None)
+        req = self.model.request(None)
 
         def job(progress):
             progress(f"pricing {', '.join(plans)} by {COST_TEXT.get(cost, cost)}", -1)
             return {s: price(p, doc.graph, doc.hw, cost, target) for s, p in plans.items()}
 
         def done(priced):
-            if w.model.cost != cost or w.device() != target:
+            if self.model.cost != cost or self.model.device != target:
                 return   # another re-plan or re-price follows
             fresh = {s: p for s, p in priced.items()   # replaced meanwhile, or the same figures: left alone
                      if doc.plans.get(s) is plans[s] and not _same_estimate(plans[s], p)}
             if fresh:
                 doc.add_plans(fresh)   # the panes showing them redraw
 
-        w.activity.run("price", "Pricing plans", job, background=True, request=req, on_done=done,
-                       on_failed=lambda m: w.show_error(m, "Pricing the plan failed"))
+        self.activity.run("price", "Pricing plans", job, background=True, request=req, on_done=done,
+                          on_failed=lambda m: self.show_error(m, "Pricing the plan failed"))

@@ -8,27 +8,32 @@ from engine.model import scopes
 
 
 class Scopes:
-    def __init__(self, win):
-        self.win = win
-        sv = win.scope_view
-        win.view.scene().follow_scopes(sv, collapsible=True)
-        win.rview.scene().follow_scopes(sv)
-        bar = win.area.scope_bar
-        bar.follow(win.state, win.view.scene(), sv)
+    """The blocks controller: collapse to depth, expand all, one block at a time, reveal a block. It is
+    given the models (the Workspace, the ViewState, the ScopeView), the view it drives (the GraphArea:
+    its panes and block bar), the Layouts (the compact layout) and where its messages go (`status`)."""
+
+    def __init__(self, model, state, scope_view, area, layouts, status):
+        self.model, self.state, self.scope_view, self.area = model, state, scope_view, area
+        self.layouts, self.status = layouts, status
+        sv, view = scope_view, area.left
+        view.scene().follow_scopes(sv, collapsible=True)
+        area.right.scene().follow_scopes(sv)
+        bar = area.scope_bar
+        bar.follow(state, view.scene(), sv)
         bar.depth_requested.connect(self.collapse_to_depth)
         bar.expand_requested.connect(self.expand_all)
         bar.shown_requested.connect(lambda on: setattr(sv, "shown", on))
         bar.scope_requested.connect(self.reveal)
-        win.view.scope_double_clicked.connect(self.toggle)
-        win.model.events.document.connect(lambda ev: setattr(sv, "collapsed", frozenset()))
+        view.scope_double_clicked.connect(self.toggle)
+        model.events.document.connect(lambda ev: setattr(sv, "collapsed", frozenset()))
 
     def tree(self) -> dict:
         """The left pane's scope tree (for its plan)."""
-        return self.win.view.scene().scope_tree
+        return self.area.left.scene().scope_tree
 
     def toggle(self, key: str):
         """Collapse block `key`, or expand it where it is collapsed."""
-        sv = self.win.scope_view
+        sv = self.scope_view
         if key not in self.tree():
             return
         sv.collapsed = sv.collapsed - {key} if key in sv.collapsed else sv.collapsed | {key}
@@ -38,19 +43,19 @@ class Scopes:
         """Every block at `depth` (and shallower ones with nothing inside) collapsed, the rest open."""
         tree = self.tree()
         if not tree:
-            self.win.status("This model's operators carry no ONNX scopes to group them by")
+            self.status("This model's operators carry no ONNX scopes to group them by")
             return
-        self.win.scope_view.collapsed = frozenset(scopes.at_depth(tree, depth))
+        self.scope_view.collapsed = frozenset(scopes.at_depth(tree, depth))
         self._relayout()
-        self.win.status(f"Collapsed {len(self.win.view.scene().collapsed_scopes)} blocks at depth {depth}")
+        self.status(f"Collapsed {len(self.area.left.scene().collapsed_scopes)} blocks at depth {depth}")
 
     def expand_all(self):
-        self.win.scope_view.collapsed = frozenset()
+        self.scope_view.collapsed = frozenset()
         self._relayout(expanded=True)
 
     def reveal(self, key: str):
         """Bring block `key` into view (a breadcrumb was clicked)."""
-        v = self.win.view
+        v = self.area.left
         sc = v.scene()
         it = sc.scope_boxes.boxes.get(key) or sc.collapsed_scope_items.get(key)
         if it is None:
@@ -64,10 +69,9 @@ class Scopes:
                    else r.top() + vp.height() / (2 * v.scale_factor()) - 20)
 
     def _relayout(self, expanded: bool = False):
-        w = self.win
-        if w.state.side_by_side:
+        if self.state.side_by_side:
             return  # both panes keep the full layout so that they stay in step
-        if w.scope_view.collapsed or w.state.collapsed_in(w.view.scene().plan):
-            w.layouts.request(full=False)
-        elif w.layouts.compact or expanded:
-            w.layouts.request(full=True)
+        if self.scope_view.collapsed or self.state.collapsed_in(self.area.left.scene().plan):
+            self.layouts.request(full=False)
+        elif self.layouts.compact or expanded:
+            self.layouts.request(full=True)

@@ -5,7 +5,7 @@ The tuning itself runs in a child process (engine/util/child.py); Cancel kills i
 far stay in the target's store. Builds use the store, so the next Benchmark measures the tuned kernels
 (the latency panel shows that figure beside the same plan measured with the rules only).
 
-`run_tuning` and `records` run anywhere and touch no Qt object; `Tuning` is the window's controller
+`run_tuning` and `records` run anywhere and touch no Qt object; `Tuning` is the controller
 that asks for the budget, starts the work and shows what it found.
 """
 from __future__ import annotations
@@ -28,11 +28,11 @@ def records(target: str) -> int | None:
 
 
 def run_tuning(spec: str, shapes, strategy: str, target: str, trials: int | None, time_limit_s: float | None,
-               hw_name: str, cost: str, progress, cancel, block: int | None = None):
+               hw, cost: str, progress, cancel, block: int | None = None):
     """Worker: tune `strategy`'s plan of `spec` on `target` (blocks; raises tuning.Cancelled on cancel)."""
     from engine.measure import tuning
 
-    return tuning.tune(spec, shapes, strategy, target, trials=trials, time_limit_s=time_limit_s, hw_name=hw_name,
+    return tuning.tune(spec, shapes, strategy, target, trials=trials, time_limit_s=time_limit_s, hw=hw,
                        progress=progress, cancel=cancel, cost=cost, block=block)
 
 
@@ -42,12 +42,14 @@ def tuned_count(report) -> tuple[int, int]:
 
 
 class Tuning:
-    """The Tune action's controller: asks for the budget (a dialog of the window), runs the tuning through
-    the window's Activity, and keeps what the latency panel says after it (`hints`, by target) and the
-    last report."""
+    """The Tune action's controller: asks for the budget (a dialog of `parent`), runs the tuning through
+    the Activity, and keeps what the latency panel says after it (`hints`, by target) and the last
+    report. It is given the models (the Workspace, the ViewState, the Settings), the Activity, the widget
+    its dialogs belong to (`parent`) and where messages go (`status`, `show_error`)."""
 
-    def __init__(self, win):
-        self.win = win
+    def __init__(self, model, state, settings, activity, parent, status, show_error):
+        self.model, self.state, self.settings, self.activity, self.parent = model, state, settings, activity, parent
+        self.status, self.show_error = status, show_error
         self.events = EmitterGroup(self, "hints")
         self.hints: dict[str, str] = {}   # target -> a line for the latency panel after tuning
         self.last_report = None
@@ -56,38 +58,37 @@ class Tuning:
 
     def tune(self, trials: int | None = None, minutes: float | None = None):
         """Tune the shown strategy's kernels on the selected device. Without a budget, ask for one."""
-        w = self.win
-        if w.doc is None:
-            w.show_error("open a model first", "Tune")
+        if self.model.doc is None:
+            self.show_error("open a model first", "Tune")
             return
-        doc, strategy, target = w.doc, w.strategy, w.device()
+        doc, strategy, target = self.model.doc, self.state.strategy, self.model.device
         if strategy == "custom":
             src = (doc.plans["custom"].notes or {}).get("imported_strategy") if "custom" in doc.plans else None
-            w.show_error("an imported plan cannot be tuned: tune a planned strategy"
+            self.show_error("an imported plan cannot be tuned: tune a planned strategy"
                             + (f" (this one came from {src})" if src else ""), "Tune")
             return
         if strategy not in doc.plans:
-            w.show_error(f"no {strategy} plan to tune yet", "Tune")
+            self.show_error(f"no {strategy} plan to tune yet", "Tune")
             return
         if doc.spec.startswith("generated:"):
-            w.show_error("a generated graph has no model file for the tuning worker to read", "Tune")
+            self.show_error("a generated graph has no model file for the tuning worker to read", "Tune")
             return
-        if "tune" in w.activity.running:
-            w.show_error("tuning is already running (Cancel stops it)", "Tune")
+        if "tune" in self.activity.running:
+            self.show_error("tuning is already running (Cancel stops it)", "Tune")
             return
-        if "bench" in w.activity.running:
-            w.show_error("a benchmark is running: tune when it has finished", "Tune")
+        if "bench" in self.activity.running:
+            self.show_error("a benchmark is running: tune when it has finished", "Tune")
             return
-        if "fidelity" in w.activity.running:
-            w.show_error("kernels are being timed (Cost Model): tune when that has finished", "Tune")
+        if "fidelity" in self.activity.running:
+            self.show_error("kernels are being timed (Cost Model): tune when that has finished", "Tune")
             return
         if trials is None and minutes is None:
-            dlg = TuneDialog(doc.name, strategy, target, w.settings.tune_budget, records(target), w)
+            dlg = TuneDialog(doc.name, strategy, target, self.settings.tune_budget, records(target), self.parent)
             self.dialog = dlg
             if dlg.exec() != QtWidgets.QDialog.Accepted:
                 return
             kind, n = dlg.budget()
-            w.settings.tune_budget = (kind, n)
+            self.settings.tune_budget = (kind, n)
             trials, minutes = (n, None) if kind == "trials" else (None, n)
         time_limit_s = minutes * 60 if minutes is not None else None
         budget = f"{trials} trials" if trials is not None else f"{minutes:g} min"
@@ -96,16 +97,16 @@ class Tuning:
         def done(report):
             self.last_report = report
             n, m = tuned_count(report)
-            where = f"{strategy} on {target}" + (f" ({report.model})" if doc is not w.doc else "")
+            where = f"{strategy} on {target}" + (f" ({report.model})" if doc is not self.model.doc else "")
             if report.error:
-                w.show_error(report.error + ("; records found before it are kept" if n else ""), "Tuning failed")
+                self.show_error(report.error + ("; records found before it are kept" if n else ""), "Tuning failed")
             if report.kernels:
                 self.show_report(report)
             after = records(target)
             if not report.error:
-                w.status(f"Tuned {n} of {m} kernels of {where} in {report.seconds:.0f} s"
-                         + (f" (stopped: {report.stopped})" if report.stopped else "")
-                         + ("; re-benchmark to use them" if n else "; the rules stay"), 30000)
+                self.status(f"Tuned {n} of {m} kernels of {where} in {report.seconds:.0f} s"
+                            + (f" (stopped: {report.stopped})" if report.stopped else "")
+                            + ("; re-benchmark to use them" if n else "; the rules stay"), 30000)
             if n or (before is not None and after is not None and after != before):
                 self.set_hint(target, f"Tuning records for {target} changed ({n} of {m} kernels of {strategy} "
                                       "tuned): Benchmark (Ctrl+B) measures with them.")
@@ -113,17 +114,17 @@ class Tuning:
         def cancelled():
             after = records(target)
             new = max(0, (after or 0) - (before or 0))
-            w.status(f"Tuning cancelled; {new} new record{'s' if new != 1 else ''} kept"
-                     + (f" ({after} for {target})" if after is not None else "")
-                     + ("; re-benchmark to use them" if new else ""), 30000)
+            self.status(f"Tuning cancelled; {new} new record{'s' if new != 1 else ''} kept"
+                        + (f" ({after} for {target})" if after is not None else "")
+                        + ("; re-benchmark to use them" if new else ""), 30000)
             if new:
                 self.set_hint(target, f"Tuning records for {target} changed (cancelled run: {new} new): "
                                       "Benchmark (Ctrl+B) measures with them.")
 
-        w.activity.run("tune", f"Tuning {strategy} on {target} ({budget})", run_tuning, doc.spec, doc.shapes,
-                       strategy, target, trials, time_limit_s, doc.hw.name, w.model.cost, block=doc.graph.block,
-                       on_done=done,
-                       on_failed=lambda m: w.show_error(m, "Tuning failed"), on_cancelled=cancelled)
+        self.activity.run("tune", f"Tuning {strategy} on {target} ({budget})", run_tuning, doc.spec, doc.shapes,
+                          strategy, target, trials, time_limit_s, doc.hw, self.model.cost, block=doc.graph.block,
+                          on_done=done,
+                          on_failed=lambda m: self.show_error(m, "Tuning failed"), on_cancelled=cancelled)
 
     def set_hint(self, target: str, text: str | None):
         """What the latency panel says about `target`'s tuning records (None: nothing); emits hints."""
@@ -135,8 +136,7 @@ class Tuning:
         self.events.hints(target=target)
 
     def show_report(self, report):
-        w = self.win
         text = report.summary() + (f"\n\nerror: {report.error}" if report.error else "")
-        dlg = ReportDialog(f"Tuning report: {report.model} / {report.strategy} on {report.target}", text, w)
+        dlg = ReportDialog(f"Tuning report: {report.model} / {report.strategy} on {report.target}", text, self.parent)
         self.report_dialog = dlg
         dlg.show()

@@ -169,8 +169,7 @@ def test_replan_job_passes_the_cost_to_every_strategy(monkeypatch, learned_model
 
 def test_a_plan_made_elsewhere_is_priced_like_the_others(learned_model):
     """TVM's plan (made in a child) and an imported one get the same estimator's figures as the rest."""
-    from engine.planner import profiles
-    from engine.planner import make_plan
+    from engine.planner import make_plan, profiles
     from gui.planning import price
 
     g, hw = synthetic.chain(8), profiles.get("host")

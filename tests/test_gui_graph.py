@@ -88,8 +88,8 @@ def win(new_window):
 
 @pytest.mark.parametrize("provisional", [False, True], ids=["one-layout", "provisional-then-final"])
 def test_opening_a_model_fits_its_width_and_shows_its_top(win, qtbot, monkeypatch, provisional):
-    from engine.layout import dot as layout_dot
     from engine.jobs import layout as layout_job
+    from engine.layout import dot as layout_dot
 
     if provisional:  # dot "too slow": the model opens with the built-in layout, and dot's replaces it
         if layout_dot.dot_path() is None:

@@ -13,10 +13,10 @@ MODEL = "zoo:mobilenetv2@64"
 def _report(win, strategy):
     """A report of the shown plan: ORT's real profile of the model, and kernel samples made up here (the
     display is what is tested; tests/test_kernel_report.py measures)."""
-    from engine.report import kernel_report
     from engine.measure import ort_profile
     from engine.planner import profiles
     from engine.planner.apply import kernel_groups
+    from engine.report import kernel_report
 
     doc = win.doc
     plan = doc.plans[strategy]

@@ -111,8 +111,9 @@ def test_dot_json_parses_to_y_down_positions():
 
 
 def test_layout_job_falls_back_past_its_time_limit(monkeypatch, tmp_path):
-    from engine.layout import cache as layout_cache, dot as layout_dot
     from engine.jobs import layout as job
+    from engine.layout import cache as layout_cache
+    from engine.layout import dot as layout_dot
 
     monkeypatch.setenv("FUSELENS_CACHE_DIR", str(tmp_path))
     g = synthetic.chain(50)
@@ -137,8 +138,9 @@ def test_a_slow_dot_answers_with_the_builtin_layout_first(monkeypatch, tmp_path)
     """`dot` past PROVISIONAL_AFTER_S: the built-in layout is handed out at once, then dot's."""
     import threading
 
-    from engine.layout import cache as layout_cache, dot as layout_dot
     from engine.jobs import layout as job
+    from engine.layout import cache as layout_cache
+    from engine.layout import dot as layout_dot
 
     monkeypatch.setenv("FUSELENS_CACHE_DIR", str(tmp_path))
     layout_cache.forget_in_memory()
@@ -171,8 +173,9 @@ def test_a_damaged_layout_cache_file_is_a_miss_and_is_deleted(monkeypatch, tmp_p
     import json
     import os
 
-    from engine.layout import cache as layout_cache, dot as layout_dot
     from engine.jobs import layout as job
+    from engine.layout import cache as layout_cache
+    from engine.layout import dot as layout_dot
 
     monkeypatch.setenv("FUSELENS_CACHE_DIR", str(tmp_path))
     monkeypatch.setattr(layout_dot, "dot_path", lambda: None)  # the built-in layout: quick and deterministic

@@ -87,12 +87,12 @@ class FakeTune:
         if not hold:
             self.go.set()
 
-    def __call__(self, spec, shapes, strategy, target="cpu", trials=None, time_limit_s=None, hw_name=None,
+    def __call__(self, spec, shapes, strategy, target="cpu", trials=None, time_limit_s=None, hw=None,
                  progress=None, cancel=None, cost="model", block=None):
         from engine.measure import tuning
 
         self.calls.append({"spec": spec, "strategy": strategy, "target": target, "trials": trials,
-                           "time_limit_s": time_limit_s, "hw_name": hw_name, "cost": cost, "block": block})
+                           "time_limit_s": time_limit_s, "hw": hw, "cost": cost, "block": block})
         if self.raises is not None:
             raise self.raises
         for stage, f in (("loading model", 0.02), ("timing the rules' kernels", 0.1),
@@ -164,7 +164,7 @@ def test_trials_budget_reaches_tune_with_progress_and_report(qtbot, win, tmp_pat
     c = fake.calls[0]
     assert c["trials"] == 96 and c["time_limit_s"] is None
     assert c["strategy"] == "dp" and c["target"] == "cpu" and c["spec"] == win.doc.spec
-    assert c["hw_name"] == win.doc.hw.name and c["cost"] == win.model.cost   # the plan the window shows
+    assert c["hw"] is win.doc.hw and c["cost"] == win.model.cost   # the plan the window shows
     msg = win.statusBar().currentMessage()
     assert msg.startswith("Tuned 2 of 3 kernels of dp on cpu") and msg.endswith("re-benchmark to use them"), msg
     text = win.tuning.report_dialog.text.toPlainText()

@@ -457,9 +457,9 @@ def test_a_busy_timing_is_taken_again(tmp_path, monkeypatch):
 
     monkeypatch.setattr("engine.model.loader.load", lambda spec, shapes=None, block=None: G())
     monkeypatch.setattr(measure, "extract", fake_extract)
-    monkeypatch.setattr(measure, "_build_and_time", fake_build)
-    monkeypatch.setattr(measure, "_schedule_or_error", lambda *a: None)
-    monkeypatch.setattr(measure, "_compile_or_error", lambda *a: (None, None))
+    monkeypatch.setattr(measure, "build_and_time", fake_build)
+    monkeypatch.setattr(measure, "schedule_or_error", lambda *a: None)
+    monkeypatch.setattr(measure, "compile_or_error", lambda *a: (None, None))
     cache = measure.KernelCache(tmp_path, "cpu|test", G.sha256)
     cache.add_times({"aa": {"us": 2.0, "median": 2.0, "n": 3}, "bb": {"us": 9.0, "median": 9.0, "n": 3, "busy": 0.9}})
     job = {"spec": "x", "shapes": None, "sha": G.sha256, "segments": [["n0"], ["n1"]], "target": "cpu",

@@ -195,3 +195,20 @@ def test_the_checks_find_what_they_look_for():
         assert private_reaches("engine.measure.probe", src, known) == ["from engine.util.cache_dir import _x"]
     finally:
         src.unlink()
+
+
+def test_every_entry_of_the_slow_tier_names_a_test():
+    """tests/tiers.py names the slow tier by node id: a misspelt or renamed entry would silently put a
+    slow test into `make test-fast`, so each must name a test function of its file (and a
+    parametrized id one of that function's, when it has brackets)."""
+    from tests.tiers import SLOW
+
+    missing = []
+    for entry in sorted(SLOW):
+        path, _, name = entry.partition("::")
+        func = name.split("[", 1)[0]
+        tree = ast.parse((ROOT / path).read_text()) if (ROOT / path).exists() else None
+        if tree is None or not any(isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef)) and n.name == func
+                                   for n in ast.walk(tree)):
+            missing.append(entry)
+    assert missing == []

@@ -170,7 +170,7 @@ def test_tune_cuda_without_a_gpu_builds_candidates_and_says_so(tiny):
         pytest.skip("a GPU is here: the full run is the device check's")
     if not shutil.which("nvcc"):
         pytest.skip("nvcc is not installed")
-    r = tuning.tune(tiny, SHAPES, "greedy", "cuda:sm_90", trials=8, hw_name="h200")
+    r = tuning.tune(tiny, SHAPES, "greedy", "cuda:sm_90", trials=8, hw="h200")
     assert r.error is None, r.error
     assert "no CUDA device" in r.stopped and "sm_90" in r.stopped
     assert any(k.status == "built only" for k in r.kernels)

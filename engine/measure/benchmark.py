@@ -14,7 +14,7 @@ from engine.planner import make_plan, profiles
 from engine.util import machine_load
 
 from . import check, published, runner, stats
-from .runs import comparison_base, not_same_run
+from .runs import not_same_run
 
 
 def ort_latency(graph, threads: int | None = None, repeat: int = 10) -> dict:
@@ -168,7 +168,7 @@ def bench_model(req: BenchRequest, strategies, imported: dict | None = None) -> 
             if progress:
                 progress(f"{s}: {stage}", share * (k + frac) / n)
         with _planning:
-            p = make_plan(g, s, hw, cost=cost, target=t.spec, progress=prog)
+            p = make_plan(g, s, hw, cost=cost, target=t, progress=prog)
         costs[s] = p.notes.get("cost", "model")
         plans[s] = p
     for name, p in (imported or {}).items():
@@ -179,7 +179,7 @@ def bench_model(req: BenchRequest, strategies, imported: dict | None = None) -> 
             progress(stage, share + (1 - share) * frac)
     results, device, sampled = measure_plans(replace(req, graph=g, progress=prog), plans)
     results = {s: results[s] for s in plans}
-    ort = ort_latency(g, repeat=req.repeat) if t.spec == "cpu" else None
+    ort = ort_latency(g, repeat=req.repeat) if t.backend.host_cpu else None
     return {"model": g.name, "ops": sum(n.kind == "call_tir" for n in g.nodes), "results": results, "ort": ort,
             "graph": g, "plans": plans, "costs": costs, "target": t.spec, "device": device,
             "round_robin": sampled if t.backend.round_robin else [], "sampled": sampled,
@@ -227,7 +227,6 @@ def table_row(b: dict) -> dict:
     r = b["results"]
     ran = {s: x for s, x in r.items() if x.error is None}
     med = {s: x.latency_ms.get("median") for s, x in ran.items()}
-    good = {s for s, x in ran.items() if x.correct is True}   # ratios only between correct results
     comp = {s: x.build_s + x.planning_ms / 1000 for s, x in ran.items()}
     base, gr, dp, hy = med.get("none"), med.get("greedy"), med.get("dp"), med.get("hybrid")
     cmp = stats.comparisons(r)    # correct results of one run only (engine/measure/runs.py)

@@ -80,12 +80,13 @@ def _us(v) -> str:
 
 
 def tune(spec: str, shapes: dict | None, strategy: str, target="cpu", trials: int | None = None,
-         time_limit_s: float | None = None, hw_name=None, progress=None, cancel=None,
+         time_limit_s: float | None = None, hw=None, progress=None, cancel=None,
          cost: str = "model", block: int | None = None) -> TuneReport:
     """Tune every kernel of `strategy`'s plan of `spec` (in the channel layout of `block`:
     loader.load) on `target`. Raises FuseLensError for bad
     input (before any work) and Cancelled when `cancel` is set; a failed tuning run is the report's
-    `error` (records found before the failure are kept)."""
+    `error` (records found before the failure are kept). `hw`: the cost-model profile to plan with (a
+    Hardware; a profile name works too), default the target's own."""
     from engine.devices import targets
     from engine.model import loader
     from engine.planner import make_plan, profiles
@@ -101,7 +102,7 @@ def tune(spec: str, shapes: dict | None, strategy: str, target="cpu", trials: in
     if not t.backend.local:
         targets.check(t)
     graph = loader.load(spec, shapes, block=block)
-    hw = profiles.as_hardware(hw_name or t.hardware)   # hw_name: a Hardware, or a profile's name
+    hw = profiles.as_hardware(hw or t.hardware)   # hw: the cost-model profile (a Hardware; a name works too)
     p = make_plan(graph, strategy, hw, cost=cost, target=targets.spec_of(target))   # the plan notes name the spec
     job = {"spec": spec, "shapes": shapes, "block": block, "groups": p.groups, "target": t, "trials": trials,
            "time_limit_s": time_limit_s, "model": graph.name, "strategy": strategy}

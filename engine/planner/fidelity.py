@@ -22,7 +22,7 @@ def family(name: str) -> str:
     return str(name).split("@")[0]
 
 
-def of_plan(graph, plan, hw, target: str = "cpu", cost: str = "model", *, progress=None, cancel=None,
+def of_plan(graph, plan, hw, target="cpu", cost: str = "model", *, progress=None, cancel=None,
             cache=None, timeout_s: float = 900) -> dict:
     """Fidelity of the cost model `cost` (roofline, learned, model: the best available) on the
     kernels of `plan` (see the module docstring)."""

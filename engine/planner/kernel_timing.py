@@ -565,13 +565,13 @@ def profile_job(job, say) -> dict:
             wave = chunks[w:w + workers]
             say(f"building kernels {done}/{len(todo)}", 0.1 + 0.85 * done / max(1, len(todo)))
             c0 = time.perf_counter()
-            mods = [_schedule_or_error([(h, funcs[h]) for h in c], t, flush) for c in wave]   # Python: one at a time
-            futs = [pool.submit(_compile_or_error, m, t, c[0]) for m, c in zip(mods, wave)]
+            mods = [schedule_or_error([(h, funcs[h]) for h in c], t, flush) for c in wave]   # Python: one at a time
+            futs = [pool.submit(compile_or_error, m, t, c[0]) for m, c in zip(mods, wave)]
             built = [f.result() for f in futs]
             stats["compile_s"] += time.perf_counter() - c0
             for chunk, res in zip(wave, built):
                 say(f"timing kernels {done}/{len(todo)}", 0.1 + 0.85 * done / max(1, len(todo)))
-                new = _build_and_time([(h, funcs[h], names[h]) for h in chunk], t, flush, stats, handles,
+                new = build_and_time([(h, funcs[h], names[h]) for h in chunk], t, flush, stats, handles,
                                       busy_check=t.backend.host_cpu and not ignore_load(), compiled=res)
                 stats["busy"] += sum(1 for r in new.values() if r.get("busy"))
                 cache.add_times(new)
@@ -734,15 +734,15 @@ def _is_call_tir(call, op) -> bool:
     return getattr(o, "name", "") == "relax.call_tir"
 
 
-def _schedule_or_error(pairs, t, flush: str):
+def schedule_or_error(pairs, t, flush: str):
     """The scheduled module of [(hash, PrimFunc)] (_schedule), or the exception that stopped it."""
     try:
         return _schedule(pairs, t, flush)
-    except Exception as e:  # noqa: BLE001 - reported per kernel by _build_and_time's retry
+    except Exception as e:  # noqa: BLE001 - reported per kernel by build_and_time's retry
         return e
 
 
-def _compile_or_error(mod, t, first: str):
+def compile_or_error(mod, t, first: str):
     """(runtime module, None) or (None, exception): _compile_scheduled in a compile thread."""
     if isinstance(mod, BaseException):
         return None, mod
@@ -752,7 +752,7 @@ def _compile_or_error(mod, t, first: str):
         return None, e
 
 
-def _build_and_time(items, t, flush: str, clock: dict | None = None, handles: dict | None = None,
+def build_and_time(items, t, flush: str, clock: dict | None = None, handles: dict | None = None,
                     busy_check: bool = False, compiled=None) -> dict[str, dict]:
     """Schedule, compile (one module) and time kernels [(hash, PrimFunc, name)]; `compiled`:
     (runtime module, None) or (None, exception) from a compile done elsewhere. A chunk that
@@ -776,7 +776,7 @@ def _build_and_time(items, t, flush: str, clock: dict | None = None, handles: di
             return {items[0][0]: {"error": _one_line(e), "name": items[0][2]}}
         out = {}
         for it in items:
-            out.update(_build_and_time([it], t, flush, clock, handles, busy_check))
+            out.update(build_and_time([it], t, flush, clock, handles, busy_check))
         return out
     t1 = time.perf_counter()
     clock["compile_s"] = clock.get("compile_s", 0.0) + t1 - t0
