@@ -18,7 +18,8 @@ _ALWAYS = ("memoryerror", "std::bad_alloc", "cannot allocate memory", "out of me
 _UNDER_A_LIMIT = ("failed to serialize proto", "registeropattr", "failed to map segment",
                   "failed to allocate", "cannot map", "can't start new thread",
                   "error return without exception set",
-                  "cannot find global function")   # TVM: a function whose library part failed to load
+                  "cannot find global function",   # TVM: a function whose library part failed to load
+                  "_ffi_api' has no attribute")    # TVM: an FFI module whose registrations failed to load
 
 _SPACE = "free some space or write elsewhere"
 _DISK = {errno.ENOSPC: ("no space left on the device", _SPACE), errno.EDQUOT: ("over the disk quota", _SPACE),
