@@ -1,7 +1,7 @@
 # make setup : .venv with the project installed, and graphviz's `dot` where apt can provide it
 # make run   : setup, then the app on the built-in MobileNetV2
 # make test  : setup, then the whole test suite, headless (the emulated-board tests run when its root is built;
-#              about 52 minutes on 2 cores); CI (.ci/run) runs this one
+#              36-52 minutes on 2 cores, by machine); CI (.ci/run) runs this one
 # make test-fast : setup, then the fast tier: every test not marked `slow` or `boards` (pyproject.toml's
 #              markers and tests/tiers.py: no whole-model builds, benchmarks, tuning, board emulation or CLI
 #              runs that build; about 3.5 minutes on 2 cores)
