@@ -62,6 +62,28 @@ def flatten(out) -> list:
     return res
 
 
+def kernel_calls():
+    """(instrument, calls): a Relax VM instrument (`vm.set_instrument`) that appends each kernel call's
+    wall time in us to `calls`, in call order. The VM's own builtins are not kernels and are skipped,
+    except vm.builtin.reshape, which RewriteDataflowReshape puts in a reshape kernel's place."""
+    import time
+
+    calls: list[float] = []
+    mark = {"t": 0.0}
+
+    def instrument(func, name, before, ret, *a):
+        name = str(name)
+        if (name.startswith("vm.builtin") and name != "vm.builtin.reshape") or name.startswith("__"):
+            return 0
+        if before:
+            mark["t"] = time.perf_counter()
+        else:
+            calls.append((time.perf_counter() - mark["t"]) * 1e6)
+        return 0
+
+    return instrument, calls
+
+
 def open_device(target, resolve: bool = True) -> DeviceSession:
     """The device of `target` (a Target; a spec str is parsed here) opened for timing: its session
     (RPC) and TVM device. resolve=True builds a `cuda` / `cuda:N` target for the GPU's own

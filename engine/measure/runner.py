@@ -378,26 +378,17 @@ def profile_kernels(vm, args, graph, groups, kernel_groups, runs: int = 3):
     when no run's calls line up with the kernel groups."""
     import tvm
 
+    from engine.devices.device_session import kernel_calls
+
     order = kernel_groups(graph, groups)
     samples: list[list[float]] = []
-    state = {"t": 0.0, "calls": []}
-
-    def instrument(func, name, before, ret, *a):
-        name = str(name)
-        # RewriteDataflowReshape turns a reshape kernel into vm.builtin.reshape: it stands in its place
-        if (name.startswith("vm.builtin") and name != "vm.builtin.reshape") or name.startswith("__"):
-            return 0
-        if before:
-            state["t"] = time.perf_counter()
-        else:
-            state["calls"].append((time.perf_counter() - state["t"]) * 1e6)
-        return 0
+    instrument, calls = kernel_calls()
 
     vm.set_instrument(tvm.runtime.convert(instrument))
     for _ in range(runs):
-        state["calls"] = []
+        calls.clear()
         vm["main"](*args)
-        samples.append(state["calls"])
+        samples.append(list(calls))
     kernel_us: list = [None] * len(groups)
     usable = [s for s in samples if len(s) == len(order)]
     if not usable:

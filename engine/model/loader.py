@@ -28,7 +28,7 @@ from pathlib import Path
 
 import onnx
 
-from engine.util.cache_dir import atomic_file, cache_dir, drop, read_json, write_atomic
+from engine.util.cache_dir import atomic_file, cache_dir, drop, file_sha256, read_json, write_atomic
 from engine.util.errors import FuseLensError, ModelError
 
 from . import onnx_input, opgraph
@@ -73,14 +73,6 @@ def resolve_spec(spec: str) -> tuple[Path, str]:
     except RuntimeError:  # ~NAME of no user
         raise ModelError(spec, "file not found (no user's home folder to expand '~' to)") from None
     return p, p.stem
-
-
-def file_sha256(path: Path) -> str:
-    h = hashlib.sha256()
-    with open(path, "rb") as f:
-        for chunk in iter(lambda: f.read(1 << 20), b""):
-            h.update(chunk)
-    return h.hexdigest()
 
 
 def model_hash(path: Path, shapes: dict, block: int | None = None) -> str:

@@ -396,7 +396,7 @@ def _job(job, say):
     import tvm
     from tvm import relax
 
-    from engine.devices.device_session import open_device
+    from engine.devices.device_session import kernel_calls, open_device
     from engine.devices.tvm_target import host_facts
     from engine.measure import runner
     from engine.planner.apply import kernel_groups
@@ -426,18 +426,7 @@ def _job(job, say):
         except Exception as e:  # noqa: BLE001 - a failed build is this plan's error, the others still run
             msg = str(e).strip().splitlines()
             out[s] = {"error": f"{type(e).__name__}: {msg[-1] if msg else ''}"[:400]}
-    calls: list[float] = []
-    mark = {"t": 0.0}
-
-    def instrument(func, name, before, ret, *a):
-        name = str(name)
-        if (name.startswith("vm.builtin") and name != "vm.builtin.reshape") or name.startswith("__"):
-            return 0
-        if before:
-            mark["t"] = time.perf_counter()
-        else:
-            calls.append((time.perf_counter() - mark["t"]) * 1e6)
-        return 0
+    instrument, calls = kernel_calls()
 
     hook = tvm.runtime.convert(instrument)
     for vm_i, _, _ in built.values():
