@@ -150,33 +150,27 @@ def match(onnx_graph, ort_graph, ort_names) -> tuple[dict[str, list[str]], list[
         for p in ps:
             o_out[p].add(n)
 
-    def through(start, edges) -> set:
-        """The represented ORT nodes reached from `start` along `edges`, passing ORT's own nodes."""
-        seen, out, todo = set(), set(), list(edges.get(start, ()))
+    def reached(todo, edges, keep) -> set:
+        """The nodes of `keep` reached from `todo` along `edges`, passing through nodes not in `keep`."""
+        seen, out, todo = set(), set(), list(todo)
         while todo:
             x = todo.pop()
             if x in seen:
                 continue
             seen.add(x)
-            if x in rep:
+            if x in keep:
                 out.add(x)
             else:
                 todo.extend(edges.get(x, ()))
         return out
 
+    def through(start, edges) -> set:
+        """The represented ORT nodes reached from `start` along `edges`, passing ORT's own nodes."""
+        return reached(edges.get(start, ()), edges, rep)
+
     def first(u, edges) -> set:
         """The represented ONNX nodes reached from u along `edges` through unrepresented ones."""
-        seen, out, todo = set(), set(), list(edges[u])
-        while todo:
-            x = todo.pop()
-            if x in seen:
-                continue
-            seen.add(x)
-            if x in owner:
-                out.add(x)
-            else:
-                todo.extend(edges[x])
-        return out
+        return reached(edges[u], edges, owner)
 
     cover: dict[str, list[str]] = {o: [n] for o, n in rep.items()}
     assigned = dict(owner)          # ONNX node -> ORT node, filled in graph (topological) order
