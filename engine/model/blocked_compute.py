@@ -57,6 +57,17 @@ def _padded(data, pads, name="pad"):
     return te.compute(_i64(n, cb, h + top + bottom, w + left + right, ib), f, name=name)
 
 
+def _window(data, h, w, kh, kw, strides, padding, dilation):
+    """What both convolutions slide over: the padded input, the output's height and width, the strides
+    and the dilations (as ints)."""
+    sh, sw = (int(s) for s in strides)
+    dh, dw = (int(d) for d in dilation)
+    pads = _pads(padding)
+    oh = (h + pads[0] + pads[2] - dh * (kh - 1) - 1) // sh + 1
+    ow = (w + pads[1] + pads[3] - dw * (kw - 1) - 1) // sw + 1
+    return _padded(data, pads), oh, ow, (sh, sw), (dh, dw)
+
+
 def conv2d(data, weight, strides, padding, dilation, out_dtype="float32"):
     """Dense (groups == 1) convolution, NCHW{ib}c x OIHW{ib}i{ob}o -> NCHW{ob}c."""
     from tvm import te
@@ -64,12 +75,7 @@ def conv2d(data, weight, strides, padding, dilation, out_dtype="float32"):
     n, cb, h, w, ib = (int(d) for d in data.shape)
     ob_n, cb_w, kh, kw, ib_w, ob = (int(d) for d in weight.shape)
     assert cb == cb_w and ib == ib_w, (data.shape, weight.shape)
-    sh, sw = (int(s) for s in strides)
-    dh, dw = (int(d) for d in dilation)
-    pads = _pads(padding)
-    pad = _padded(data, pads)
-    oh = (h + pads[0] + pads[2] - dh * (kh - 1) - 1) // sh + 1
-    ow = (w + pads[1] + pads[3] - dw * (kw - 1) - 1) // sw + 1
+    pad, oh, ow, (sh, sw), (dh, dw) = _window(data, h, w, kh, kw, strides, padding, dilation)
     rc = _axis(cb, "rc")
     ry = _axis(kh, "ry")
     rx = _axis(kw, "rx")
@@ -89,12 +95,7 @@ def depthwise_conv2d(data, weight, strides, padding, dilation, out_dtype="float3
     n, cb, h, w, b = (int(d) for d in data.shape)
     cb_w, _, kh, kw, _, b_w = (int(d) for d in weight.shape)
     assert cb == cb_w and b == b_w, (data.shape, weight.shape)
-    sh, sw = (int(s) for s in strides)
-    dh, dw = (int(d) for d in dilation)
-    pads = _pads(padding)
-    pad = _padded(data, pads)
-    oh = (h + pads[0] + pads[2] - dh * (kh - 1) - 1) // sh + 1
-    ow = (w + pads[1] + pads[3] - dw * (kw - 1) - 1) // sw + 1
+    pad, oh, ow, (sh, sw), (dh, dw) = _window(data, h, w, kh, kw, strides, padding, dilation)
     ry = _axis(kh, "ry")
     rx = _axis(kw, "rx")
     return te.compute(
