@@ -106,8 +106,16 @@ def _layout(target: str = "--target's"):
 
 
 _REPEAT = _arg("--repeat", type=int, default=10)
-_SHAPES = _arg("--input-shape", action="append", default=[], metavar="NAME=D1,D2,...",
-               help="fix a dynamic input's shape (repeatable); batch-like dims default to 1")
+def _SHAPES(p: argparse.ArgumentParser) -> None:
+    """What the user gives per model input: shapes (which may override declared dims) and values."""
+    p.add_argument("--input-shape", action="append", default=[], metavar="NAME=D1,D2,...",
+                   help="fix a dynamic input's shape (repeatable); batch-like dims default to 1")
+    p.add_argument("--override-fixed-dims", action="store_true",
+                   help="let --input-shape replace dims the model declares fixed (a model its users run at "
+                        "another size); taken only where ONNX shape inference succeeds at the new size")
+    p.add_argument("--input-value", action="append", default=[], metavar="NAME=V[,V...]",
+                   help="give an input a value (repeatable): it becomes a constant of the model, so an If on it "
+                        "(a sample rate, a flag) keeps one branch; the output says which")
 
 
 def _subcommands(dest: str, *rows):
@@ -375,6 +383,8 @@ def cmd_plan(a) -> int:
         p = make_plan(g, a.strategy, hw, cost=a.cost, target=a.target, progress=_progress)
     if sys.stderr.isatty() and a.cost == "measured" and not a.plan_dicts:
         print(file=sys.stderr)
+    if g.import_notes:
+        print(report.import_notes(g))
     print(report.plan_summary(g, p, hw, explain=a.explain))
     if a.out:
         plan_json.save(a.out, p, g, hw)
@@ -405,6 +415,8 @@ def cmd_bench(a) -> int:
     if sys.stderr.isatty():
         print(file=sys.stderr)
     th = benchmark.thread_settings()
+    if g.import_notes:
+        print(report.import_notes(g))
     print(report.bench_table(b))
     print(f"threads: TVM {th['tvm_threads']} (bind: {th['tvm_bind_threads']}, spin: {th['tvm_spin_count']}), "
           f"ONNX Runtime {th['ort_intra_op_threads']} intra-op")
@@ -719,7 +731,7 @@ ROWS = (
         _subcommands("cache_command", ("clear", "delete cached files of one kind, or all", (_cache_what,))),),
         None, lambda a: cmd_cache(a)),
     Command("gui", "open the app", (_arg("model", nargs="?", default=DEFAULT_MODEL), _SHAPES),
-            None, lambda a: cmd_gui(a.model, a.input_shape)),   # the app reports a bad model in its window
+            None, lambda a: cmd_gui(a.model, a.shapes)),   # the app reports a bad model in its window
 )
 COMMANDS = tuple(c.name for c in ROWS)
 _BY_NAME = {c.name: c for c in ROWS}
@@ -745,7 +757,9 @@ def validate(a) -> None:
     engine.devices.hardware.Hardware: --hardware's, else the target's own), a.block (the channel layout)."""
     from engine.model import onnx_input
 
-    a.shapes = onnx_input.parse_shape_args(getattr(a, "input_shape", None)) or None
+    a.shapes = onnx_input.merge_given(
+        onnx_input.parse_shape_args(getattr(a, "input_shape", None), override=getattr(a, "override_fixed_dims", False)),
+        onnx_input.parse_value_args(getattr(a, "input_value", None)))
     a.block = None
     c = _BY_NAME[a.command]
     if c.check:

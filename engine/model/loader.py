@@ -33,8 +33,9 @@ from engine.util.errors import FuseLensError, ModelError
 
 from . import onnx_input, opgraph
 
-CACHE_VERSION = 7  # 5: graph.json records frozen.onnx's hash; 6: onnx_name of the ops a BatchNormalization lowers into;
-#                   7: the channel layout (graph.json's "layout", in the hash)
+CACHE_VERSION = 8  # 5: graph.json records frozen.onnx's hash; 6: onnx_name of the ops a BatchNormalization lowers into;
+#                   7: the channel layout (graph.json's "layout", in the hash); 8: rewrites (engine/model/rewrites),
+#                   input values and import notes
 LAYOUTS = ("auto", "blocked", "nchw")  # --layout: the target's, NCHW[x]c with the target's x, NCHW
 MODULE = "module.npz"
 _memo: dict[str, opgraph.OpGraph] = {}
@@ -75,10 +76,12 @@ def resolve_spec(spec: str) -> tuple[Path, str]:
     return p, p.stem
 
 
-def model_hash(path: Path, shapes: dict, block: int | None = None) -> str:
-    """The graph's identity: the file's bytes, the input shapes and (for a blocked layout) the block
-    and the version of the pass that makes it. NCHW keeps the hash it had before layouts existed."""
+def model_hash(path: Path, shapes: dict, block: int | None = None, values: dict | None = None) -> str:
+    """The graph's identity: the file's bytes, the input shapes, the values given to inputs, and (for a blocked layout) the block and the version of the pass that
+    makes it. NCHW keeps the hash it had before layouts existed."""
     base = file_sha256(path) + json.dumps(shapes, sort_keys=True)
+    if values:
+        base += "/values" + json.dumps({k: _numbers(v) for k, v in values.items()}, sort_keys=True)
     if block is not None:
         from .blocked_layout import VERSION
 
@@ -119,19 +122,24 @@ def block_for_target(target="cpu", layout: str = "auto") -> int | None:
     return check_block(block)
 
 
-def load(spec: str, input_shapes: dict[str, list[int]] | None = None, use_cache: bool = True,
+def load(spec: str, input_shapes: dict | None = None, use_cache: bool = True,
          force: bool = False, block: int | None = None) -> opgraph.OpGraph:
     """The operator graph of `spec` at these input shapes in the channel layout of `block` (None:
-    NCHW; x: NCHW[x]c; block_for_target chooses it for a target). From the in-process memo or the cache
-    entry when there is a good one; force=True re-imports and rewrites the entry (memo included);
-    use_cache=False neither reads nor writes it (frozen_path still writes it when asked).
-    `graph.source` is the file the spec names now (for display); ONNX Runtime loads frozen_path(graph)."""
+    NCHW; x: NCHW[x]c; block_for_target chooses it for a target). `input_shapes`: what the user gave
+    per input (onnx_input.resolve_shapes: dims, dims that override declared ones, or a value).
+    From the in-process memo or the cache entry when there is a good one; force=True re-imports and
+    rewrites the entry (memo included); use_cache=False neither reads nor writes it (frozen_path still
+    writes it when asked). `graph.source` is the file the spec names now (for display); ONNX Runtime
+    loads frozen_path(graph). `graph.import_notes` says what was done to the model before import
+    (declared dims overridden, inputs given values, rewrites, the shape-freezing fallback)."""
     path, name = resolve_spec(spec)
     src = str(spec)
     model = onnx_input.read(path)
-    shapes = onnx_input.resolve_shapes(model, input_shapes or {}, src)
+    notes: list[str] = []
+    shapes = onnx_input.resolve_shapes(model, input_shapes or {}, src, notes)
+    values = onnx_input.given_values(model, input_shapes, src)
     block = check_block(block)
-    digest = model_hash(path, shapes, block)
+    digest = model_hash(path, shapes, block, values)
     if use_cache and not force and digest in _memo and _memo[digest].name == name:
         graph = _memo[digest]
         _set_origin(graph, spec, path)
@@ -142,10 +150,12 @@ def load(spec: str, input_shapes: dict[str, list[int]] | None = None, use_cache:
     if graph is None:
         from . import relax_import
 
-        frozen = onnx_input.freeze(model, shapes, src)
+        frozen = frozen_model(model, shapes, values, src, notes)
         onnx_input.check_indices(frozen, src)
         mod, prov = relax_import.to_relax(frozen, src, block)
         graph = opgraph.from_module(mod, name, digest, shapes, prov, source=str(path), layout=opgraph.layout_name(block))
+        graph.input_values = {k: _numbers(v) for k, v in values.items()}
+        graph.import_notes = notes
         if use_cache:
             if force:
                 drop(_entry(digest))
@@ -156,6 +166,28 @@ def load(spec: str, input_shapes: dict[str, list[int]] | None = None, use_cache:
     graph.mod_factory = _factory(graph)
     _memo[digest] = graph
     return graph
+
+
+def _numbers(v) -> list:
+    """An input's value as a flat list of JSON numbers (bools as 0/1)."""
+    import numpy as np
+
+    return np.atleast_1d(v).ravel().astype(np.float64 if v.dtype.kind == "f" else np.int64).tolist()
+
+
+def frozen_model(model: onnx.ModelProto, shapes: dict, values: dict, src: str, notes: list) -> onnx.ModelProto:
+    """The model as TVM imports it: inputs given values made constants, shapes fixed
+    (onnx_input.freeze), operators TVM lacks rewritten (engine/model/rewrites); where declared dims
+    were overridden, ONNX shape inference must then succeed over the whole model."""
+    from . import rewrites
+
+    for name, v in values.items():
+        notes.append(f"input {name!r} given the value {v.tolist()} (a constant of the model)")
+    frozen = onnx_input.freeze(onnx_input.bind_values(model, values), shapes, src, notes)
+    frozen = rewrites.apply(frozen, src, notes)
+    if any(n.startswith("input ") and "overridden" in n for n in notes):
+        onnx_input.check_override(frozen, shapes, src)
+    return frozen
 
 
 def _set_origin(graph, spec: str, path: Path) -> None:
@@ -191,10 +223,11 @@ def _refreeze(graph) -> onnx.ModelProto:
     src = graph.source or str(origin)
     path, _ = resolve_spec(str(origin))
     model = onnx_input.read(path)
-    if model_hash(path, graph.input_shapes, graph.block) != graph.sha256:
+    values = onnx_input.given_values(model, {k: {"value": v} for k, v in graph.input_values.items()}, src)
+    if model_hash(path, graph.input_shapes, graph.block, values) != graph.sha256:
         raise ModelError(src, "the file changed since it was opened and its cache entry is damaged or gone; "
                               "open it again")
-    return onnx_input.freeze(model, graph.input_shapes, src)
+    return frozen_model(model, graph.input_shapes, values, src, [])
 
 
 def _factory(graph):
@@ -304,7 +337,11 @@ def write_module(mod, path: Path) -> None:
 
 
 def _entry(digest: str) -> Path:
-    return cache_dir("models") / f"{digest[:32]}-v{CACHE_VERSION}"
+    """The entry's folder: the hash, the cache's version and the rewrites' (a rule that writes other
+    nodes makes every entry new)."""
+    from .rewrites import VERSION
+
+    return cache_dir("models") / f"{digest[:32]}-v{CACHE_VERSION}.{VERSION}"
 
 
 # ---- the entry's graph.json -------------------------------------------------------------------------
@@ -325,6 +362,21 @@ def _is_shape(x, depth: int = 0) -> bool:
     return isinstance(x, list) and depth < 3 and all(_is_int(v) or _is_shape(v, depth + 1) for v in x)
 
 
+def _is_num(x) -> bool:
+    import math
+
+    return isinstance(x, (int, float)) and not isinstance(x, bool) and math.isfinite(x)
+
+
+def _flat(v, depth: int = 0) -> list:
+    """The numbers of a nested list (an input value of rank up to 8); a deeper nest is not numbers."""
+    if not isinstance(v, list):
+        return [v]
+    if depth > 8:
+        return [None]
+    return [x for e in v for x in _flat(e, depth + 1)]
+
+
 def _strs(x) -> bool:
     return isinstance(x, list) and all(isinstance(v, str) for v in x)
 
@@ -337,6 +389,12 @@ def _graph_ok(d, digest: str, shapes: dict, layout: str = "NCHW") -> bool:
     if not isinstance(d.get("name"), str) or not isinstance(d.get("source"), str):
         return False
     if d.get("input_shapes") != shapes or not isinstance(d.get("input_dtypes", {}), dict):
+        return False
+    values = d.get("input_values", {})
+    if not isinstance(values, dict) or not all(isinstance(v, list) and all(_is_num(x) for x in _flat(v))
+                                               for v in values.values()):
+        return False
+    if not _strs(d.get("import_notes", [])):
         return False
     nodes = d.get("nodes")
     if not isinstance(nodes, list) or not _strs(d.get("outputs")):

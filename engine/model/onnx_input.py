@@ -227,9 +227,10 @@ def needs_shapes(inputs: list[tuple[str, list]]) -> bool:
     return any(guessed_dim(d, i) is None for _, dims in inputs for i, d in enumerate(dims))
 
 
-def parse_shape_args(args: list[str] | None, src: str = "--input-shape") -> dict[str, list[int]]:
-    """['x=1,3,224,224', ...] -> {'x': [1, 3, 224, 224]}."""
-    out: dict[str, list[int]] = {}
+def parse_shape_args(args: list[str] | None, src: str = "--input-shape", override: bool = False) -> dict:
+    """['x=1,3,224,224', ...] -> {'x': [1, 3, 224, 224]}; with `override` (--override-fixed-dims) each
+    is {'dims': [...], 'override': True}: it may replace dims the model declares fixed."""
+    out: dict = {}
     for a in args or []:
         name, sep, dims = a.rpartition("=")
         try:
@@ -240,32 +241,131 @@ def parse_shape_args(args: list[str] | None, src: str = "--input-shape") -> dict
                 raise ValueError
         except ValueError:
             raise ModelError(src, f"bad input shape {a!r}; expected NAME=D1,D2,... with positive integers") from None
+        if override:
+            out[name] = {"dims": out[name], "override": True}
     return out
 
 
-def resolve_shapes(model: onnx.ModelProto, given: dict[str, list[int]], src: str) -> dict[str, list[int]]:
-    """Every input's static shape: given ones, else known dims, batch-like dims -> 1, else an error."""
+def parse_value_args(args: list[str] | None, src: str = "--input-value") -> dict:
+    """['sr=16000', 'mask=1,1,0'] -> {'sr': {'value': [16000]}, 'mask': {'value': [1, 1, 0]}}: an input
+    given a value is a constant of the model (an If on a sample rate then takes one branch)."""
+    import math
+
+    out: dict = {}
+    for a in args or []:
+        name, sep, text = a.rpartition("=")
+        try:
+            if not sep or not name or not text.strip():
+                raise ValueError
+            vals = [float(v) for v in text.split(",")]
+            if not all(math.isfinite(v) for v in vals):
+                raise ValueError
+        except ValueError:
+            raise ModelError(src, f"bad input value {a!r}; expected NAME=V or NAME=V1,V2,... with finite numbers") from None
+        out[name] = {"value": [int(v) if v.is_integer() else v for v in vals]}
+    return out
+
+
+def merge_given(shapes: dict | None, values: dict | None, src: str = "--input-value") -> dict | None:
+    """One dict of what the user gave per input (a shape, or a value); an input given both is one line."""
+    both = set(shapes or {}) & set(values or {})
+    if both:
+        raise ModelError(src, f"input {sorted(both)[0]!r} is given both a shape and a value; give one")
+    out = {**(shapes or {}), **(values or {})}
+    return out or None
+
+
+def given_dims(entry) -> list[int] | None:
+    """The dims of one `given` entry: a list, {'dims': ...}; None for a value."""
+    if isinstance(entry, dict):
+        return entry.get("dims")
+    return entry
+
+
+def given_values(model: onnx.ModelProto, given: dict | None, src: str) -> dict:
+    """{input: numpy array} for the inputs given a value, in the input's element type and shape (a
+    scalar, or the declared shape when the count fits it, else 1-D); an unknown name is one line."""
+    import numpy as np
+
+    out = {}
+    inputs = {vi.name: vi for vi in graph_inputs(model)}
+    for name, entry in (given or {}).items():
+        if not isinstance(entry, dict) or "value" not in entry:
+            continue
+        vi = inputs.get(name)
+        if vi is None:
+            raise ModelError(src, f"--input-value names {name!r}, but the model's inputs are: {', '.join(inputs)}")
+        try:
+            dtype = np.dtype(onnx.helper.tensor_dtype_to_np_dtype(vi.type.tensor_type.elem_type))
+        except Exception:  # noqa: BLE001
+            raise ModelError(src, f"input {name!r} has no numeric element type to give a value of") from None
+        vals = np.array(entry["value"])
+        if dtype.kind in "iub" and not np.all(vals == np.round(vals)):
+            raise ModelError(src, f"input {name!r} is {dtype}: --input-value needs whole numbers")
+        dims = input_dims(vi)
+        if not dims and vals.size == 1:
+            arr = vals.reshape(())
+        elif all(isinstance(d, int) for d in dims) and int(np.prod(dims or [1])) == vals.size:
+            arr = vals.reshape(dims)
+        elif len(dims) == 1:
+            arr = vals
+        else:
+            raise ModelError(src, f"input {name!r} has dims {_fmt(dims)}; --input-value gives {vals.size} numbers "
+                             "(give a scalar input one number, a 1-D input a list)")
+        out[name] = arr.astype(dtype)
+    return out
+
+
+def bind_values(model: onnx.ModelProto, values: dict) -> onnx.ModelProto:
+    """`model` with each input of `values` turned into a constant (an initializer, no longer an input)."""
+    if not values:
+        return model
+    from onnx import numpy_helper
+
+    m = onnx.ModelProto()
+    m.CopyFrom(model)
+    keep = [vi for vi in m.graph.input if vi.name not in values]
+    del m.graph.input[:]
+    m.graph.input.extend(keep)
+    m.graph.initializer.extend(numpy_helper.from_array(v, name) for name, v in values.items())
+    return m
+
+
+def resolve_shapes(model: onnx.ModelProto, given: dict | None, src: str, notes: list | None = None) -> dict[str, list[int]]:
+    """Every input's static shape: given ones, else known dims, batch-like dims -> 1, else an error.
+    `given`: input -> dims, {'dims', 'override'} (may replace declared fixed dims: a line in `notes`
+    says so), or {'value'} (given_values: the input becomes a constant and has no shape here)."""
+    given = given or {}
     inputs = graph_inputs(model)
     names = [i.name for i in inputs]
-    for n in given:
+    for n, entry in given.items():
         if n not in names:
-            raise ModelError(src, f"--input-shape names {n!r}, but the model's inputs are: {', '.join(names)}")
+            flag = "--input-value" if isinstance(entry, dict) and "value" in entry else "--input-shape"
+            raise ModelError(src, f"{flag} names {n!r}, but the model's inputs are: {', '.join(names)}")
+    valued = {n for n, e in given.items() if isinstance(e, dict) and "value" in e}
+    dims_of = {n: given_dims(e) for n, e in given.items() if n not in valued}
     # a dim named in an input given is that size in every input (input_ids=1,128 fixes the
     # attention_mask's [batch,sequence] too)
-    named = {d: v for vi in inputs if vi.name in given for d, v in zip(input_dims(vi), given[vi.name])
+    named = {d: v for vi in inputs if vi.name in dims_of for d, v in zip(input_dims(vi), dims_of[vi.name])
              if isinstance(d, str) and d != "?"}
     shapes, unresolved = {}, []
     for vi in inputs:
+        if vi.name in valued:
+            continue
         dims = input_dims(vi)
-        if vi.name in given:
-            g = given[vi.name]
+        if vi.name in dims_of:
+            g = dims_of[vi.name]
+            override = isinstance(given[vi.name], dict) and given[vi.name].get("override")
             if dims and len(g) != len(dims):
                 raise ModelError(src, f"input {vi.name!r} has rank {len(dims)} {_fmt(dims)}, "
                                  f"but --input-shape gives rank {len(g)} {_fmt(g)}")
-            for d, v in zip(dims, g):
-                if isinstance(d, int) and d != v:
-                    raise ModelError(src, f"input {vi.name!r} has fixed dims {_fmt(dims)}; "
-                                     f"--input-shape {_fmt(g)} contradicts them")
+            fixed = [(d, v) for d, v in zip(dims, g) if isinstance(d, int) and d != v]
+            if fixed and not override:
+                raise ModelError(src, f"input {vi.name!r} has fixed dims {_fmt(dims)}; "
+                                 f"--input-shape {_fmt(g)} contradicts them (add --override-fixed-dims to replace "
+                                 "declared dims, if the model is used at other sizes)")
+            if fixed and notes is not None:
+                notes.append(f"input {vi.name!r}: declared fixed dims {_fmt(dims)} overridden to {_fmt(g)}")
             shapes[vi.name] = list(g)
             continue
         # A dynamic leading dim, or one named like a batch, is the batch: 1.
@@ -278,8 +378,14 @@ def resolve_shapes(model: onnx.ModelProto, given: dict[str, list[int]], src: str
         raise ModelError(src, f"unresolved dynamic input dims: {desc}. Give them with "
                               f"{suggest_shapes(model, unresolved, shapes)}")
     for vi in inputs:
-        check_tensor_size(f"input {vi.name!r}", shapes[vi.name], _elem_type_name(vi), src)
+        if vi.name in shapes:
+            check_tensor_size(f"input {vi.name!r}", shapes[vi.name], _elem_type_name(vi), src)
     return shapes
+
+
+def overridden(given: dict | None) -> bool:
+    """Whether some input's declared fixed dims may be overridden."""
+    return any(isinstance(e, dict) and e.get("override") for e in (given or {}).values())
 
 
 # ---- what to suggest for the dims still to give --------------------------------------------------
@@ -435,8 +541,11 @@ def _elem_type_name(vi: onnx.ValueInfoProto) -> str:
         return "float32"
 
 
-def freeze(model: onnx.ModelProto, shapes: dict[str, list[int]], src: str) -> onnx.ModelProto:
-    """Fix input shapes and fold shape arithmetic (onnxsim), so TVM's importer sees static shapes."""
+def freeze(model: onnx.ModelProto, shapes: dict[str, list[int]], src: str, notes: list | None = None) -> onnx.ModelProto:
+    """Fix input shapes and fold shape arithmetic, so TVM's importer sees static shapes: onnxsim, and
+    where it fails on a model (it does on some valid ones with If subgraphs: an assertion of its own,
+    "nodes ... must be topologically sorted"), FuseLens's own folding (engine/model/onnx_fold.py). Only
+    when both fail is it one line, which says whose each failure was."""
     static = all(input_dims(vi) == shapes[vi.name] for vi in graph_inputs(model))
     if static and not _has_shape_ops(model):
         return model
@@ -448,11 +557,32 @@ def freeze(model: onnx.ModelProto, shapes: dict[str, list[int]], src: str) -> on
         # onnxsim prints on fd 2 what it cannot fold ("WARNING: failed to run ...", with a Python traceback)
         with quiet_native_stderr():
             simplified, ok = onnxsim.simplify(model, overwrite_input_shapes=shapes, skip_shape_inference=False)
-    except Exception as e:
-        raise ModelError(src, f"cannot fix input shapes {shapes}: {_short(e)}") from None
-    if not ok:
-        raise ModelError(src, "onnxsim could not validate the model after fixing input shapes")
-    return simplified
+        failure = None if ok else "its check of the simplified model failed"
+    except Exception as e:  # noqa: BLE001 - the library's own assertion or error, not the model's fault
+        failure = _short(e, 160)
+    if failure is None:
+        return simplified
+    from . import onnx_fold
+
+    try:
+        frozen = onnx_fold.freeze(model, shapes, src)
+    except ModelError as e:
+        raise ModelError(src, f"cannot fix input shapes {shapes}: {e.problem}; the shape-freezing library onnxsim "
+                         f"failed too ({failure})") from None
+    if notes is not None:
+        notes.append(f"shapes fixed by FuseLens's own constant folding (the library onnxsim failed on this model: "
+                     f"{failure})")
+    return frozen
+
+
+def check_override(frozen: onnx.ModelProto, shapes: dict, src: str) -> None:
+    """An input whose declared fixed dims were overridden is taken only where ONNX shape inference
+    succeeds over the whole model at the new size (strict mode: any inconsistency is an error)."""
+    try:
+        onnx.shape_inference.infer_shapes(frozen, strict_mode=True)
+    except Exception as e:  # noqa: BLE001
+        raise ModelError(src, f"the model's declared input dims cannot be overridden to {shapes}: ONNX shape "
+                         f"inference fails at that size ({_short(e, 200)})") from None
 
 
 def check_indices(model: onnx.ModelProto, src: str) -> None:

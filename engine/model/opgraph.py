@@ -58,6 +58,8 @@ class OpGraph:
     mod_factory: object = field(default=None, repr=False)  # () -> prepared tvm.IRModule, when not loaded
     input_dtypes: dict = field(default_factory=dict)  # input name -> dtype ("float32" when absent)
     layout: str = "NCHW"         # the channel layout: "NCHW" or "NCHW<x>c" (layout_name(block))
+    input_values: dict = field(default_factory=dict)  # inputs given a value (--input-value): name -> numbers
+    import_notes: list = field(default_factory=list)  # what was done to the model before import (loader)
 
     def __post_init__(self):
         self._mod = None
@@ -87,7 +89,8 @@ class OpGraph:
 
     def summary(self) -> dict:
         return {"model": self.name, "sha256": self.sha256, "source": self.source, "layout": self.layout,
-                "inputs": self.input_shapes, "outputs": self.outputs,
+                "inputs": self.input_shapes, "input_values": self.input_values, "import_notes": self.import_notes,
+                "outputs": self.outputs,
                 "node_count": len(self.nodes), "pattern_counts": self.pattern_counts(),
                 "total_bytes": sum(n.bytes for n in self.nodes), "total_flops": sum(n.flops for n in self.nodes),
                 "nodes": [n.summary() for n in self.nodes]}
@@ -218,13 +221,15 @@ def from_module(mod, name: str, sha256: str, input_shapes: dict, provenance: dic
 
 def to_json(g: OpGraph) -> dict:
     return {"name": g.name, "sha256": g.sha256, "input_shapes": g.input_shapes, "outputs": g.outputs,
-            "source": g.source, "input_dtypes": g.input_dtypes, "layout": g.layout, "nodes": [dict(n.__dict__) for n in g.nodes]}
+            "source": g.source, "input_dtypes": g.input_dtypes, "layout": g.layout, "input_values": g.input_values,
+            "import_notes": g.import_notes, "nodes": [dict(n.__dict__) for n in g.nodes]}
 
 
 def from_json(d: dict, mod_factory=None) -> OpGraph:
     return OpGraph(name=d["name"], sha256=d["sha256"], input_shapes=d["input_shapes"], outputs=d["outputs"],
                    source=d["source"], nodes=[OpNode(**n) for n in d["nodes"]], mod_factory=mod_factory,
-                   input_dtypes=d.get("input_dtypes", {}), layout=d.get("layout", "NCHW"))
+                   input_dtypes=d.get("input_dtypes", {}), layout=d.get("layout", "NCHW"),
+                   input_values=d.get("input_values", {}), import_notes=d.get("import_notes", []))
 
 
 def _collect_outputs(expr, var_to_id, out):

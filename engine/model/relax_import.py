@@ -21,13 +21,31 @@ def supported_ops() -> set[str]:
 
 
 def check_ops(model: onnx.ModelProto, src: str) -> None:
-    """Name the first op (and its node) that TVM's ONNX frontend cannot import."""
+    """Name the first op (and its node) that neither TVM's ONNX frontend nor FuseLens's rewrites
+    (engine/model/rewrites, run before this) take, and whose limit that is."""
     ok = supported_ops()
     for i, n in enumerate(model.graph.node):
         if n.op_type not in ok or (n.domain not in ("", "ai.onnx")):
             where = f"node {n.name!r}" if n.name else f"node #{i}"
             dom = f" (domain {n.domain})" if n.domain not in ("", "ai.onnx") else ""
-            raise ModelError(src, f"operator {n.op_type}{dom} at {where} is not supported by TVM's ONNX importer")
+            raise ModelError(src, f"operator {n.op_type}{dom} at {where} is not supported by TVM's ONNX importer "
+                             f"nor rewritten by FuseLens{whose_limit(model)}")
+
+
+def whose_limit(model: onnx.ModelProto) -> str:
+    """'; ONNX Runtime runs this model, so this is FuseLens's limit, not the model's fault' where ONNX
+    Runtime takes the model, else what ONNX Runtime says of it (one clause)."""
+    try:
+        import onnxruntime as ort
+
+        so = ort.SessionOptions()
+        so.log_severity_level = 4
+        so.graph_optimization_level = ort.GraphOptimizationLevel.ORT_DISABLE_ALL
+        with quiet_native_stderr():
+            ort.InferenceSession(model.SerializeToString(), so, providers=["CPUExecutionProvider"])
+    except Exception as e:  # noqa: BLE001 - ORT's refusal is the model's or ORT's; say what it was
+        return f"; ONNX Runtime does not take it either ({_short(e)[:160]})"
+    return "; ONNX Runtime runs this model, so this is FuseLens's limit, not the model's fault"
 
 
 def to_relax(model: onnx.ModelProto, src: str, block: int | None = None):
@@ -81,7 +99,7 @@ def to_relax(model: onnx.ModelProto, src: str, block: int | None = None):
             try:
                 mod = fe.from_onnx(model, keep_params_in_input=False)
             except Exception as e:  # noqa: BLE001 - any importer failure is the user's one line
-                failure = f"TVM's ONNX importer failed{_where(model, current['name'])}: {_short(e)}"
+                failure = f"TVM's ONNX importer failed{_where(model, current['name'])}: {_short(e)}{whose_limit(model)}"
             if failure is None:
                 def check(m):  # on the NCHW module, so a message names the ONNX tensor's own shape
                     check_sizes(m, {b.var: provenance[b.var.id_] for b in _bindings(m) if b.var.id_ in provenance}, src)
@@ -91,7 +109,7 @@ def to_relax(model: onnx.ModelProto, src: str, block: int | None = None):
                 except ModelError as e:
                     too_big = e
                 except Exception as e:  # noqa: BLE001
-                    failure = f"TVM could not lower the model: {_short(e)}"
+                    failure = f"TVM could not lower the model: {_short(e)}{whose_limit(model)}"
             import gc
 
             gc.collect()  # the failed importer's BlockBuilder warns on destruction: let it, quietly

@@ -36,10 +36,18 @@ def fit(parts: list[str], width: int, sep: str = " ") -> str:
     return f"{out}{sep}..." if out else parts[0][: max(width - 3, 1)] + "..."
 
 
+def import_notes(g) -> str:
+    """What was done to the model before TVM imported it (engine/model/loader: overridden dims, input
+    values, rewritten operators, the shape-freezing fallback), a line each; '' when nothing was."""
+    return "\n".join(f"import   {n}" for n in g.import_notes)
+
+
 def graph_summary(g) -> str:
     s = g.summary()
     lines = [f"model    {g.name}   sha256 {g.sha256[:16]}   layout {g.layout}",
-             "inputs   " + ", ".join(f"{k} {list(v)}" for k, v in g.input_shapes.items()),
+             "inputs   " + ", ".join(f"{k} {list(v)}" for k, v in g.input_shapes.items())
+             + "".join(f", {k} = {v[0] if len(v) == 1 else v}" for k, v in g.input_values.items()),
+             *([import_notes(g)] if g.import_notes else []),
              f"nodes    {s['node_count']} ({sum(n.kind == 'call_tir' for n in g.nodes)} TIR calls)",
              f"bytes    {human(s['total_bytes'], 'B')} read+written      FLOPs {human(s['total_flops'])}",
              "", table([[k, v] for k, v in sorted(s["pattern_counts"].items(), key=lambda kv: -kv[1])],

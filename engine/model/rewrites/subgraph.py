@@ -1,0 +1,54 @@
+"""Copying a subgraph (an If branch, a Loop or Scan body) into the main graph: every value it makes
+gets a fresh name, the names it reads from outer scopes stay, and its own inputs are bound to
+values of the main graph. Shared by if_const, loop_unroll and scan_unroll."""
+from __future__ import annotations
+
+import onnx
+from onnx import numpy_helper
+
+from .base import Context
+
+
+def _rename_reads(g: onnx.GraphProto, names: dict) -> None:
+    """In a nested subgraph (in place), read renamed outer values by their new names."""
+    for n in g.node:
+        for j, i in enumerate(n.input):
+            if i in names:
+                n.input[j] = names[i]
+        for a in n.attribute:
+            if a.type == onnx.AttributeProto.GRAPH:
+                _rename_reads(a.g, names)
+            elif a.type == onnx.AttributeProto.GRAPHS:
+                for sg in a.graphs:
+                    _rename_reads(sg, names)
+
+
+def inline(ctx: Context, body: onnx.GraphProto, bind: dict, prefix: str, emit) -> dict:
+    """Copy `body`'s nodes (renamed under `prefix`) into `emit` (an Emitter's node list), its
+    initializers into the context's new initializers, with its inputs read as `bind` says
+    ({body input name: main graph value name}). Returns {body value name: main graph name} for every
+    value of the body, its outputs included (an output that is a body input or an outer value maps
+    to what it reads)."""
+    names = dict(bind)
+    for t in body.initializer:
+        names[t.name] = ctx.initializer(numpy_helper.to_array(t), f"{prefix}/{t.name}")
+    for k, n in enumerate(body.node):
+        new = onnx.NodeProto()
+        new.CopyFrom(n)
+        for j, i in enumerate(n.input):
+            if i in names:
+                new.input[j] = names[i]
+        for j, o in enumerate(n.output):
+            if o:
+                names[o] = new.output[j] = ctx.fresh(f"{prefix}/{o}")
+        new.name = f"{prefix}/{n.name.lstrip('/') if n.name else f'{n.op_type}_{k}'}"
+        for a in new.attribute:
+            if a.type == onnx.AttributeProto.GRAPH:
+                _rename_reads(a.g, names)
+            elif a.type == onnx.AttributeProto.GRAPHS:
+                for sg in a.graphs:
+                    _rename_reads(sg, names)
+        emit.append(new)
+    for o in body.output:
+        names.setdefault(o.name, o.name)   # an outer value passed straight through
+    return names
