@@ -2,9 +2,11 @@
 read-only text report (the tuning report)."""
 from __future__ import annotations
 
-from PySide6 import QtGui, QtWidgets
+import html
 
-from engine.model.onnx_input import BATCH_LIKE
+from PySide6 import QtCore, QtGui, QtWidgets
+
+from engine.model.onnx_input import BATCH_LIKE, given_dims
 
 SPATIAL = {"h", "w", "height", "width", "size", "img", "image_size", "resolution", "x", "y"}
 SEQUENCE = {"seq", "seq_len", "sequence", "sequence_length", "length", "len", "tokens", "t", "time"}
@@ -30,35 +32,61 @@ def default_dim(name: str, index: int, rank: int) -> int:
 def prefill(inputs: list[tuple[str, list]], remembered: dict | None = None) -> dict[str, list[int]]:
     out = {}
     for name, dims in inputs:
-        if remembered and name in remembered and len(remembered[name]) == len(dims):
-            out[name] = list(remembered[name])
+        r = given_dims((remembered or {}).get(name))
+        if r is not None and len(r) == len(dims):
+            out[name] = list(r)
         else:
             out[name] = [d if isinstance(d, int) else default_dim(d, i, len(dims)) for i, d in enumerate(dims)]
     return out
 
 
 class ShapesDialog(QtWidgets.QDialog):
-    """One line per model input, prefilled; dims the file fixes are shown for reference."""
+    """One line per model input, prefilled; dims the file fixes are shown for reference. An input
+    whose value chooses an If's branch (`values`) gets a value field instead (--input-value), and
+    "Override dims the file fixes" lets a shape replace declared fixed dims (--override-fixed-dims)."""
 
-    def __init__(self, source: str, inputs: list[tuple[str, list]], remembered: dict | None = None, parent=None):
+    def __init__(self, source: str, inputs: list[tuple[str, list]], remembered: dict | None = None, parent=None,
+                 values: list[str] | None = None):
         super().__init__(parent)
         self.setWindowTitle("Input shapes")
         self.inputs = inputs
+        self.value_inputs = [n for n, _ in inputs if n in (values or [])]
         lay = QtWidgets.QVBoxLayout(self)
-        msg = QtWidgets.QLabel(f"<b>{source}</b> has dynamic input dimensions. Give a static shape for each "
-                               "input (comma-separated); the answer is remembered for this file.")
+        text = (f"<b>{html.escape(source)}</b>: give a static shape for each input (comma-separated)"
+                + (", and a value for each input that chooses a branch of the model" if self.value_inputs else "")
+                + "; the answer is remembered for this file.")
+        msg = QtWidgets.QLabel(text)
         msg.setWordWrap(True)
         lay.addWidget(msg)
         form = QtWidgets.QFormLayout()
         self.edits: dict[str, QtWidgets.QLineEdit] = {}
         pre = prefill(inputs, remembered)
         for name, dims in inputs:
-            e = QtWidgets.QLineEdit(",".join(map(str, pre[name])))
-            e.setToolTip("in the file: [" + ", ".join(str(d) for d in dims) + "]")
-            form.addRow(f"{name}  [{', '.join(str(d) for d in dims)}]", e)
+            declared = "[" + ", ".join(str(d) for d in dims) + "]"
+            entry = (remembered or {}).get(name)
+            if name in self.value_inputs:
+                old = entry.get("value") if isinstance(entry, dict) else None
+                e = QtWidgets.QLineEdit(",".join(map(str, old)) if old else "")
+                e.setPlaceholderText("value, e.g. 16000")
+                e.setToolTip("An If in the model takes its branch from this input's value: FuseLens keeps the branch "
+                             "this value takes (--input-value)")
+                label = f"{name}  value"
+            else:
+                e = QtWidgets.QLineEdit(",".join(map(str, pre[name])))
+                e.setToolTip("in the file: " + declared)
+                label = f"{name}  {declared}"
+            lbl = QtWidgets.QLabel(label)
+            lbl.setTextFormat(QtCore.Qt.PlainText)   # input names come from the file
+            form.addRow(lbl, e)
             self.edits[name] = e
         lay.addLayout(form)
+        self.override = QtWidgets.QCheckBox("Override dims the file fixes (the model is used at other sizes)")
+        self.override.setToolTip("Taken only where ONNX shape inference succeeds over the whole model at the new size")
+        self.override.setChecked(any(isinstance(e, dict) and e.get("override") for e in (remembered or {}).values()))
+        self.override.setVisible(any(isinstance(d, int) for n, dims in inputs if n not in self.value_inputs for d in dims))
+        lay.addWidget(self.override)
         self.error = QtWidgets.QLabel("")
+        self.error.setTextFormat(QtCore.Qt.PlainText)
         self.error.setStyleSheet("color: #d62728")
         lay.addWidget(self.error)
         bb = QtWidgets.QDialogButtonBox(QtWidgets.QDialogButtonBox.Ok | QtWidgets.QDialogButtonBox.Cancel)
@@ -66,9 +94,22 @@ class ShapesDialog(QtWidgets.QDialog):
         bb.rejected.connect(self.reject)
         lay.addWidget(bb)
 
-    def shapes(self) -> dict[str, list[int]] | None:
+    def shapes(self) -> dict | None:
+        """What was given per input, as the engine takes it (onnx_input.resolve_shapes): dims, or
+        {'dims', 'override'} with the override ticked, or {'value'}; None (and a line) when a field is bad."""
+        from engine.model import onnx_input
+        from engine.util.errors import FuseLensError
+
         out = {}
+        override = self.override.isChecked()
         for (name, dims), (_, e) in zip(self.inputs, self.edits.items()):
+            if name in self.value_inputs:
+                try:
+                    out.update(onnx_input.parse_value_args([f"{name}={e.text().strip()}"]))
+                except FuseLensError:
+                    self.error.setText(f"{name}: a value, or values separated by commas")
+                    return None
+                continue
             try:
                 vals = [int(x) for x in e.text().replace("x", ",").split(",") if x.strip()]
             except ValueError:
@@ -78,10 +119,11 @@ class ShapesDialog(QtWidgets.QDialog):
                 self.error.setText(f"{name}: needs {len(dims)} positive dims")
                 return None
             bad = [i for i, (d, v) in enumerate(zip(dims, vals)) if isinstance(d, int) and d != v]
-            if bad:
-                self.error.setText(f"{name}: dim {bad[0]} is fixed to {dims[bad[0]]} in the file")
+            if bad and not override:
+                self.error.setText(f"{name}: dim {bad[0]} is fixed to {dims[bad[0]]} in the file "
+                                   "(tick Override to replace it)")
                 return None
-            out[name] = vals
+            out[name] = {"dims": vals, "override": True} if bad else vals
         return out
 
     def _ok(self):

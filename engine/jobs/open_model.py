@@ -20,11 +20,13 @@ TIME_LIMIT_S = 1800
 
 
 class NeedShapes:
-    """The answer when the model has dynamic dims that cannot be guessed and no shapes were given
-    (or remembered): its inputs as (name, dims) pairs, for the app to ask about."""
+    """The answer when the model has dynamic dims that cannot be guessed, or an If whose branch an
+    input's value chooses, and nothing was given (or remembered): its inputs as (name, dims) pairs,
+    and `values`, the inputs whose value must be given, for the app to ask about."""
 
-    def __init__(self, spec: str, path: str, inputs: list, remembered: dict | None):
+    def __init__(self, spec: str, path: str, inputs: list, remembered: dict | None, values: list | None = None):
         self.spec, self.path, self.inputs, self.remembered = spec, path, inputs, remembered
+        self.values = values or []
 
 
 def open_model(spec: str, given: dict | None, remembered: dict | None, progress=None, cancel=None,
@@ -51,9 +53,10 @@ def read(spec: str, given: dict | None, remembered: dict | None, strip: bool = F
     model = onnx_input.read(path)
     inputs = [(vi.name, onnx_input.input_dims(vi)) for vi in onnx_input.graph_inputs(model)]
     shapes = given or None
-    if not shapes and onnx_input.needs_shapes(inputs):
+    values = onnx_input.inputs_choosing_branches(model)
+    if not shapes and (onnx_input.needs_shapes(inputs) or values):
         if not remembered:
-            return NeedShapes(spec, str(path), inputs, None)
+            return NeedShapes(spec, str(path), inputs, None, values)
         shapes = remembered
     del model
     graph = loader.load(spec, shapes, block=block)

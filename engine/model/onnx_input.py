@@ -316,6 +316,28 @@ def given_values(model: onnx.ModelProto, given: dict | None, src: str) -> dict:
     return out
 
 
+def inputs_choosing_branches(model: onnx.ModelProto) -> list[str]:
+    """The graph inputs an If's condition is computed from (a sample rate, a flag): FuseLens needs their
+    values (--input-value) to keep one branch. Conditions that fold once shapes are fixed read no input."""
+    producer = {o: n for n in model.graph.node for o in n.output}
+    real = {vi.name for vi in graph_inputs(model)}
+    found: list[str] = []
+    for n in model.graph.node:
+        if n.op_type != "If" or not n.input:
+            continue
+        seen, need = set(), [n.input[0]]
+        while need:
+            v = need.pop()
+            if v in seen or not v:
+                continue
+            seen.add(v)
+            if v in real:
+                found.append(v)
+            elif v in producer and producer[v].op_type not in ("Shape", "Size"):   # a shape is known once fixed
+                need.extend(producer[v].input)
+    return list(dict.fromkeys(found))
+
+
 def bind_values(model: onnx.ModelProto, values: dict) -> onnx.ModelProto:
     """`model` with each input of `values` turned into a constant (an initializer, no longer an input)."""
     if not values:
@@ -576,13 +598,48 @@ def freeze(model: onnx.ModelProto, shapes: dict[str, list[int]], src: str, notes
 
 
 def check_override(frozen: onnx.ModelProto, shapes: dict, src: str) -> None:
-    """An input whose declared fixed dims were overridden is taken only where ONNX shape inference
-    succeeds over the whole model at the new size (strict mode: any inconsistency is an error)."""
+    """An input whose declared fixed dims were overridden is taken only where the model works at the new
+    size: ONNX shape inference (strict mode) succeeds over the whole model, and ONNX Runtime runs it
+    once there (a Reshape to a constant shape passes inference and fails only when run)."""
     try:
         onnx.shape_inference.infer_shapes(frozen, strict_mode=True)
+        why = ort_run_error(frozen)
     except Exception as e:  # noqa: BLE001
-        raise ModelError(src, f"the model's declared input dims cannot be overridden to {shapes}: ONNX shape "
-                         f"inference fails at that size ({_short(e, 200)})") from None
+        why = f"ONNX shape inference fails: {_short(e, 200)}"
+    if why:
+        raise ModelError(src, f"the model's declared input dims cannot be overridden to {shapes}: it does not work "
+                         f"at that size ({why})")
+
+
+def ort_run_error(model: onnx.ModelProto) -> str | None:
+    """None when ONNX Runtime loads `model` and runs it once on zeros at its (fixed) input shapes; else
+    what it said, as one clause. Models whose inputs are not all static are only loaded."""
+    import numpy as np
+
+    from engine.util.quiet import quiet_native_stderr
+
+    try:
+        import onnxruntime as ort
+
+        so = ort.SessionOptions()
+        so.log_severity_level = 4
+        so.intra_op_num_threads = 1
+        with quiet_native_stderr():
+            sess = ort.InferenceSession(model.SerializeToString(), so, providers=["CPUExecutionProvider"])
+            feeds = {}
+            for i in sess.get_inputs():
+                if not all(isinstance(d, int) and d > 0 for d in i.shape):
+                    return None
+                feeds[i.name] = np.zeros(i.shape, np.dtype(_ORT_TYPES.get(i.type, "float32")))
+            sess.run(None, feeds)
+    except Exception as e:  # noqa: BLE001 - ORT's refusal, as one clause
+        return "ONNX Runtime: " + _short(e, 200)
+    return None
+
+
+_ORT_TYPES = {"tensor(float)": "float32", "tensor(double)": "float64", "tensor(float16)": "float16",
+              "tensor(int64)": "int64", "tensor(int32)": "int32", "tensor(int16)": "int16", "tensor(int8)": "int8",
+              "tensor(uint8)": "uint8", "tensor(uint16)": "uint16", "tensor(bool)": "bool"}
 
 
 def check_indices(model: onnx.ModelProto, src: str) -> None:

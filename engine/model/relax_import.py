@@ -34,17 +34,12 @@ def check_ops(model: onnx.ModelProto, src: str) -> None:
 
 def whose_limit(model: onnx.ModelProto) -> str:
     """'; ONNX Runtime runs this model, so this is FuseLens's limit, not the model's fault' where ONNX
-    Runtime takes the model, else what ONNX Runtime says of it (one clause)."""
-    try:
-        import onnxruntime as ort
+    Runtime runs the model once (onnx_input.ort_run_error), else what ONNX Runtime says of it."""
+    from .onnx_input import ort_run_error
 
-        so = ort.SessionOptions()
-        so.log_severity_level = 4
-        so.graph_optimization_level = ort.GraphOptimizationLevel.ORT_DISABLE_ALL
-        with quiet_native_stderr():
-            ort.InferenceSession(model.SerializeToString(), so, providers=["CPUExecutionProvider"])
-    except Exception as e:  # noqa: BLE001 - ORT's refusal is the model's or ORT's; say what it was
-        return f"; ONNX Runtime does not take it either ({_short(e)[:160]})"
+    why = ort_run_error(model)
+    if why:
+        return f"; {why[:200]} (the model fails there too)"
     return "; ONNX Runtime runs this model, so this is FuseLens's limit, not the model's fault"
 
 
