@@ -91,16 +91,20 @@ def scope_tree(graph, groups=None) -> dict[str, Scope]:
 
     tree: dict[str, Scope] = {}
     for n in graph.nodes:
-        parent = None
+        parent, skipped = None, []
         for k in where[n.id]:
             if not drawn(k):
+                skipped.append(k)
                 continue
             if k not in tree:
                 depth = tree[parent].depth + 1 if parent is not None else 1
-                tree[k] = Scope(key=k, label=scope_label(k), depth=depth, parent=parent, ops=ops[k])
+                # a scope drawn in place of the ones left out above it names them too ('lstm1/LSTM': two
+                # recurrent layers exported as '/rnn/lstm1/LSTM' and '/rnn/lstm2/LSTM' are told apart)
+                label = "/".join([scope_label(x) for x in skipped if "/" in x] + [scope_label(k)])
+                tree[k] = Scope(key=k, label=label, depth=depth, parent=parent, ops=ops[k])
                 if parent is not None:
                     tree[parent].children.append(k)
-            parent = k
+            parent, skipped = k, []
     return tree
 
 
