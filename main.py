@@ -106,16 +106,24 @@ def _layout(target: str = "--target's"):
 
 
 _REPEAT = _arg("--repeat", type=int, default=10)
-def _SHAPES(p: argparse.ArgumentParser) -> None:
-    """What the user gives per model input: shapes (which may override declared dims) and values."""
-    p.add_argument("--input-shape", action="append", default=[], metavar="NAME=D1,D2,...",
-                   help="fix a dynamic input's shape (repeatable); batch-like dims default to 1")
-    p.add_argument("--override-fixed-dims", action="store_true",
-                   help="let --input-shape replace dims the model declares fixed (a model its users run at "
-                        "another size); taken only where ONNX shape inference succeeds at the new size")
-    p.add_argument("--input-value", action="append", default=[], metavar="NAME=V[,V...]",
-                   help="give an input a value (repeatable): it becomes a constant of the model, so an If on it "
-                        "(a sample rate, a flag) keeps one branch; the output says which")
+def _together(*builders):
+    """Several argument builders added as one (arguments that always come together)."""
+    def add(p: argparse.ArgumentParser) -> None:
+        for build in builders:
+            build(p)
+    return add
+
+
+# What the user gives per model input: shapes (which may override declared dims) and values.
+_SHAPES = _together(
+    _arg("--input-shape", action="append", default=[], metavar="NAME=D1,D2,...",
+         help="fix a dynamic input's shape (repeatable); batch-like dims default to 1"),
+    _arg("--override-fixed-dims", action="store_true",
+         help="let --input-shape replace dims the model declares fixed (a model its users run at another size); "
+              "taken only where ONNX shape inference succeeds and ONNX Runtime runs the model at the new size"),
+    _arg("--input-value", action="append", default=[], metavar="NAME=V[,V...]",
+         help="give an input a value (repeatable): it becomes a constant of the model, so an If on it (a sample "
+              "rate, a flag) keeps one branch; the output says which"))
 
 
 def _subcommands(dest: str, *rows):

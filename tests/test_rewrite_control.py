@@ -147,3 +147,39 @@ def test_scan_is_unrolled(reverse_in, reverse_out, axis_out):
                      [h.make_tensor_value_info("s_final", T.FLOAT, [2]), h.make_tensor_value_info("ys", T.FLOAT, ["a", "b"])])
     new = assert_same_as_ort(h.make_model(g, opset_imports=OPSET), gone=("Scan",))
     assert any(n.name.startswith("/scan/iter3/") for n in new.graph.node)
+
+
+def _data_if(same_shapes: bool):
+    """y = (verify(x) if mean(x) >= 0 else x), the If's condition computed from x's data (as a
+    wake-word head runs its verifier only past a threshold); `same_shapes` False: the else branch
+    gives [1, 2] where the then branch gives [1, 4]."""
+    then = h.make_graph([h.make_node("MatMul", ["x", "w"], ["m"]), h.make_node("Sigmoid", ["m"], ["t"])], "then", [],
+                        [h.make_tensor_value_info("t", T.FLOAT, [1, 4])],
+                        initializer=[numpy_helper.from_array(np.eye(4, dtype=np.float32) * 3, "w")])
+    other_nodes = [h.make_node("Identity", ["x"], ["e"])] if same_shapes else \
+        [h.make_node("Slice", ["x", "s0", "s2", "ax1"], ["e"])]
+    other = h.make_graph(other_nodes, "else", [], [h.make_tensor_value_info("e", T.FLOAT, [1, 4 if same_shapes else 2])],
+                         initializer=[numpy_helper.from_array(np.array([v], np.int64), n)
+                                      for n, v in (("s0", 0), ("s2", 2), ("ax1", 1))])
+    nodes = [h.make_node("ReduceMean", ["x"], ["mean"], keepdims=0), h.make_node("GreaterOrEqual", ["mean", "zero"], ["c"]),
+             h.make_node("If", ["c"], ["y"], name="verifier_if", then_branch=then, else_branch=other)]
+    g = h.make_graph(nodes, "g", [h.make_tensor_value_info("x", T.FLOAT, [1, 4])],
+                     [h.make_tensor_value_info("y", T.FLOAT, ["a", "b"])],
+                     initializer=[numpy_helper.from_array(np.array(0, np.float32), "zero")])
+    return h.make_model(g, opset_imports=OPSET)
+
+
+@pytest.mark.parametrize("sign", [1.0, -1.0])
+def test_if_on_data_is_predicated_when_both_branches_have_one_shape(sign):
+    x = (np.abs(np.random.default_rng(0).standard_normal((1, 4))) * sign).astype(np.float32)
+    new = assert_same_as_ort(_data_if(True), {"x": x}, gone=("If",))
+    assert [n.op_type for n in new.graph.node][-1] == "Where"
+    notes = []
+    rewrites.apply(_data_if(True), "t", notes)
+    assert "both branches are computed and a Where selects each output (timings include both)" in notes[0]
+
+
+def test_if_on_data_with_branches_of_other_shapes_is_fuselens_limit():
+    with pytest.raises(ModelError, match=r"If node 'verifier_if': its condition is computed from data at run time "
+                                         r"and its branches give outputs of different shapes.*FuseLens's limit"):
+        rewrite(_data_if(False))

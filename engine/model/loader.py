@@ -183,9 +183,12 @@ def frozen_model(model: onnx.ModelProto, shapes: dict, values: dict, src: str, n
 
     for name, v in values.items():
         notes.append(f"input {name!r} given the value {v.tolist()} (a constant of the model)")
+    overridden = any(n.startswith("input ") and "overridden" in n for n in notes)
+    if overridden:   # the outputs' declared dims are those of the declared input size
+        model = onnx_input.free_declared_shapes(model)
     frozen = onnx_input.freeze(onnx_input.bind_values(model, values), shapes, src, notes)
     frozen = rewrites.apply(frozen, src, notes)
-    if any(n.startswith("input ") and "overridden" in n for n in notes):
+    if overridden:
         onnx_input.check_override(frozen, shapes, src)
     return frozen
 

@@ -317,10 +317,11 @@ def given_values(model: onnx.ModelProto, given: dict | None, src: str) -> dict:
 
 
 def inputs_choosing_branches(model: onnx.ModelProto) -> list[str]:
-    """The graph inputs an If's condition is computed from (a sample rate, a flag): FuseLens needs their
-    values (--input-value) to keep one branch. Conditions that fold once shapes are fixed read no input."""
+    """The scalar graph inputs an If's condition is computed from (a sample rate, a flag): FuseLens needs
+    their values (--input-value) to keep one branch (engine/model/rewrites/if_const.py). Conditions that
+    fold once shapes are fixed read no input; those computed from tensors are predicated there."""
     producer = {o: n for n in model.graph.node for o in n.output}
-    real = {vi.name for vi in graph_inputs(model)}
+    real = {vi.name for vi in graph_inputs(model) if all(d == 1 for d in input_dims(vi))}
     found: list[str] = []
     for n in model.graph.node:
         if n.op_type != "If" or not n.input:
@@ -595,6 +596,20 @@ def freeze(model: onnx.ModelProto, shapes: dict[str, list[int]], src: str, notes
         notes.append(f"shapes fixed by FuseLens's own constant folding (the library onnxsim failed on this model: "
                      f"{failure})")
     return frozen
+
+
+def free_declared_shapes(model: onnx.ModelProto) -> onnx.ModelProto:
+    """`model` with the dims its outputs declare made symbolic and its value infos dropped (inferred
+    again once shapes are fixed): an export at one size declares its outputs at that size too, which
+    an override of the input dims would contradict."""
+    m = onnx.ModelProto()
+    m.CopyFrom(model)
+    del m.graph.value_info[:]
+    for k, o in enumerate(m.graph.output):
+        if o.type.HasField("tensor_type"):
+            for j, d in enumerate(o.type.tensor_type.shape.dim):
+                d.dim_param = f"output{k}_dim{j}"   # clears dim_value (a oneof)
+    return m
 
 
 def check_override(frozen: onnx.ModelProto, shapes: dict, src: str) -> None:

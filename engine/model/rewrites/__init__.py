@@ -26,7 +26,8 @@ RULE_MODULES = (
     "lstm", "gru", "rnn",                                               # recurrent layers
     "dynamic_quantize_lstm", "fused_conv", "fused_gemm", "fused_matmul",  # com.microsoft contrib ops
     "gelu", "skip_layer_norm", "qlinear_conv", "qlinear_matmul", "qlinear_binary",
-    "resize_empty_scales",                                              # exporter quirks
+    "conv_integer",                                                     # integer ops TVM lacks
+    "resize_empty_scales", "one_hot_depth",                             # exporter quirks
 )
 MAX_ROUNDS = 16
 VERSION = 2  # part of the model cache entry's name: a change to any rule's output bumps it
