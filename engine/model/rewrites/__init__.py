@@ -30,7 +30,7 @@ RULE_MODULES = (
     "resize_empty_scales", "one_hot_depth",                             # exporter quirks
 )
 MAX_ROUNDS = 16
-VERSION = 2  # part of the model cache entry's name: a change to any rule's output bumps it
+VERSION = 4  # part of the model cache entry's name: a change to any rule's output bumps it
 
 
 @dataclass(frozen=True)

@@ -33,7 +33,7 @@ def _taken(node, ctx, taken: bool):
     scope = scope_of(node)
     which = "then" if taken else "else"
     nodes: list = []
-    names = inline(ctx, branch, {}, f"{scope}/{which}", nodes)
+    names = inline(ctx, branch, {}, f"{scope}/{which}", nodes, keep_names=True)
     for out, bo in zip(node.output, branch.output):
         if out:
             nodes.append(helper.make_node("Identity", [names[bo.name]], [out], name=f"{scope}/out_{out}"))
@@ -50,7 +50,7 @@ def _predicated(node, ctx):
     outs = []
     for which in ("then", "else"):
         branch = a[f"{which}_branch"]
-        names = inline(ctx, branch, {}, f"{scope}/{which}", em.nodes)
+        names = inline(ctx, branch, {}, f"{scope}/{which}", em.nodes, keep_names=True)
         outs.append([names[o.name] for o in branch.output])
     shapes = _shapes(ctx, node, em.nodes, outs[0] + outs[1])
     if any(shapes.get(t) is None or shapes.get(t) != shapes.get(e) for t, e in zip(*outs)):

@@ -23,12 +23,13 @@ def _rename_reads(g: onnx.GraphProto, names: dict) -> None:
                     _rename_reads(sg, names)
 
 
-def inline(ctx: Context, body: onnx.GraphProto, bind: dict, prefix: str, emit) -> dict:
-    """Copy `body`'s nodes (renamed under `prefix`) into `emit` (an Emitter's node list), its
-    initializers into the context's new initializers, with its inputs read as `bind` says
-    ({body input name: main graph value name}). Returns {body value name: main graph name} for every
-    value of the body, its outputs included (an output that is a body input or an outer value maps
-    to what it reads)."""
+def inline(ctx: Context, body: onnx.GraphProto, bind: dict, prefix: str, emit, keep_names: bool = False) -> dict:
+    """Copy `body`'s nodes into `emit` (an Emitter's node list), its initializers into the context's
+    new initializers, with its inputs read as `bind` says ({body input name: main graph value name}).
+    Values get fresh names under `prefix`; so do nodes, unless `keep_names` (a branch copied once keeps
+    its exporter's node names, which carry the model's scopes; unnamed ones still go under `prefix`).
+    Returns {body value name: main graph name} for every value of the body, its outputs included (an
+    output that is a body input or an outer value maps to what it reads)."""
     names = dict(bind)
     for t in body.initializer:
         names[t.name] = ctx.initializer(numpy_helper.to_array(t), f"{prefix}/{t.name}")
@@ -41,7 +42,8 @@ def inline(ctx: Context, body: onnx.GraphProto, bind: dict, prefix: str, emit) -
         for j, o in enumerate(n.output):
             if o:
                 names[o] = new.output[j] = ctx.fresh(f"{prefix}/{o}")
-        new.name = f"{prefix}/{n.name.lstrip('/') if n.name else f'{n.op_type}_{k}'}"
+        if not (keep_names and n.name):
+            new.name = f"{prefix}/{n.name.lstrip('/') if n.name else f'{n.op_type}_{k}'}"
         for a in new.attribute:
             if a.type == onnx.AttributeProto.GRAPH:
                 _rename_reads(a.g, names)
