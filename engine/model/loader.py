@@ -152,7 +152,11 @@ def load(spec: str, input_shapes: dict | None = None, use_cache: bool = True,
 
         frozen = frozen_model(model, shapes, values, src, notes)
         onnx_input.check_indices(frozen, src)
-        mod, prov = relax_import.to_relax(frozen, src, block)
+        try:
+            mod, prov = relax_import.to_relax(frozen, src, block)
+        except relax_import.ImportFailure as e:   # whose limit: judged on the model as given, inputs fixed
+            fixed = onnx_input.bind_values(model, values)
+            raise ModelError(src, e.problem + relax_import.whose_limit(fixed, shapes)) from None
         graph = opgraph.from_module(mod, name, digest, shapes, prov, source=str(path), layout=opgraph.layout_name(block))
         graph.input_values = {k: _numbers(v) for k, v in values.items()}
         graph.import_notes = notes

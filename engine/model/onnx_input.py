@@ -626,9 +626,10 @@ def check_override(frozen: onnx.ModelProto, shapes: dict, src: str) -> None:
                          f"at that size ({why})")
 
 
-def ort_run_error(model: onnx.ModelProto) -> str | None:
-    """None when ONNX Runtime loads `model` and runs it once on zeros at its (fixed) input shapes; else
-    what it said, as one clause. Models whose inputs are not all static are only loaded."""
+def ort_run_error(model: onnx.ModelProto, shapes: dict | None = None) -> str | None:
+    """None when ONNX Runtime loads `model` and runs it once on zeros at its input shapes (`shapes`
+    where given, else the declared ones); else what it said, as one clause. An input whose shape is
+    not known is only loaded."""
     import numpy as np
 
     from engine.util.quiet import quiet_native_stderr
@@ -643,9 +644,10 @@ def ort_run_error(model: onnx.ModelProto) -> str | None:
             sess = ort.InferenceSession(model.SerializeToString(), so, providers=["CPUExecutionProvider"])
             feeds = {}
             for i in sess.get_inputs():
-                if not all(isinstance(d, int) and d > 0 for d in i.shape):
+                shape = (shapes or {}).get(i.name, i.shape)
+                if not all(isinstance(d, int) and d > 0 for d in shape):
                     return None
-                feeds[i.name] = np.zeros(i.shape, np.dtype(_ORT_TYPES.get(i.type, "float32")))
+                feeds[i.name] = np.zeros(shape, np.dtype(_ORT_TYPES.get(i.type, "float32")))
             sess.run(None, feeds)
     except Exception as e:  # noqa: BLE001 - ORT's refusal, as one clause
         return "ONNX Runtime: " + _short(e, 200)

@@ -28,16 +28,22 @@ def check_ops(model: onnx.ModelProto, src: str) -> None:
         if n.op_type not in ok or (n.domain not in ("", "ai.onnx")):
             where = f"node {n.name!r}" if n.name else f"node #{i}"
             dom = f" (domain {n.domain})" if n.domain not in ("", "ai.onnx") else ""
-            raise ModelError(src, f"operator {n.op_type}{dom} at {where} is not supported by TVM's ONNX importer "
-                             f"nor rewritten by FuseLens{whose_limit(model)}")
+            raise ImportFailure(src, f"operator {n.op_type}{dom} at {where} is not supported by TVM's ONNX importer "
+                                f"nor rewritten by FuseLens")
 
 
-def whose_limit(model: onnx.ModelProto) -> str:
+class ImportFailure(ModelError):
+    """TVM could not import or lower the model (not a size limit): the loader adds whose limit that is,
+    judged on the model as the user gave it (whose_limit), not on FuseLens's rewritten form."""
+
+
+def whose_limit(model: onnx.ModelProto, shapes: dict | None = None) -> str:
     """'; ONNX Runtime runs this model, so this is FuseLens's limit, not the model's fault' where ONNX
-    Runtime runs the model once (onnx_input.ort_run_error), else what ONNX Runtime says of it."""
+    Runtime runs the model once (onnx_input.ort_run_error; at `shapes` where its inputs are dynamic),
+    else what ONNX Runtime says of it."""
     from .onnx_input import ort_run_error
 
-    why = ort_run_error(model)
+    why = ort_run_error(model, shapes)
     if why:
         return f"; {why[:200]} (the model fails there too)"
     return "; ONNX Runtime runs this model, so this is FuseLens's limit, not the model's fault"
@@ -94,7 +100,7 @@ def to_relax(model: onnx.ModelProto, src: str, block: int | None = None):
             try:
                 mod = fe.from_onnx(model, keep_params_in_input=False)
             except Exception as e:  # noqa: BLE001 - any importer failure is the user's one line
-                failure = f"TVM's ONNX importer failed{_where(model, current['name'])}: {_short(e)}{whose_limit(model)}"
+                failure = f"TVM's ONNX importer failed{_where(model, current['name'])}: {_short(e)}"
             if failure is None:
                 def check(m):  # on the NCHW module, so a message names the ONNX tensor's own shape
                     check_sizes(m, {b.var: provenance[b.var.id_] for b in _bindings(m) if b.var.id_ in provenance}, src)
@@ -104,7 +110,7 @@ def to_relax(model: onnx.ModelProto, src: str, block: int | None = None):
                 except ModelError as e:
                     too_big = e
                 except Exception as e:  # noqa: BLE001
-                    failure = f"TVM could not lower the model: {_short(e)}{whose_limit(model)}"
+                    failure = f"TVM could not lower the model: {_short(e)}"
             import gc
 
             gc.collect()  # the failed importer's BlockBuilder warns on destruction: let it, quietly
@@ -114,7 +120,7 @@ def to_relax(model: onnx.ModelProto, src: str, block: int | None = None):
     if too_big is not None:
         raise too_big
     if failure:
-        raise ModelError(src, failure)
+        raise ImportFailure(src, failure)
     by_var = {b.var: provenance[b.var.id_] for b in _bindings(mod) if b.var.id_ in provenance}
     check_sizes(mod, by_var, src)   # again: what the passes made (the blocked layout's shapes)
     return mod, by_var

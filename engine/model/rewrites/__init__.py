@@ -78,6 +78,9 @@ def apply(model: onnx.ModelProto, src: str, notes: list | None = None) -> onnx.M
 
     if not any(handled(n) for n in model.graph.node):
         return model
+    given = model   # whose limit a failure is: judged on the model as it came (the rounds work on a copy)
+    model = onnx.ModelProto()
+    model.CopyFrom(given)
     model = onnx_fold.fold(model, src)   # what a rule reads (a condition, a trip count) may be computed from shapes
     for _ in range(MAX_ROUNDS):
         ctx = Context(model, src)
@@ -90,6 +93,9 @@ def apply(model: onnx.ModelProto, src: str, notes: list | None = None) -> onnx.M
                     new = rule.rewrite(node, ctx)
                 except RewriteError as e:
                     raise ModelError(src, f"{node_desc(node)} is valid ONNX, but FuseLens cannot take it yet: {e}") from None
+                except Exception as e:  # noqa: BLE001 - a malformed node the checker let through (a W of the wrong rank)
+                    raise ModelError(src, f"cannot rewrite {node_desc(node)} ({type(e).__name__}: {str(e)[:200]})"
+                                          f"{_whose_limit(given)}") from None
             if new is None:
                 out.append(node)
                 continue
@@ -126,6 +132,12 @@ def _refuse_leftovers(model: onnx.ModelProto, src: str) -> None:
         reason = why(node, ctx)
         if reason:
             raise ModelError(src, f"{node_desc(node)}: {reason}")
+
+
+def _whose_limit(model: onnx.ModelProto) -> str:
+    from ..relax_import import whose_limit
+
+    return whose_limit(model)
 
 
 class Rewritten(list):
