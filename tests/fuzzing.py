@@ -103,6 +103,28 @@ def _head_model():
     return onnx.shape_inference.infer_shapes(m)
 
 
+def _recurrent_model():
+    """A bidirectional LSTM feeding a GRU: what engine/model/rewrites unrolls."""
+    import numpy as np
+    from onnx import TensorProto, helper, numpy_helper
+
+    rng = np.random.default_rng(0)
+    H = 4
+    w = {n: numpy_helper.from_array((rng.standard_normal(s) * 0.3).astype(np.float32), n)
+         for n, s in (("lW", (2, 4 * H, 3)), ("lR", (2, 4 * H, H)), ("lB", (2, 8 * H)),
+                      ("gW", (1, 3 * H, 2 * H)), ("gR", (1, 3 * H, H)))}
+    shape = numpy_helper.from_array(np.array([5, 1, 2 * H], np.int64), "shape")
+    nodes = [helper.make_node("LSTM", ["x", "lW", "lR", "lB"], ["Y", "", ""], hidden_size=H, direction="bidirectional",
+                              name="/enc/lstm/LSTM"),
+             helper.make_node("Transpose", ["Y"], ["Yt"], perm=[0, 2, 1, 3]),
+             helper.make_node("Reshape", ["Yt", "shape"], ["Y2"]),
+             helper.make_node("GRU", ["Y2", "gW", "gR"], ["", "h"], hidden_size=H, linear_before_reset=1,
+                              name="/enc/gru/GRU")]
+    g = helper.make_graph(nodes, "rnn", [helper.make_tensor_value_info("x", TensorProto.FLOAT, [5, 1, 3])],
+                          [helper.make_tensor_value_info("h", TensorProto.FLOAT, [1, 1, H])], [*w.values(), shape])
+    return helper.make_model(g, opset_imports=[helper.make_opsetid("", 14)])
+
+
 @lru_cache(maxsize=None)
 def onnx_seeds() -> dict[str, bytes]:
     """name -> serialized model: tests/models.py's tiny model, the head above, and prefixes of three
@@ -112,13 +134,14 @@ def onnx_seeds() -> dict[str, bytes]:
     from engine.model import zoo
     from tests.models import tiny_onnx
 
-    seeds = {"tiny": tiny_onnx().SerializeToString(), "head": _head_model().SerializeToString()}
+    seeds = {"tiny": tiny_onnx().SerializeToString(), "head": _head_model().SerializeToString(),
+             "rnn": _recurrent_model().SerializeToString()}
     for name, n in (("mobilenetv2", 25), ("efficientnet_b0", 16), ("yolov4_tiny", 22)):
         seeds[f"{name}@32[:{n}]"] = _prefix(zoo.build(name, 32), n).SerializeToString()
     return seeds
 
 
-SEED_NAMES = ("tiny", "head", "mobilenetv2@32[:25]", "efficientnet_b0@32[:16]", "yolov4_tiny@32[:22]")
+SEED_NAMES = ("tiny", "head", "rnn", "mobilenetv2@32[:25]", "efficientnet_b0@32[:16]", "yolov4_tiny@32[:22]")
 
 
 # ==== ONNX mutations ==================================================================================
@@ -132,7 +155,7 @@ _OPS = ["Relu", "Conv", "ConvTranspose", "Add", "Mul", "Sub", "Div", "MatMul", "
         "Softmax", "MaxPool", "AveragePool", "GlobalAveragePool", "BatchNormalization", "Transpose", "Resize", "Pad",
         "Clip", "Sigmoid", "Flatten", "Slice", "Gather", "Unsqueeze", "Squeeze", "ReduceMean", "Identity", "Dropout",
         "Cast", "Sum", "Where", "LeakyRelu", "Celu", "If", "Loop", "Scan", "Shape", "Size", "NonZero", "TopK",
-        "Einsum", "LayerNormalization", "FancyOp", ""]
+        "Einsum", "LayerNormalization", "LSTM", "GRU", "RNN", "OneHot", "ConvInteger", "QLinearConv", "FancyOp", ""]
 _BIG_OPS = ["ConstantOfShape", "Expand", "Tile", "Range"]
 
 _int64 = st.integers(*INT64)

@@ -73,7 +73,10 @@ class Context:
                     self.shapes[vi.name] = s
         self.consts: dict[str, np.ndarray] = {}
         for t in g.initializer:
-            self.consts[t.name] = numpy_helper.to_array(t)
+            try:
+                self.consts[t.name] = numpy_helper.to_array(t)
+            except Exception:  # noqa: BLE001 - a damaged tensor (its dims and data disagree): not a constant here;
+                pass           # the importer names it
         for n in g.node:
             if n.op_type == "Constant" and n.domain in ("", "ai.onnx") and len(n.output) == 1:
                 v = constant_value(n)
