@@ -86,18 +86,21 @@ def measure(cores: int, vector_bits: int) -> float | None:
 def peak(cores: int, vector_bits: int, model: str = "") -> tuple[float, str] | None:
     """(FLOP/s, where it comes from) for this machine, measured once and cached; None where the
     probe cannot run here (the caller derives a peak and says so)."""
-    from engine.util.cache_dir import cache_dir, read_json, write_atomic
+    from engine.util.cache_dir import cache_dir, drop, read_json, write_atomic
+    from engine.util.numbers import finite
     from engine.util.errors import CacheError
 
     key = {"model": model, "cores": cores, "vector_bits": vector_bits, "probe": VERSION}
     try:
         path = cache_dir() / "fma-peak.json"
-        d = read_json(path)
+        d = read_json(path, numbers=True)
     except CacheError:
         path, d = None, None
-    if isinstance(d, dict) and d.get("key") == key and isinstance(d.get("flops"), (int, float)) and d["flops"] > 0:
+    if isinstance(d, dict) and d.get("key") == key and finite(d.get("flops"), 1e6, 1e18):   # not true, Infinity, 5e-324
         flops = float(d["flops"])
     else:
+        if isinstance(d, dict) and path is not None:
+            drop(path)   # another machine's key or a damaged figure: measured again below
         flops = measure(cores, vector_bits)
         if flops is None:
             return None

@@ -140,17 +140,18 @@ def measure_bandwidth(mb: int = 128, repeats: int = 5) -> float:
 def _profile_ok(h) -> bool:
     """A stored profile (host.json's "hardware") whose fields the cost model can compute with: names
     are strings, counts positive integers, rates positive finite numbers (a bad one is a cache miss)."""
-    from engine.util.cache_dir import is_number
+    from engine.util.numbers import finite
 
-    def num(v, lo_ok=False):
-        return is_number(v) and (v > 0 or lo_ok and v == 0)
+    def count(v, hi):
+        return isinstance(v, int) and finite(v, 1, hi)
 
+    # ranges (engine/util/numbers.py): a denormal peak or an efficiency of 1e300 is a miss, never a division by 0
     return (isinstance(h, dict) and all(isinstance(h.get(k), str) for k in ("name", "title", "kind"))
             and isinstance(h.get("source", ""), str)
-            and all(isinstance(h.get(k), int) and not isinstance(h.get(k), bool) and h[k] > 0 for k in ("units", "onchip_bytes"))
-            and all(num(h.get(k)) for k in ("peak_flops", "bandwidth"))
-            and num(h.get("launch_us"), lo_ok=True)
-            and all(num(h.get(k, 0.5)) for k in ("compute_efficiency", "bandwidth_efficiency")))
+            and count(h.get("units"), 1 << 20) and count(h.get("onchip_bytes"), 1 << 40)
+            and finite(h.get("peak_flops"), 1e6, 1e18) and finite(h.get("bandwidth"), 1e6, 1e16)
+            and finite(h.get("launch_us"), 0.0, 1e6)
+            and all(finite(h.get(k, 0.5), 1e-6, 10.0) for k in ("compute_efficiency", "bandwidth_efficiency")))
 
 
 def host(refresh: bool = False) -> Hardware:
@@ -159,7 +160,7 @@ def host(refresh: bool = False) -> Hardware:
     if not refresh:
         from engine.util.cache_dir import drop, read_json
 
-        d = read_json(f)   # a file that does not parse is a miss (and goes)
+        d = read_json(f, numbers=True)   # a file that does not parse, or holds NaN or 1e300, is a miss (and goes)
         if d is not None and d.get("facts") == facts:
             try:
                 if not _profile_ok(d["hardware"]):

@@ -138,7 +138,7 @@ def cached_result(graph, plan, target, scheduled: bool = True, tuned: bool = Tru
     """The stored result of this plan, or None. Only a correct, error-free result is one; a file that
     does not parse or holds anything else is deleted."""
     f = result_file(graph.sha256, plan.groups, target, scheduled, tuned)
-    d = read_json(f)
+    d = read_json(f, numbers=True)
     if d is None:
         return None
     if not valid_result(d, len(plan.groups)):

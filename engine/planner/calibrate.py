@@ -44,6 +44,8 @@ import numpy as np
 
 from engine.devices.hardware import Hardware
 
+from engine.util import numbers
+
 from . import kernel_timing
 
 FORMAT = 1
@@ -329,11 +331,13 @@ def calibrated(hw: Hardware, target: str = "cpu", cache=None, threads: int | Non
         return None
     e = (d.get("profiles") or {}).get(hw.name) if isinstance(d.get("profiles"), dict) else None
     try:
-        L, rc, rb = float(e["launch_us"]), float(e["compute_rate"]), float(e["byte_rate"])
-    except (TypeError, KeyError, ValueError):
+        L, rc, rb = e["launch_us"], e["compute_rate"], e["byte_rate"]
+    except (TypeError, KeyError):
         return None
-    if not (L >= 0 and rc > 0 and rb > 0):
+    # each checked for type and range (engine/util/numbers.py): a rate of 5e-324 or 1e300 is a miss
+    if not (numbers.finite(L, 0.0, 1e6) and numbers.positive(rc, 1e3, 1e18) and numbers.positive(rb, 1e3, 1e16)):
         return None
+    L, rc, rb = float(L), float(rc), float(rb)
     return replace(hw, launch_us=L, compute_efficiency=rc / hw.peak_flops, bandwidth_efficiency=rb / hw.bandwidth,
                    source=(hw.source + "; " if hw.source else "") + f"calibrated on {e.get('n', '?')} measured kernels "
                                                                     f"({e.get('when', '')})")

@@ -168,7 +168,7 @@ def segment_key(ids) -> str:
 def read_json(path: Path) -> dict:
     """A cache file's content, {} when missing or unreadable (a miss, never a crash); a file that
     does not parse to a JSON object is deleted."""
-    d = _files.read_json(path)
+    d = _files.read_json(path, numbers=True)   # NaN, Infinity, 1e300, a denormal: a miss (engine/util/numbers.py)
     return d if isinstance(d, dict) else {}
 
 

@@ -29,7 +29,6 @@ from __future__ import annotations
 
 import base64
 import hashlib
-import json
 import math
 import platform
 import time
@@ -39,11 +38,13 @@ from pathlib import Path
 import numpy as np
 
 from engine.util import cache_dir as _files
+from engine.util import numbers
 from . import features
 
 FORMAT = 1
 ENSEMBLE = 5
 ROUNDS = 200
+MAX_RESIDUAL = 20.0   # the out-of-fold RMS error, in log: e^20 is a factor of 5e8 (a stored one beyond: damaged)
 PARAMS = {"max_depth": 6, "eta": 0.06, "subsample": 0.8, "colsample_bytree": 0.8, "min_child_weight": 2.0,
           "lambda": 1.0, "objective": "reg:squarederror", "nthread": 1, "verbosity": 0}
 LOCAL_WEIGHT = 3.0          # a kernel measured on this machine counts three times a shipped one
@@ -215,7 +216,10 @@ class LearnedModel:
                 b = xgb.Booster(params={"nthread": 1})
                 b.load_model(bytearray(base64.b64decode(raw, validate=True)))
                 boosters.append(b)
-            residual = float(d["residual"])
+            residual = d["residual"]
+            if not numbers.finite(residual, 0.0, MAX_RESIDUAL):   # a bool, 1e300 (overflows when squared)
+                return None
+            residual = float(residual)
             meta = d.get("meta") if isinstance(d.get("meta"), dict) else {}
         except Exception:  # noqa: BLE001 - xgboost's own errors, bad base64, wrong types: a miss
             return None
@@ -296,12 +300,12 @@ def local_file(tkey: str, cache=None) -> Path:
 def _read(path: Path, is_cache: bool) -> dict:
     """A JSON object from `path` ({} when missing or damaged); a damaged cache file is deleted."""
     if is_cache:
-        d = _files.read_json(path)
+        d = _files.read_json(path, numbers=True)   # a damaged number (1e300, NaN): a miss, deleted
         return d if isinstance(d, dict) else {}
     try:
         if not path.is_file() or path.stat().st_size > 64 << 20:
             return {}
-        d = json.loads(path.read_text())
+        d = numbers.loads(path.read_text())
     except (OSError, ValueError, UnicodeDecodeError, RecursionError):
         return {}
     return d if isinstance(d, dict) else {}

@@ -19,6 +19,7 @@ import sys
 from pathlib import Path
 
 from engine.util.errors import PlanError
+from engine.util.numbers import finite
 
 from .plan import Plan, count_kernels
 from .validate import check_convex_acyclic, check_partition, check_tuple_outputs
@@ -133,6 +134,7 @@ def imported(plan: Plan, src: str, graph, hw) -> Plan:
 
 
 _NUMBER = (int, float)
+MAX_FIGURE = 1e12   # the largest time or estimate a plan file may hold (us or ms: 11 days at least)
 MAX_PLAN_BYTES = 64 << 20   # a plan of a 10,000-op model is a few MB
 MAX_ID_CHARS = 256          # node ids, group members, names of the model, strategy and profile
 MAX_TEXT_CHARS = 10_000     # any other string (notes, explanations): one line of a panel, not a page
@@ -155,6 +157,8 @@ def check_schema(d, src: str = "plan") -> None:
             return
         if isinstance(v, bool) or not isinstance(v, _NUMBER) or v != v or abs(v) > sys.float_info.max:  # inf, 1e400
             raise bad(where, "a finite number", v)
+        if not finite(v, 0.0, MAX_FIGURE):   # times and estimates: -5 ms or 1.8e308 ms is no figure
+            raise PlanError(f"{src}: {where} must be a number from 0 to {MAX_FIGURE:.0e}, not {json.dumps(v)[:40]}")
 
     if not isinstance(d, dict):
         raise PlanError(f"{src}: not a FuseLens plan (the file holds {_type_name(d)}, not an object)")

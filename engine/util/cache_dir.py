@@ -27,13 +27,13 @@ from __future__ import annotations
 import contextlib
 import errno
 import json
-import math
 import os
 import shutil
 import stat
 import tempfile
 from pathlib import Path
 
+from . import numbers as _numbers
 from .errors import CacheError
 
 # kind (as `cache clear` names it) -> its folder under the cache folder
@@ -232,17 +232,20 @@ def drop(path) -> None:
 
 
 def is_number(x) -> bool:
-    """A finite int or float, not a bool: what a validated cache read takes for a number."""
-    return isinstance(x, (int, float)) and not isinstance(x, bool) and math.isfinite(x)
+    """A finite int or float, not a bool: what a validated cache read takes for a number (engine/util/numbers.py)."""
+    return _numbers.is_number(x)
 
 
 MAX_JSON_BYTES = 256 << 20   # the largest cache JSON file read (the learned model's samples are a few MB)
 
 
-def read_json(path, kind: type = dict, limit: int = MAX_JSON_BYTES):
+def read_json(path, kind: type = dict, limit: int = MAX_JSON_BYTES, numbers: bool = False):
     """The JSON in `path` if it parses to a `kind`; else None. A missing or unreadable file
     (permissions) is None; a file that does not parse, holds another type, is not a regular file
-    (a FIFO, a link to a device) or is larger than `limit`, is deleted."""
+    (a FIFO, a link to a device) or is larger than `limit`, is deleted. numbers=True (every cache of
+    figures: profiles, peaks, kernel times, learned models, results): so is one holding NaN, Infinity or
+    a number of an absurd magnitude (1e300, a denormal; engine/util/numbers.py `sane`). Not for
+    graph.json, whose ONNX attributes may hold FLT_MAX or -inf."""
     p = Path(path)
     try:
         raw = read_file(p, limit)
@@ -252,7 +255,7 @@ def read_json(path, kind: type = dict, limit: int = MAX_JSON_BYTES):
     except OSError:
         return None
     try:
-        d = json.loads(raw.decode("utf-8"))
+        d = (_numbers.loads if numbers else json.loads)(raw.decode("utf-8"))
     except (ValueError, UnicodeDecodeError, RecursionError):
         d = None
     if not isinstance(d, kind):
