@@ -14,6 +14,8 @@ import sys
 from collections.abc import Callable
 from dataclasses import dataclass
 
+from engine.util import stdio
+
 DEFAULT_MODEL = "zoo:mobilenetv2"
 OK, INCORRECT, USAGE, NO_DISPLAY, INTERNAL, INTERRUPTED = 0, 1, 2, 3, 70, 130
 # NO_DISPLAY: the app cannot open a window (make run treats it as a clean stop)
@@ -351,14 +353,14 @@ def cmd_zoo(a) -> int:
         for name, e in zoo.MODELS.items():
             m = onnx.load(str(zoo.path(name)))
             r = e.default_resolution
-            print(f"{name:<16} {zoo.count_nodes(m):>5} nodes {zoo.count_params(m) / 1e6:>8.2f} M params   "
-                  f"input 1x3x{r}x{r}   {e.title}")
+            _print(f"{name:<16} {zoo.count_nodes(m):>5} nodes {zoo.count_params(m) / 1e6:>8.2f} M params   "
+                   f"input 1x3x{r}x{r}   {e.title}")
         return 0
     from engine.util import outpath
 
     m = zoo.build(zoo.entry(a.name).name, a.resolution)
     outpath.write(a.out, m.SerializeToString())
-    print(f"wrote {a.out}: {zoo.count_nodes(m)} nodes, {zoo.count_params(m) / 1e6:.2f} M params")
+    _print(f"wrote {a.out}: {zoo.count_nodes(m)} nodes, {zoo.count_params(m) / 1e6:.2f} M params")
     return 0
 
 
@@ -370,9 +372,9 @@ def cmd_inspect(a) -> int:
     onnx_input.check_graph_sizes(g, a.model)
     if a.json:
         json.dump(g.summary(), sys.stdout, indent=1)
-        print()
+        _print()
     else:
-        print(report.graph_summary(g))
+        _print(report.graph_summary(g), lines=True)
     return 0
 
 
@@ -389,20 +391,20 @@ def cmd_plan(a) -> int:
         p = plan_json.imported(plan_json.from_dict(d, g, path), path, g, hw)
     else:
         p = make_plan(g, a.strategy, hw, cost=a.cost, target=a.target, progress=_progress)
-    if sys.stderr.isatty() and a.cost == "measured" and not a.plan_dicts:
-        print(file=sys.stderr)
+    if stdio.isatty(sys.stderr) and a.cost == "measured" and not a.plan_dicts:
+        _print(file=sys.stderr)
     if g.import_notes:
-        print(report.import_notes(g))
-    print(report.plan_summary(g, p, hw, explain=a.explain))
+        _print(report.import_notes(g), lines=True)
+    _print(report.plan_summary(g, p, hw, explain=a.explain), lines=True)
     if a.out:
         plan_json.save(a.out, p, g, hw)
-        print(f"wrote {a.out}")
+        _print(f"wrote {a.out}")
     return 0
 
 
 def _progress(stage: str, frac: float) -> None:
-    if sys.stderr.isatty():
-        print(f"\r  [{frac * 100:5.1f}%] {stage:<60}", end="", file=sys.stderr, flush=True)
+    if stdio.isatty(sys.stderr):
+        stdio.write(sys.stderr, f"\r  [{frac * 100:5.1f}%] {stdio.one_value(stage):<60}", flush=True)
 
 
 def cmd_bench(a) -> int:
@@ -420,20 +422,20 @@ def cmd_bench(a) -> int:
                                  tuned=not a.rules_only, hardware=a.hardware, cost=a.cost, progress=_progress,
                                  block=a.block)
     b = benchmark.bench_model(req, a.strategy_list, imported=imported)
-    if sys.stderr.isatty():
-        print(file=sys.stderr)
+    if stdio.isatty(sys.stderr):
+        _print(file=sys.stderr)
     th = benchmark.thread_settings()
     if g.import_notes:
-        print(report.import_notes(g))
-    print(report.bench_table(b))
-    print(f"threads: TVM {th['tvm_threads']} (bind: {th['tvm_bind_threads']}, spin: {th['tvm_spin_count']}), "
-          f"ONNX Runtime {th['ort_intra_op_threads']} intra-op")
+        _print(report.import_notes(g), lines=True)
+    _print(report.bench_table(b), lines=True)
+    _print(f"threads: TVM {th['tvm_threads']} (bind: {th['tvm_bind_threads']}, spin: {th['tvm_spin_count']}), "
+           f"ONNX Runtime {th['ort_intra_op_threads']} intra-op")
     out = benchmark.bench_json(b)
     if a.kernels:
         out["kernel_reports"] = _bench_kernels(a, b)
     if a.json_out:
         outpath.write(a.json_out, json.dumps(out, indent=1))
-        print(f"wrote {a.json_out}")
+        _print(f"wrote {a.json_out}")
     return 0 if all(r.error is None and r.correct for r in b["results"].values()) else 1
 
 
@@ -444,21 +446,21 @@ def _bench_kernels(a, b) -> dict:
 
     plans = {s: p for s, p in b["plans"].items() if b["results"][s].error is None}
     if not plans:
-        print("kernel report: no plan ran")
+        _print("kernel report: no plan ran")
         return {}
     reps = kernel_report.measure(a.model, a.shapes, plans, a.hardware, a.target, runs=a.kernel_runs,
                                  progress=_progress, graph=b["graph"], scheduled=not a.unscheduled,
                                  tuned=not a.rules_only)
-    if sys.stderr.isatty():
-        print(file=sys.stderr)
+    if stdio.isatty(sys.stderr):
+        _print(file=sys.stderr)
     out = {}
     for s, r in reps.items():
-        print()
-        print(kernel_report.text(r, top=a.top))
+        _print()
+        _print(kernel_report.text(r, top=a.top), lines=True)
         lat = b["results"][s].latency_ms.get("median")
         if lat and not r.error:
-            print(f"bench's whole-model median for {s} (round-robin, no ORT in the process): {lat * 1000:.1f} us; "
-                  f"the kernels' medians sum to {r.kernel_total_us / (lat * 1000):.2f}x that")
+            _print(f"bench's whole-model median for {s} (round-robin, no ORT in the process): {lat * 1000:.1f} us; "
+                   f"the kernels' medians sum to {r.kernel_total_us / (lat * 1000):.2f}x that")
         out[s] = {**r.to_dict(), "bench_latency_ms": lat}
     return out
 
@@ -474,7 +476,7 @@ def cmd_table(a) -> int:
     parallel = min(len(models), targets.free_devices(a.target))
 
     def one(m):
-        print(f"{m} ...", file=sys.stderr)
+        _print(f"{m} ...", file=sys.stderr)
         req = benchmark.BenchRequest(f"zoo:{m}", None, a.target, a.repeat, a.force, hardware=a.hardware,
                                      cost=a.cost, progress=_progress if parallel == 1 else None, block=a.block)
         return benchmark.bench_model(req, ["none", "greedy", "dp", "hybrid"])
@@ -482,7 +484,7 @@ def cmd_table(a) -> int:
     if parallel > 1:
         from concurrent.futures import ThreadPoolExecutor
 
-        print(f"{parallel} free devices of {a.target_text}: models in parallel", file=sys.stderr)
+        _print(f"{parallel} free devices of {a.target_text}: models in parallel", file=sys.stderr)
         with ThreadPoolExecutor(parallel) as pool:
             benches = list(pool.map(one, models))
     else:
@@ -502,11 +504,11 @@ def cmd_table(a) -> int:
         bar_chart_png(rows, tmp)
         os.replace(tmp, out / "table.png")
     except Exception as e:  # the chart is a bonus; the table stands without it
-        print(f"(no PNG chart: {e})", file=sys.stderr)
+        _print(f"(no PNG chart: {e})", file=sys.stderr)
     finally:
         tmp.unlink(missing_ok=True)
-    print(md)
-    print(f"wrote {out}/table.md, table.csv, table.json, table.png")
+    _print(md, lines=True)
+    _print(f"wrote {out}/table.md, table.csv, table.json, table.png")
     return 0
 
 
@@ -516,17 +518,17 @@ def cmd_tune(a) -> int:
 
     if a.clear:
         n = store_for(a.target).clear()
-        print(f"deleted {n} tuning records for {a.target_text}")
+        _print(f"deleted {n} tuning records for {a.target_text}")
     r = tuning.tune(a.model, a.shapes, a.strategy, a.target, trials=a.trials,
                     time_limit_s=a.time_limit * 60 if a.time_limit is not None else None, hw=a.hardware,
                     progress=_progress, block=a.block)
-    if sys.stderr.isatty():
-        print(file=sys.stderr)
-    print(r.summary())
+    if stdio.isatty(sys.stderr):
+        _print(file=sys.stderr)
+    _print(r.summary(), lines=True)
     if r.error:
-        print(f"error: {r.error}", file=sys.stderr)
+        _print(f"error: {_one_line(str(r.error))}", file=sys.stderr)
         return 1
-    print("`bench` now builds with these schedules (--rules-only to compare without them)")
+    _print("`bench` now builds with these schedules (--rules-only to compare without them)")
     return 0
 
 
@@ -541,22 +543,22 @@ def cmd_calibrate(a) -> int:
     graphs = [loader.load(m, block=a.block) for m in a.models]
     for g in graphs:
         c = measure.measured_costs(g, hw, "cpu", progress=_progress)
-        if sys.stderr.isatty():
-            print(file=sys.stderr)
-        print(f"{g.name}: {c.stats.get('unique_kernels')} kernels timed ({c.stats.get('built', 0)} now)"
-              + (f"; profiling error: {c.stats['error']}" if c.stats.get("error") else ""))
+        if stdio.isatty(sys.stderr):
+            _print(file=sys.stderr)
+        _print(f"{g.name}: {c.stats.get('unique_kernels')} kernels timed ({c.stats.get('built', 0)} now)"
+               + (f"; profiling error: {c.stats['error']}" if c.stats.get("error") else ""))
     from engine.planner import learned
 
     added = sum(learned.learn(g, hw, "cpu") for g in graphs)
     learned.clear_memo()
     model = learned.for_target("cpu", hw)
     if model is not None:
-        print(f"learned cost model: {model.title}; {added} kernels of these models learned from "
-              f"(timings taken while the machine was busy are left out)")
+        _print(f"learned cost model: {model.title}; {added} kernels of these models learned from "
+               f"(timings taken while the machine was busy are left out)")
     cal = calibrate.calibrate(graphs, hw, "cpu")
-    print("roofline: " + cal.summary())
-    print("saved: plan and bench use the learned model (--cost model/learned); --hardware host-calibrated "
-          "uses the fitted roofline")
+    _print("roofline: " + cal.summary(), lines=True)
+    _print("saved: plan and bench use the learned model (--cost model/learned); --hardware host-calibrated "
+           "uses the fitted roofline")
     return 0
 
 
@@ -572,21 +574,21 @@ def cmd_fidelity(a) -> int:
     # make_plan and of_plan take the spec (their notes and figures name it)
     p = make_plan(g, a.strategy, hw, cost="roofline" if a.cost == "roofline" else "model", target=a.target)
     f = fidelity.of_plan(g, p, hw, a.target, a.cost, progress=_progress)
-    if sys.stderr.isatty():
-        print(file=sys.stderr)
-    print(f"{g.name}, {a.strategy} plan: {f['kernels']} of {f['kernels_in_plan']} kernels timed on {a.target_text}; "
-          f"cost model {f['cost_model_title']}")
+    if stdio.isatty(sys.stderr):
+        _print(file=sys.stderr)
+    _print(f"{g.name}, {a.strategy} plan: {f['kernels']} of {f['kernels_in_plan']} kernels timed on {a.target_text}; "
+           f"cost model {f['cost_model_title']}")
     if f["excluded_from_training"]:
-        print(f"  trained without: {', '.join(f['excluded_from_training'])} (and any kernel of the same structure)")
-    print(f"  spearman {f['spearman']:.3f}   measured/estimated p10 {f['ratio_p10']:.2f}  p50 {f['ratio_p50']:.2f}  "
-          f"p90 {f['ratio_p90']:.2f}")
+        _print(f"  trained without: {', '.join(f['excluded_from_training'])} (and any kernel of the same structure)")
+    _print(f"  spearman {f['spearman']:.3f}   measured/estimated p10 {f['ratio_p10']:.2f}  p50 {f['ratio_p50']:.2f}  "
+           f"p90 {f['ratio_p90']:.2f}")
     if f["busy_left_out"]:
-        print(f"  {f['busy_left_out']} timings taken while the machine was busy were left out")
+        _print(f"  {f['busy_left_out']} timings taken while the machine was busy were left out")
     if f["error"]:
-        print(f"  timing error: {f['error']}")
+        _print(f"  timing error: {f['error']}")
     if a.json_out:
         outpath.write(a.json_out, json.dumps(f, indent=1))
-        print(f"wrote {a.json_out}")
+        _print(f"wrote {a.json_out}")
     return 0
 
 
@@ -594,14 +596,15 @@ def cmd_devices(a) -> int:
     from engine.devices import targets
 
     found = targets.devices()   # first: a bad devices.json is one line, with no table header before it
-    print(f"{'device':<40} {'kind':<5} {'profile':<22} description")
+    _print(f"{'device':<40} {'kind':<5} {'profile':<22} description")
     for d in found:
         flag = "" if d.get("reachable", True) is not False else "  (unreachable)"
-        print(f"{d['name']:<40} {d['kind']:<5} {d.get('profile') or '-':<22} {d['description']}{flag}")
-    print("\nboards (cross-compiled; reach one with rpc://TRACKER:PORT/KEY?device=BOARD):")
+        _print(f"{d['name']:<40} {d['kind']:<5} {d.get('profile') or '-':<22} {d['description']}{flag}")
+    _print()
+    _print("boards (cross-compiled; reach one with rpc://TRACKER:PORT/KEY?device=BOARD):")
     for b in targets.boards_summary():
         cc = "installed" if b["cc_installed"] else f"missing: apt-get install {b['cc_package']}"
-        print(f"  {b['name']:<22} {b['title']}: {b['arch']} {b['mcpu']}, cross compiler {b['cc']} ({cc})")
+        _print(f"  {b['name']:<22} {b['title']}: {b['arch']} {b['mcpu']}, cross compiler {b['cc']} ({cc})")
     return 0
 
 
@@ -610,21 +613,21 @@ def cmd_cache(a) -> int:
 
     removed = clear(a.what)
     for kind, n in removed.items():
-        print(f"{kind:<8} {n:>6} file{'s' if n != 1 else ''} deleted")
-    print(f"cleared {sum(removed.values())} files under {cache_root()}")
+        _print(f"{kind:<8} {n:>6} file{'s' if n != 1 else ''} deleted")
+    _print(f"cleared {sum(removed.values())} files under {cache_root()}")
     return 0
 
 
 def cmd_gui(model: str, shapes: list[str]) -> int:
     if sys.platform.startswith("linux") and not (os.environ.get("DISPLAY") or os.environ.get("WAYLAND_DISPLAY")
                                                  or os.environ.get("QT_QPA_PLATFORM")):
-        print(f"No display found (DISPLAY is not set); use the command line instead, e.g. "
-              f"`python main.py inspect {model}` or `python main.py --help`.")
+        _print(f"No display found (DISPLAY is not set); use the command line instead, e.g. "
+               f"`python main.py inspect {model}` or `python main.py --help`.")
         return NO_DISPLAY
     missing = _missing_qt_xcb_libs()
     if missing:
-        print(f"Cannot open a window: Qt's X11 plugin needs {', '.join(missing)} "
-              f"(Debian: apt-get install {' '.join(missing)}; `make setup` does it).")
+        _print(f"Cannot open a window: Qt's X11 plugin needs {', '.join(missing)} "
+               f"(Debian: apt-get install {' '.join(missing)}; `make setup` does it).")
         return NO_DISPLAY
     from gui.app import run
 
@@ -783,6 +786,7 @@ def validate(a) -> None:
 
 
 def main(argv: list[str] | None = None) -> int:
+    stdio.setup()   # closed fds 0-2 on /dev/null, before any file takes their number; lenient encoding
     from engine.util import supervise
     from engine.util.faults import fit_memory_limit
 
@@ -818,7 +822,7 @@ def main(argv: list[str] | None = None) -> int:
     except KeyboardInterrupt as e:  # Ctrl+C, SIGTERM, SIGHUP: the workers (engine/util/child.py) were stopped on the way out
         _settle_stdout()
         _end_progress_line()
-        print(f"interrupted ({e})" if isinstance(e, Interrupted) else "interrupted", file=sys.stderr)
+        _print(f"interrupted ({e})" if isinstance(e, Interrupted) else "interrupted", file=sys.stderr)
         return e.exit_code if isinstance(e, Interrupted) else INTERRUPTED
     except BrokenPipeError:  # `main.py ... | head`: a quiet exit
         _settle_stdout()
@@ -828,14 +832,14 @@ def main(argv: list[str] | None = None) -> int:
         fault = faults.environment_fault(e)   # out of memory, a full disk: one line, exit 2
         if fault or isinstance(e, FuseLensError):
             _end_progress_line()
-            print(f"error: {_one_line(fault or str(e))}", file=sys.stderr)
+            _print(f"error: {_one_line(fault or str(e))}", file=sys.stderr)
             return USAGE
         if debug:  # a bug: one line here, the traceback in a log
             raise
         _end_progress_line()
         log = _write_log(argv)
         msg = _one_line(f"{type(e).__name__}: {e}")
-        print(f"internal error: {msg} (details in {log})", file=sys.stderr)
+        _print(f"internal error: {msg} (details in {log})", file=sys.stderr)
         return INTERNAL
 
 
@@ -853,14 +857,25 @@ def _settle_stdout() -> None:
             pass
 
 
+def _print(*args, sep: str = " ", end: str = "\n", file=None, flush: bool = False, lines: bool = False) -> None:
+    """How main.py writes (print's signature): characters a terminal acts on (ESC, BEL, NUL, U+202E, a lone
+    surrogate; engine/util/stdio.py) escaped, a newline too (one line: a path or name holding one cannot
+    forge an `error:` line) unless `lines` (a report of engine/report, which escapes its values itself);
+    a closed stream is quiet, and a character the stream's encoding cannot hold is written as an escape."""
+    text = stdio.for_terminal(sep.join(map(str, args)), keep="\n\t" if lines else "\t")
+    stdio.write(sys.stdout if file is None else file, text + end, flush)
+
+
 def _one_line(s: str, limit: int = 600) -> str:
-    s = " ".join(ln.strip() for ln in s.strip().splitlines() if ln.strip())
+    """An error's message as one line of at most `limit` characters, with its control characters escaped."""
+    s = " ".join(ln.strip() for ln in str(s).strip().splitlines() if ln.strip())
+    s = stdio.one_value(s)
     return s if len(s) <= limit else s[: limit - 3] + "..."
 
 
 def _end_progress_line() -> None:
-    if sys.stderr.isatty():  # the progress line (\r...) would otherwise share the error's line
-        print(file=sys.stderr)
+    if stdio.isatty(sys.stderr):  # the progress line (\r...) would otherwise share the error's line
+        _print(file=sys.stderr)
 
 
 def _write_log(argv: list[str]) -> str:

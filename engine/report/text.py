@@ -3,6 +3,7 @@ from __future__ import annotations
 
 from engine.devices.describe import machine, measured_on  # noqa: F401 - what the tables say they ran on
 from engine.util import machine_load
+from engine.util.stdio import one_value
 
 from .group_names import group_title
 
@@ -14,11 +15,21 @@ def human(n: float, unit: str = "") -> str:
     return f"{n:.0f} {unit}".rstrip()
 
 
+class _Block(str):
+    """Lines whose values are already escaped (a table, the import notes): _join keeps their newlines."""
+
+
+def _join(lines) -> str:
+    """The report's lines: a newline or control character inside one line's data (a strategy or node name
+    from a file) escaped, so that it can neither break the line nor forge another (engine/util/stdio.py)."""
+    return "\n".join(x if isinstance(x, _Block) else one_value(x) for x in lines)
+
+
 def table(rows: list[list], header: list[str]) -> str:
-    cells = [header] + [[str(c) for c in r] for r in rows]
+    cells = [[one_value(c) for c in header]] + [[one_value(c) for c in r] for r in rows]
     w = [max(len(r[i]) for r in cells) for i in range(len(header))]
     fmt = lambda r: "  ".join(c.ljust(w[i]) if i == 0 else c.rjust(w[i]) for i, c in enumerate(r))  # noqa: E731
-    return "\n".join([fmt(cells[0]), "  ".join("-" * x for x in w)] + [fmt(r) for r in cells[1:]])
+    return _Block("\n".join([fmt(cells[0]), "  ".join("-" * x for x in w)] + [fmt(r) for r in cells[1:]]))
 
 
 def fit(parts: list[str], width: int, sep: str = " ") -> str:
@@ -39,7 +50,7 @@ def fit(parts: list[str], width: int, sep: str = " ") -> str:
 def import_notes(g) -> str:
     """What was done to the model before TVM imported it (engine/model/loader: overridden dims, input
     values, rewritten operators, the shape-freezing fallback), a line each; '' when nothing was."""
-    return "\n".join(f"import   {n}" for n in g.import_notes)
+    return _Block("\n".join(f"import   {one_value(n)}" for n in g.import_notes))
 
 
 def graph_summary(g) -> str:
@@ -55,7 +66,7 @@ def graph_summary(g) -> str:
     top = sorted(g.nodes, key=lambda n: -n.flops)[:5]
     lines += ["", "most FLOPs:", table([[n.id, n.op, "x".join(map(str, n.shape)), human(n.flops), n.onnx_name or ""]
                                         for n in top], ["id", "op", "shape", "FLOPs", "onnx node"])]
-    return "\n".join(lines)
+    return _join(lines)
 
 
 def plan_summary(g, p, hw, explain: bool = False, top: int = 8) -> str:
@@ -113,7 +124,7 @@ def plan_summary(g, p, hw, explain: bool = False, top: int = 8) -> str:
         for e in p.explanations:
             a, b = g.by_id[e["src"]], g.by_id[e["dst"]]
             lines.append(f"  {e['src']} {a.op} -> {e['dst']} {b.op}: [{e['reason']}] {e['detail']}")
-    return "\n".join(lines)
+    return _join(lines)
 
 
 def _duration(ms: float) -> str:
@@ -185,7 +196,7 @@ def bench_table(b: dict) -> str:
     lines.append(f"measured on {measured_on(b.get('target') or 'cpu', b.get('device'))}")
     if b.get("hardware"):
         lines.append(f"planned with cost-model profile {b['hardware']['name']}: {b['hardware']['title']}")
-    return "\n".join(lines)
+    return _join(lines)
 
 
 def verdict_lines(res: dict, comps: dict | None = None) -> list[str]:
@@ -223,7 +234,7 @@ def verdict_lines(res: dict, comps: dict | None = None) -> list[str]:
                    "--force samples them again")
     elif cached:
         out.append("from the cache, not sampled alongside the others: " + ", ".join(cached))
-    return out
+    return [one_value(x) for x in out]
 
 
 def _run_date(r) -> str:
