@@ -44,6 +44,7 @@ MAX_ONNX_BYTES = 2 << 30
 # loops in every kernel that touches it. No real model comes near either.
 MAX_NODE_INPUTS = 1024
 MAX_RANK = 64
+POSITIVE_ATTRS = {"strides", "dilations", "kernel_shape"}   # ONNX: each at least 1
 
 
 def read(path: str | os.PathLike) -> onnx.ModelProto:
@@ -112,7 +113,8 @@ def check_text(model: onnx.ModelProto, src: str) -> None:
 
 def check_limits(model: onnx.ModelProto, src: str) -> None:
     """Refuse, before TVM sees it, a model it would crash on: a node with more than MAX_NODE_INPUTS
-    inputs or outputs, a tensor of rank above MAX_RANK (graph inputs, outputs, value infos,
+    inputs or outputs, a stride, dilation or kernel size below 1 (onnxsim's shape inference dies of
+    SIGFPE on a stride of 0), a tensor of rank above MAX_RANK (graph inputs, outputs, value infos,
     initializers, Constant nodes' values)."""
     g = model.graph
     for k, n in enumerate(g.node):
@@ -120,6 +122,10 @@ def check_limits(model: onnx.ModelProto, src: str) -> None:
             if len(seq) > MAX_NODE_INPUTS:
                 raise ModelError(src, f"{_node_desc(n, k)} has {len(seq)} {what}, more than the {MAX_NODE_INPUTS} "
                                  "FuseLens takes (TVM's importer would crash on it); split it into smaller ones")
+        for a in n.attribute:   # onnxsim's shape inference divides by them (SIGFPE on a 0)
+            if a.name in POSITIVE_ATTRS and a.type == onnx.AttributeProto.INTS and any(v < 1 for v in a.ints):
+                raise ModelError(src, f"{_node_desc(n, k)} has {a.name} {list(a.ints)[:8]}: each must be a positive "
+                                 "integer")
     ranked = [(f"{what} {vi.name[:80]!r}", len(vi.type.tensor_type.shape.dim))
               for what, seq in (("graph input", g.input), ("graph output", g.output), ("value", g.value_info))
               for vi in seq]
