@@ -10,6 +10,7 @@ from PySide6 import QtCore, QtGui, QtWidgets
 
 from engine.layout.dot import dot_path
 
+from . import plain
 from .dialogs import ShortcutsDialog
 
 def _tips() -> dict[str, str]:
@@ -49,7 +50,7 @@ def _act(win, text, slot, shortcut=None, checkable=False, tip=None):
     a.setCheckable(checkable)
     if tip:
         a.setStatusTip(tip)
-        a.setToolTip(tip)
+        a.setToolTip(plain.tooltip(tip))
     a.triggered.connect(slot)
     win.addAction(a)  # shortcuts work without the menu being open
     return a
@@ -169,7 +170,7 @@ def build_toolbar(win):
                              "timed once per model, cached)")
     for cost in COSTS:
         win.cost_box.addItem(COST_LABELS[cost], cost)
-        win.cost_box.setItemData(win.cost_box.count() - 1, COST_TIPS[cost], QtCore.Qt.ToolTipRole)
+        win.cost_box.setItemData(win.cost_box.count() - 1, plain.tooltip(COST_TIPS[cost]), QtCore.Qt.ToolTipRole)
     win.cost_box.setCurrentIndex(max(0, win.cost_box.findData(win.model.cost)))
     win.cost_box.activated.connect(lambda i: win.model.set_cost(win.cost_box.itemData(i)))
     tb.addWidget(win.cost_box)
@@ -199,7 +200,7 @@ def fill_strategy_boxes(win):
             err = doc is not None and s in doc.plan_errors
             label = s if ready else (f"{s} (failed)" if err else f"{s} (planning...)")
             box.addItem(label, s)
-            box.setItemData(box.count() - 1, STRATEGY_TIPS.get(s, ""), QtCore.Qt.ToolTipRole)
+            box.setItemData(box.count() - 1, plain.tooltip(STRATEGY_TIPS.get(s, "")), QtCore.Qt.ToolTipRole)
         i = box.findData(cur)
         box.setCurrentIndex(max(0, i))
         box.blockSignals(False)
@@ -277,6 +278,7 @@ def show_shortcuts(win):
 
 def show_about(win):
     QtWidgets.QMessageBox.about(win, "About FuseLens",
-                                "<b>FuseLens</b><br>Compare operator-fusion strategies in Apache TVM: "
-                                "see the fused groups, why edges were not fused, and what each plan costs.<br>"
-                                f"Graph layout: {'graphviz dot' if dot_path() else 'built-in (dot not found)'}")
+                                plain.rich("<b>FuseLens</b><br>Compare operator-fusion strategies in Apache TVM: "
+                                           "see the fused groups, why edges were not fused, and what each plan "
+                                           "costs.<br>Graph layout: {how}",
+                                           how='graphviz dot' if dot_path() else 'built-in (dot not found)'))

@@ -12,7 +12,7 @@ import itertools
 
 from PySide6 import QtCore, QtWidgets
 
-from . import tasks
+from . import plain, tasks
 
 QUIET_TASKS = ("devices",)   # run without progress bar or Cancel, and Cancel leaves them alone
 
@@ -30,8 +30,8 @@ class Activity:
         self.last_cancelled: list[str] = []      # the tasks the last Cancel stopped
         self._stage = ""                         # the stage last put in the status bar
         sb = status_bar
-        self.layout_label = QtWidgets.QLabel("")
-        self.layout_label.setToolTip("How the graph was laid out")
+        self.layout_label = plain.label("")
+        self.layout_label.setToolTip(plain.tooltip("How the graph was laid out"))
         self.progress = QtWidgets.QProgressBar()
         self.progress.setMaximumWidth(220)
         self.progress.setTextVisible(True)

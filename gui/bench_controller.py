@@ -12,7 +12,7 @@ from PySide6 import QtCore
 
 from engine.util.machine_load import is_busy
 
-from . import tasks
+from . import plain, tasks
 from .document import schedule_label, schedule_of
 from .planning import cached_results
 
@@ -85,7 +85,7 @@ class Benchmarks:
         for d in devs:
             label = d["name"] + ("" if d.get("reachable", True) is not False else " (unreachable)")
             box.addItem(label, d["name"])
-            box.setItemData(box.count() - 1, d.get("description", ""), QtCore.Qt.ToolTipRole)
+            box.setItemData(box.count() - 1, plain.tooltip(d.get("description", "")), QtCore.Qt.ToolTipRole)
         i = box.findData(cur)
         box.setCurrentIndex(max(0, i))
         self.model.set_device(box.currentData() or "cpu")

@@ -2,11 +2,11 @@
 read-only text report (the tuning report)."""
 from __future__ import annotations
 
-import html
-
 from PySide6 import QtCore, QtGui, QtWidgets
 
 from engine.model.onnx_input import BATCH_LIKE, given_dims
+
+from . import plain
 
 SPATIAL = {"h", "w", "height", "width", "size", "img", "image_size", "resolution", "x", "y"}
 SEQUENCE = {"seq", "seq_len", "sequence", "sequence_length", "length", "len", "tokens", "t", "time"}
@@ -52,10 +52,12 @@ class ShapesDialog(QtWidgets.QDialog):
         self.inputs = inputs
         self.value_inputs = [n for n, _ in inputs if n in (values or [])]
         lay = QtWidgets.QVBoxLayout(self)
-        text = (f"<b>{html.escape(source)}</b>: give a static shape for each input (comma-separated)"
-                + (", and a value for each input that chooses a branch of the model" if self.value_inputs else "")
-                + "; the answer is remembered for this file.")
-        msg = QtWidgets.QLabel(text)
+        text = plain.rich("<b>{source}</b>: give a static shape for each input (comma-separated){more}; the answer "
+                          "is remembered for this file.", source=source,
+                          more=", and a value for each input that chooses a branch of the model"
+                          if self.value_inputs else "")
+        msg = QtWidgets.QLabel()
+        plain.rich_label(msg, text)
         msg.setWordWrap(True)
         lay.addWidget(msg)
         form = QtWidgets.QFormLayout()
@@ -73,10 +75,9 @@ class ShapesDialog(QtWidgets.QDialog):
                 label = f"{name}  value"
             else:
                 e = QtWidgets.QLineEdit(",".join(map(str, pre[name])))
-                e.setToolTip("in the file: " + declared)
+                e.setToolTip(plain.tooltip("in the file: " + declared))
                 label = f"{name}  {declared}"
-            lbl = QtWidgets.QLabel(label)
-            lbl.setTextFormat(QtCore.Qt.PlainText)   # input names come from the file
+            lbl = plain.label(label)   # input names come from the file
             form.addRow(lbl, e)
             self.edits[name] = e
         lay.addLayout(form)
@@ -85,8 +86,7 @@ class ShapesDialog(QtWidgets.QDialog):
         self.override.setChecked(any(isinstance(e, dict) and e.get("override") for e in (remembered or {}).values()))
         self.override.setVisible(any(isinstance(d, int) for n, dims in inputs if n not in self.value_inputs for d in dims))
         lay.addWidget(self.override)
-        self.error = QtWidgets.QLabel("")
-        self.error.setTextFormat(QtCore.Qt.PlainText)
+        self.error = plain.label("")
         self.error.setStyleSheet("color: #d62728")
         lay.addWidget(self.error)
         bb = QtWidgets.QDialogButtonBox(QtWidgets.QDialogButtonBox.Ok | QtWidgets.QDialogButtonBox.Cancel)
@@ -107,21 +107,21 @@ class ShapesDialog(QtWidgets.QDialog):
                 try:
                     out.update(onnx_input.parse_value_args([f"{name}={e.text().strip()}"]))
                 except FuseLensError:
-                    self.error.setText(f"{name}: a value, or values separated by commas")
+                    plain.plain_label(self.error, f"{name}: a value, or values separated by commas")
                     return None
                 continue
             try:
                 vals = [int(x) for x in e.text().replace("x", ",").split(",") if x.strip()]
             except ValueError:
-                self.error.setText(f"{name}: only whole numbers, separated by commas")
+                plain.plain_label(self.error, f"{name}: only whole numbers, separated by commas")
                 return None
             if len(vals) != len(dims) or any(v <= 0 for v in vals):
-                self.error.setText(f"{name}: needs {len(dims)} positive dims")
+                plain.plain_label(self.error, f"{name}: needs {len(dims)} positive dims")
                 return None
             bad = [i for i, (d, v) in enumerate(zip(dims, vals)) if isinstance(d, int) and d != v]
             if bad and not override:
-                self.error.setText(f"{name}: dim {bad[0]} is fixed to {dims[bad[0]]} in the file "
-                                   "(tick Override to replace it)")
+                plain.plain_label(self.error, f"{name}: dim {bad[0]} is fixed to {dims[bad[0]]} in the file "
+                                  "(tick Override to replace it)")
                 return None
             out[name] = {"dims": vals, "override": True} if bad else vals
         return out
@@ -165,7 +165,9 @@ class TuneDialog(QtWidgets.QDialog):
         super().__init__(parent)
         self.setWindowTitle("Tune kernels")
         lay = QtWidgets.QVBoxLayout(self)
-        head = QtWidgets.QLabel(f"Tune the kernels of <b>{strategy}</b>'s plan of <b>{model}</b> on <b>{target}</b>")
+        head = QtWidgets.QLabel()
+        plain.rich_label(head, plain.rich("Tune the kernels of <b>{s}</b>'s plan of <b>{m}</b> on <b>{t}</b>",
+                                          s=strategy, m=model, t=target))
         lay.addWidget(head)
         info = QtWidgets.QLabel(
             "Each distinct fused kernel is tuned with MetaSchedule; trials go to the kernels by their share of "
@@ -200,7 +202,7 @@ class TuneDialog(QtWidgets.QDialog):
         self.by_trials.toggled.connect(self._enable)
         self._enable()
         if records is not None:
-            lay.addWidget(QtWidgets.QLabel(f"Tuning records for {target} so far: {records}"))
+            lay.addWidget(plain.label(f"Tuning records for {target} so far: {records}"))
         bb = QtWidgets.QDialogButtonBox(QtWidgets.QDialogButtonBox.Ok | QtWidgets.QDialogButtonBox.Cancel)
         bb.button(QtWidgets.QDialogButtonBox.Ok).setText("Tune")
         bb.accepted.connect(self.accept)

@@ -8,7 +8,7 @@ from collections import Counter
 
 from engine.layout import graph as L
 
-from . import style
+from . import plain, style
 from .panels.properties import group_kind, kind_title
 
 
@@ -54,9 +54,11 @@ class Differences:
                    f"{min(members, key=L.node_number)}" + (f"\nkind: {kind_title(info)}" if info else ""))
             rows.append(((s, gi), text, tip, style.STRATEGY_COLOURS.get(s)))
         oa = sum(1 for r in rows if r[0][0] == left)
-        head = (f"<b>{len(rows)}</b> fused groups differ: {oa} only in <b>{left}</b> (left), "
-                f"{len(rows) - oa} only in <b>{right}</b> (right). N / Shift+N: next / previous."
-                if rows else f"<b>{left}</b> and <b>{right}</b> form the same fused groups.")
+        head = (plain.rich("<b>{n}</b> fused groups differ: {oa} only in <b>{left}</b> (left), "
+                           "{ob} only in <b>{right}</b> (right). N / Shift+N: next / previous.",
+                           n=len(rows), oa=oa, ob=len(rows) - oa, left=left, right=right)
+                if rows else plain.rich("<b>{left}</b> and <b>{right}</b> form the same fused groups.",
+                                        left=left, right=right))
         self.panel.set_differences(rows, head)
 
     def step(self, d: int):

@@ -8,6 +8,8 @@ from __future__ import annotations
 
 from PySide6 import QtCore, QtWidgets
 
+from . import plain
+
 FIND_WIDTH = 200   # px: room for a name such as "fused_conv2d_add"
 
 
@@ -47,7 +49,7 @@ class Find:
                               (QtCore.Qt.DownArrow, "Next match (F3)", +1)):
             b = QtWidgets.QToolButton(bar)
             b.setArrowType(arrow)
-            b.setToolTip(tip)
+            b.setToolTip(plain.tooltip(tip))
             b.setAutoRaise(True)
             b.clicked.connect(lambda _=False, d=d: self.step(d))
             row.addWidget(b)
@@ -75,7 +77,7 @@ class Find:
         if self.state.side_by_side:
             self.area.right.scene().find(text)
         self.pos = -1
-        self.label.setText(f" {len(self.hits)} found " if text else "")
+        plain.plain_label(self.label, f" {len(self.hits)} found " if text else "")
         if self.hits:
             self.step(+1)
 
@@ -86,5 +88,5 @@ class Find:
             return
         self.pos = (self.pos + d) % len(self.hits)
         nid = self.hits[self.pos]
-        self.label.setText(f" {self.pos + 1}/{len(self.hits)} ")
+        plain.plain_label(self.label, f" {self.pos + 1}/{len(self.hits)} ")
         self.select_node(nid)

@@ -10,11 +10,11 @@ to be shown at the left pane's positions); `plan_shown` follows each redraw of t
 strategy chosen or its plan changed (the heat, the status line and a cleaner layout follow it)."""
 from __future__ import annotations
 
-import html
 import time
 
 from PySide6 import QtCore, QtWidgets
 
+from . import plain
 from .document import decided_by, estimate_label
 from .graph.scene import GraphScene
 from .graph.view import GraphView
@@ -64,7 +64,6 @@ class ScopeBar(QtWidgets.QWidget):
     def __init__(self, parent=None):
         super().__init__(parent)
         self.crumbs = QtWidgets.QLabel()
-        self.crumbs.setTextFormat(QtCore.Qt.RichText)
         self.crumbs.setTextInteractionFlags(QtCore.Qt.LinksAccessibleByMouse)
         self.crumbs.linkActivated.connect(lambda href: self.scope_requested.emit(href[len("scope:"):]))
         self.crumbs.setSizePolicy(QtWidgets.QSizePolicy.Ignored, QtWidgets.QSizePolicy.Preferred)
@@ -104,7 +103,8 @@ class ScopeBar(QtWidgets.QWidget):
         tree = sc.scope_tree if sc is not None else {}
         self.setEnabled(bool(tree))
         if not tree:
-            self.crumbs.setText("<i>no blocks: the operators carry no ONNX scopes</i>" if sc and sc.graph else "")
+            plain.rich_label(self.crumbs, plain.rich("<i>no blocks: the operators carry no ONNX scopes</i>"
+                                                     if sc and sc.graph else ""))
             return
         if self.depth.maximum() != scopes.max_depth(tree):
             self.depth.setRange(1, scopes.max_depth(tree))
@@ -120,14 +120,15 @@ class ScopeBar(QtWidgets.QWidget):
         key = self._inner[1].get(op) if op is not None else None
 
         def link(k):
-            return f"<a href='scope:{html.escape(k, quote=True)}'>{html.escape(tree[k].label)}</a>"
+            return plain.rich("<a href='scope:{k}'>{label}</a>", k=k, label=tree[k].label)
 
         if key is None:
             tops = [k for k, s in tree.items() if s.parent is None]
-            self.crumbs.setText("<b>model</b> › " + " · ".join(link(k) for k in tops[:8])
-                                + (" ..." if len(tops) > 8 else ""))
+            plain.rich_label(self.crumbs, plain.rich("<b>model</b> › ") + plain.Rich(" · ").join(link(k) for k in tops[:8])
+                             + (" ..." if len(tops) > 8 else ""))
         else:
-            self.crumbs.setText("<b>model</b> › " + " › ".join(link(k) for k in scopes.breadcrumb(tree, key)))
+            plain.rich_label(self.crumbs, plain.rich("<b>model</b> › ")
+                             + plain.Rich(" › ").join(link(k) for k in scopes.breadcrumb(tree, key)))
 
 
 class GraphArea(QtWidgets.QWidget):
@@ -162,7 +163,6 @@ class GraphArea(QtWidgets.QWidget):
         bl.addWidget(close, 0, QtCore.Qt.AlignTop)
         self.banner.hide()
         self.summary = QtWidgets.QLabel()
-        self.summary.setTextFormat(QtCore.Qt.RichText)
         self.summary.setWordWrap(True)
         self.summary.hide()
         self.left_title = QtWidgets.QLabel()
@@ -203,14 +203,14 @@ class GraphArea(QtWidgets.QWidget):
         return not self.right_pane.isHidden()
 
     def show_placeholder(self, text: str):
-        self.placeholder.setText(text)
+        plain.plain_label(self.placeholder, text)
         self.stack.setCurrentIndex(0)
 
     def show_graph(self):
         self.stack.setCurrentIndex(1)
 
     def show_error(self, text: str):
-        self.banner_text.setText(text)
+        plain.plain_label(self.banner_text, text)
         self.banner.show()
 
     def hide_error(self):
@@ -304,13 +304,14 @@ class GraphArea(QtWidgets.QWidget):
 
         def side(name, p, only):
             if p is None:
-                return f"<b>{name}</b>: planning..."
+                return plain.rich("<b>{name}</b>: planning...", name=name)
             how = decided_by(p)
-            return (f"<b>{name}</b>: {p.kernels} kernels, {len(p.groups)} groups, {estimate_label(p)} "
-                    f"{p.estimated_us / 1000:.3f} ms on {doc.hw.title}" + (f" ({how})" if how else "")
-                    + f"; {only} fused groups only here")
+            return (plain.rich("<b>{name}</b>: {kernels} kernels, {groups} groups, {est} {ms:.3f} ms on {hw}",
+                               name=name, kernels=p.kernels, groups=len(p.groups), est=estimate_label(p),
+                               ms=p.estimated_us / 1000, hw=doc.hw.title)
+                    + (f" ({how})" if how else "") + f"; {only} fused groups only here")
 
-        self.summary.setText(side(left, la, oa) + " &nbsp;|&nbsp; " + side(right, lb, ob)
-                             + " &nbsp; <span style='color:#d6002a'>(dashed red boxes: only in that plan)</span>")
-        self.left_title.setText(f"<b>{left}</b>")
-        self.right_title.setText(f"<b>{right}</b>")
+        plain.rich_label(self.summary, side(left, la, oa) + plain.rich(" &nbsp;|&nbsp; ") + side(right, lb, ob)
+                         + plain.rich(" &nbsp; <span style='color:#d6002a'>(dashed red boxes: only in that plan)</span>"))
+        plain.rich_label(self.left_title, plain.rich("<b>{left}</b>", left=left))
+        plain.rich_label(self.right_title, plain.rich("<b>{right}</b>", right=right))

@@ -12,6 +12,7 @@ from engine.layout.cache import cache_key
 from engine.layout.dot import dot_path
 from engine.model.scopes import scope_tree
 
+from . import plain
 from .events import EmitterGroup
 from .layout_service import LayoutService
 
@@ -208,8 +209,8 @@ class Layouts:
               (f", {lay.seconds:.2f} s" if lay.seconds else "")
         if lay.note.startswith("cached"):
             how += " (cached)"
-        self.activity.layout_label.setText(f"layout: {how}")
-        self.activity.layout_label.setToolTip(lay.note)
+        plain.plain_label(self.activity.layout_label, f"layout: {how}")
+        self.activity.layout_label.setToolTip(plain.tooltip(lay.note))
         if lay.engine != "dot" or provisional:
             self.status(f"Layout: {lay.note}", 15000)
         self.events.applied(layout=lay)

@@ -10,7 +10,7 @@ from PySide6 import QtCore, QtGui, QtWidgets
 
 from engine.layout import graph as L
 
-from .. import style
+from .. import plain, style
 from .items import Z_BADGE, Z_BOX, Z_NODE, rounded
 
 BADGE_H = 16.0
@@ -248,7 +248,7 @@ class GroupBoxes:
         it.setPen(pen)
         it.setZValue(Z_NODE)
         it.setData(0, ("collapsed", gi))
-        it.setToolTip(f"group {gi} (collapsed): {label}\ndouble-click or E to expand")
+        it.setToolTip(plain.tooltip(f"group {gi} (collapsed): {label}\ndouble-click or E to expand"))
         t = QtWidgets.QGraphicsSimpleTextItem(label, it)
         t.setFont(sc.title_font)
         t.setBrush(QtGui.QBrush(sc.theme.text))

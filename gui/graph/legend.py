@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from PySide6 import QtCore, QtGui, QtWidgets
 
-from .. import style
+from .. import plain, style
 
 
 class HeatLegend(QtWidgets.QWidget):
@@ -84,9 +84,10 @@ class KindLegend(QtWidgets.QWidget):
         w = max([fm.horizontalAdvance(self._row_text(k, n)) + 42 for k, n in counts.items()]
                 + [fb.horizontalAdvance(self._title()) + 16])
         self.setFixedSize(min(w, 340), 6 + self.ROW_H * (len(counts) + 1) + 4)
-        self.setToolTip("\n".join(f"{style.KIND_LETTERS[k]}: {kinds.TITLES[k]}" for k in counts)
-                        + "\nA box without a badge is a kind TVM's FuseOps forms too (single op, anchor + "
-                          "epilogue).\nClick a group: Properties names its kind and features.")
+        self.setToolTip(plain.tooltip("\n".join(f"{style.KIND_LETTERS[k]}: {kinds.TITLES[k]}" for k in counts)
+                                      + "\nA box without a badge is a kind TVM's FuseOps forms too (single op, "
+                                        "anchor + epilogue).\nClick a group: Properties names its kind and "
+                                        "features."))
         self.show()
         self.update()
 

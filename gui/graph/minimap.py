@@ -7,6 +7,8 @@ from __future__ import annotations
 
 from PySide6 import QtCore, QtGui, QtWidgets
 
+from .. import plain
+
 
 class Minimap(QtWidgets.QWidget):
     """An overview in the view's corner: nodes as dots in their colours, the visible area as a frame.
@@ -26,7 +28,7 @@ class Minimap(QtWidgets.QWidget):
         self._timer.setSingleShot(True)
         self._timer.setInterval(30)
         self._timer.timeout.connect(self.rebuild_now)
-        self.setToolTip("Overview: click or drag to move the view (M hides it)")
+        self.setToolTip(plain.tooltip("Overview: click or drag to move the view (M hides it)"))
 
     def rebuild(self):
         """Redraw the overview (coalesced: many calls in one event-loop turn draw once)."""

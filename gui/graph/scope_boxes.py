@@ -7,6 +7,7 @@ from PySide6 import QtCore, QtGui, QtWidgets
 
 from engine.layout import graph as L
 
+from .. import plain
 from .items import Z_NODE, rounded
 
 Z_SCOPE = -30.0      # below group boxes (items.Z_BOX) and edges; deeper scopes a little higher
@@ -51,7 +52,7 @@ class ScopeBoxes:
         it.setZValue(Z_NODE)
         it.setData(0, ("scope", key))
         label = L.scope_node_label(scope)
-        it.setToolTip(f"block {key} (collapsed): {len(scope.ops)} operators\ndouble-click to expand")
+        it.setToolTip(plain.tooltip(f"block {key} (collapsed): {len(scope.ops)} operators\ndouble-click to expand"))
         t = QtWidgets.QGraphicsSimpleTextItem(label, it)
         t.setFont(sc.title_font)
         t.setBrush(QtGui.QBrush(sc.theme.text))
@@ -109,7 +110,7 @@ class ScopeBoxes:
             it.setPen(pen)
             it.setZValue(Z_SCOPE + 0.1 * depth)
             it.setData(0, ("scope_box", key))
-            it.setToolTip(f"block {key}: {len(tree[key].ops)} operators\ndouble-click to collapse")
+            it.setToolTip(plain.tooltip(f"block {key}: {len(tree[key].ops)} operators\ndouble-click to collapse"))
             t = QtWidgets.QGraphicsSimpleTextItem(tree[key].label, it)
             t.setFont(self.font)
             t.setBrush(QtGui.QBrush(sc.theme.subtext))

@@ -7,7 +7,7 @@ from __future__ import annotations
 
 from PySide6 import QtCore, QtGui, QtWidgets
 
-from .. import style
+from .. import plain, style
 from .legend import DeltaLegend, HeatLegend, KindLegend
 from .minimap import Minimap
 from .scene import GraphScene
@@ -246,10 +246,12 @@ class GraphView(QtWidgets.QGraphicsView):
         if ev.type() == QtCore.QEvent.ToolTip:
             h = self.hit(ev.pos())
             if h is not None and h[0] == "group" and self.scene().plan is not None:
-                QtWidgets.QToolTip.showText(ev.globalPos(), self.scene().group_tooltip(h[1]), self.viewport())
+                QtWidgets.QToolTip.showText(ev.globalPos(), plain.tooltip(self.scene().group_tooltip(h[1])),
+                                            self.viewport())
                 return True
             if h is not None and h[0] == "node":
-                QtWidgets.QToolTip.showText(ev.globalPos(), self.scene().node_tooltip(h[1]), self.viewport())
+                QtWidgets.QToolTip.showText(ev.globalPos(), plain.tooltip(self.scene().node_tooltip(h[1])),
+                                            self.viewport())
                 return True
         return super().viewportEvent(ev)
 

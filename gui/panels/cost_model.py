@@ -16,13 +16,12 @@ ringed) and the controller's `running`. Clicking a point asks for its group (`gr
 """
 from __future__ import annotations
 
-import html
 import math
 
 import pyqtgraph as pg
 from PySide6 import QtCore, QtGui, QtWidgets
 
-from .. import style
+from .. import plain, style
 from ..document import estimate_label
 
 # fusion kinds (engine/planner/kinds.py): FuseOps' own in greys and orange, the kinds beyond it in their badge colours
@@ -57,26 +56,26 @@ def kind_title(kind: str) -> str:
 
 
 def figures_text(f: dict, target: str) -> str:
-    """The fidelity figures as one line (rich text)."""
+    """The fidelity figures as one line (rich text, every value from the result escaped)."""
     def num(v, fmt="{:.2f}"):
         return "n/a" if v is None or (isinstance(v, float) and math.isnan(v)) else fmt.format(v)
 
-    parts = [f"<b>Spearman {num(f.get('spearman'))}</b>",
-             "measured/estimated p10 {} · p50 <b>{}</b> · p90 {}".format(
-                 num(f.get("ratio_p10")), num(f.get("ratio_p50")), num(f.get("ratio_p90"))),
-             f"{f.get('kernels', 0)} of {f.get('kernels_in_plan', f.get('kernels', 0))} kernels timed on "
-             f"{html.escape(target)}",
-             "estimates: " + html.escape(str(f.get("cost_model_title") or f.get("cost_model") or "?"))]
-    text = " &nbsp;·&nbsp; ".join(parts)
+    parts = [plain.rich("<b>Spearman {v}</b>", v=num(f.get('spearman'))),
+             plain.rich("measured/estimated p10 {a} · p50 <b>{b}</b> · p90 {c}",
+                        a=num(f.get("ratio_p10")), b=num(f.get("ratio_p50")), c=num(f.get("ratio_p90"))),
+             plain.rich("{n} of {m} kernels timed on {target}", n=f.get('kernels', 0),
+                        m=f.get('kernels_in_plan', f.get('kernels', 0)), target=target),
+             plain.rich("estimates: {m}", m=f.get("cost_model_title") or f.get("cost_model") or "?")]
+    text = plain.Rich(" &nbsp;·&nbsp; ").join(parts)
     if f.get("excluded_from_training"):
-        text += (" (trained without " + html.escape(", ".join(f["excluded_from_training"]))
-                 + " and any kernel of the same structure)")
+        text += plain.rich(" (trained without {x} and any kernel of the same structure)",
+                           x=", ".join(map(str, f["excluded_from_training"])))
     if f.get("busy_left_out"):
-        text += f"<br>{f['busy_left_out']} timings taken while the machine was busy were left out."
+        text += plain.rich("<br>{n} timings taken while the machine was busy were left out.", n=f['busy_left_out'])
     if f.get("not_timed"):
-        text += f"<br>{f['not_timed']} kernels have no time (see the error, or time again)."
+        text += plain.rich("<br>{n} kernels have no time (see the error, or time again).", n=f['not_timed'])
     if f.get("error"):
-        text += f"<br><span style='color:#d62728'>timing error: {html.escape(str(f['error']))}</span>"
+        text += plain.rich("<br><span style='color:#d62728'>timing error: {e}</span>", e=f['error'])
     return text
 
 
@@ -89,12 +88,11 @@ class CostModelPanel(QtWidgets.QWidget):
         pg.setConfigOptions(antialias=True)
         self.figures = QtWidgets.QLabel("No model loaded.")
         self.figures.setWordWrap(True)
-        self.figures.setTextFormat(QtCore.Qt.RichText)
         self.figures.setTextInteractionFlags(QtCore.Qt.TextSelectableByMouse)
         self.button = QtWidgets.QPushButton("Time kernels")
-        self.button.setToolTip("Build and time every kernel of the shown plan on the selected device (in a worker "
-                               "process; cached after) and plot the cost model's estimate of each against its "
-                               "measured time")
+        self.button.setToolTip(plain.tooltip("Build and time every kernel of the shown plan on the selected device "
+                                             "(in a worker process; cached after) and plot the cost model's "
+                                             "estimate of each against its measured time"))
         self.button.clicked.connect(self.time_requested)
         self.plot = pg.PlotWidget()
         self.plot.setMenuEnabled(False)
@@ -106,7 +104,6 @@ class CostModelPanel(QtWidgets.QWidget):
             self.plot.getAxis(ax).enableAutoSIPrefix(False)
         # the legend is a line of its own under the plot: inside the view box it would cover points
         self.legend = QtWidgets.QLabel("")
-        self.legend.setTextFormat(QtCore.Qt.RichText)
         self.legend.setWordWrap(True)
         self.legend_entries: list[str] = []   # what the legend names, in order
         self.plot.scene().sigMouseClicked.connect(self._clicked)
@@ -154,7 +151,7 @@ class CostModelPanel(QtWidgets.QWidget):
             return
         doc, target = ws.doc, ws.device
         if doc is None:
-            self._clear("No model loaded.")
+            self._clear(plain.rich("No model loaded."))
             return
         strategy = self._state.strategy
         plan = doc.plans.get(strategy)
@@ -162,27 +159,27 @@ class CostModelPanel(QtWidgets.QWidget):
         running = self._controller.running if self._controller is not None else None
         if found is None:
             if plan is None:
-                self._clear(f"No {html.escape(strategy)} plan yet.")
+                self._clear(plain.rich("No {s} plan yet.", s=strategy))
                 return
             n = sum(1 for u in (plan.group_us or []) if u)
-            self._clear(f"<b>{html.escape(strategy)}</b>: nothing measured yet; its figures are the "
-                        f"{html.escape(estimate_label(plan))} ({n} kernels). "
-                        + (f"Timing its kernels on {html.escape(target)}..." if running == strategy else
-                           f"<i>Time kernels</i> builds and times them on {html.escape(target)} "
-                           "and plots the cost model's estimate of each against its time."))
+            self._clear(plain.rich("<b>{s}</b>: nothing measured yet; its figures are the {est} ({n} kernels). ",
+                                   s=strategy, est=estimate_label(plan), n=n)
+                        + (plain.rich("Timing its kernels on {t}...", t=target) if running == strategy else
+                           plain.rich("<i>Time kernels</i> builds and times them on {t} "
+                                      "and plots the cost model's estimate of each against its time.", t=target)))
             return
         fid, why = found
         self.draw(fid, target, stale=why, plan=plan)
 
     # ---- drawing ---------------------------------------------------------------------------------
 
-    def _clear(self, text: str):
+    def _clear(self, text: plain.Rich):
         self.plot.clear()
         for ax in ("left", "bottom"):
             self.plot.getAxis(ax).setTicks(None)
         self._set_legend([])
         self.points, self.stale, self.shown, self.ring = [], "", None, None
-        self.figures.setText(text)
+        plain.rich_label(self.figures, text)
         self.plot.setLabel("bottom", "estimated (us)")
         self.plot.setLabel("left", "measured (us)")
 
@@ -237,19 +234,20 @@ class CostModelPanel(QtWidgets.QWidget):
             for ax in ("left", "bottom"):
                 self.plot.getAxis(ax).setTicks([ticks, []])
         strategy = getattr(fid.plan, "strategy", "") or ""
-        head = f"<b>{html.escape(strategy)}</b>: "
+        head = plain.rich("<b>{s}</b>: ", s=strategy)
         if stale:
-            head = (f"<span style='color:#b36b00'><b>Stale</b> ({html.escape(stale)}): Time kernels again.</span>"
-                    f"<br>{head}")
-        self.figures.setText(head + (figures_text(f, target) if pts or f.get("error") else
-                                     "no kernel could be timed. " + figures_text(f, target)))
+            head = plain.rich("<span style='color:#b36b00'><b>Stale</b> ({why}): Time kernels again.</span><br>",
+                              why=stale) + head
+        plain.rich_label(self.figures, head + (figures_text(f, target) if pts or f.get("error") else
+                                               plain.rich("no kernel could be timed. ") + figures_text(f, target)))
         self._draw_ring()
 
     def _set_legend(self, entries):
         """The legend line: (colour, mark, name) per entry."""
         self.legend_entries = [name for _, _, name in entries]
-        self.legend.setText(" &nbsp; ".join(f"<span style='color:{c}'>{html.escape(mark)}</span>&nbsp;{html.escape(n)}"
-                                            for c, mark, n in entries))
+        plain.rich_label(self.legend, plain.Rich(" &nbsp; ").join(
+            plain.rich("<span style='color:{c}'>{mark}</span>&nbsp;{n}", c=c, mark=mark, n=n)
+            for c, mark, n in entries))
         self.legend.setVisible(bool(entries))
 
     def _draw_ring(self):

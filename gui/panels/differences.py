@@ -5,6 +5,8 @@ from __future__ import annotations
 
 from PySide6 import QtCore, QtGui, QtWidgets
 
+from .. import plain
+
 
 class DifferencesPanel(QtWidgets.QWidget):
     """Rows of (key, text, tooltip, colour); `chosen(row)` when a row becomes the current one, by a click,
@@ -17,7 +19,6 @@ class DifferencesPanel(QtWidgets.QWidget):
         super().__init__(parent)
         self.header = QtWidgets.QLabel()
         self.header.setWordWrap(True)
-        self.header.setTextFormat(QtCore.Qt.RichText)
         self.list = QtWidgets.QListWidget()
         self.list.setUniformItemSizes(True)
         self.list.setTextElideMode(QtCore.Qt.ElideMiddle)
@@ -26,15 +27,16 @@ class DifferencesPanel(QtWidgets.QWidget):
         # a click shows its row (again, too: to re-centre it); keys and Previous / Next through _on_row
         self.list.itemClicked.connect(lambda it: self.chosen.emit(self.list.row(it)))
         self.prev_button = QtWidgets.QPushButton("\u25b2 Previous")
-        self.prev_button.setToolTip("Previous difference (Shift+N)")
+        self.prev_button.setToolTip(plain.tooltip("Previous difference (Shift+N)"))
         self.prev_button.clicked.connect(lambda: self.step(-1))
         self.next_button = QtWidgets.QPushButton("Next \u25bc")
-        self.next_button.setToolTip("Next difference (N)")
+        self.next_button.setToolTip(plain.tooltip("Next difference (N)"))
         self.next_button.clicked.connect(lambda: self.step(+1))
         self.position = QtWidgets.QLabel()
         self.delta_box = QtWidgets.QCheckBox("Colour groups by latency delta")
-        self.delta_box.setToolTip("Each group coloured by how much faster (blue) or slower (red) the other plan "
-                                  "runs its operators: measured where both plans were benchmarked, else estimated")
+        self.delta_box.setToolTip(plain.tooltip("Each group coloured by how much faster (blue) or slower (red) the "
+                                                "other plan runs its operators: measured where both plans were "
+                                                "benchmarked, else estimated"))
         self.delta_box.toggled.connect(self.delta_requested.emit)
         bar = QtWidgets.QHBoxLayout()
         bar.setContentsMargins(0, 0, 0, 0)
@@ -60,9 +62,10 @@ class DifferencesPanel(QtWidgets.QWidget):
             self.delta_box.setChecked(on)
             self.delta_box.blockSignals(False)
 
-    def set_differences(self, rows: list[tuple], header: str):
-        """rows: (key, text, tooltip, colour or None). The current row stays when the rows are the same."""
-        self.header.setText(header)
+    def set_differences(self, rows: list[tuple], header):
+        """rows: (key, text, tooltip, colour or None); header: plain text, or our markup (gui.plain.rich).
+        The current row stays when the rows are the same."""
+        plain.plain_label(self.header, header)
         if [(r[0], r[1]) for r in rows] == list(zip(self.keys(), self.texts())):
             self._update_position()
             return
@@ -72,7 +75,7 @@ class DifferencesPanel(QtWidgets.QWidget):
             it = QtWidgets.QListWidgetItem(text)
             it.setData(QtCore.Qt.UserRole, key)
             if tip:
-                it.setToolTip(tip)
+                it.setToolTip(plain.tooltip(tip))
             if colour is not None:
                 pix = QtGui.QPixmap(10, 10)
                 pix.fill(QtGui.QColor(colour))
@@ -133,4 +136,4 @@ class DifferencesPanel(QtWidgets.QWidget):
 
     def _update_position(self):
         n, r = self.list.count(), self.list.currentRow()
-        self.position.setText(f"{r + 1} / {n}" if n and r >= 0 else (f"{n} differences" if n else ""))
+        plain.plain_label(self.position, f"{r + 1} / {n}" if n and r >= 0 else (f"{n} differences" if n else ""))

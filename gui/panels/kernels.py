@@ -12,6 +12,8 @@ from PySide6 import QtCore, QtGui, QtWidgets
 
 from engine.report.kernel_table import LINTS, SLOW_FACTOR, kernel_rows
 
+from .. import plain
+
 COLUMNS = ("#", "kernel", "kind", "ops", "estimated us", "measured us", "share", "flags",
            "FLOP/s of peak", "bytes/s of BW", "bound", "ORT us", "ours/ORT")
 _NUMERIC = {0, 3, 4, 5, 6, 8, 9, 11, 12}
@@ -91,11 +93,11 @@ class KernelModel(QtCore.QAbstractTableModel):
             return QtGui.QBrush(QtGui.QColor("#c0392b"))
         if role == _TIP:
             if c == FLAGS_COL and r.lints:
-                return "\n".join(_LINT_TIPS[k] for k in r.lints)
+                return plain.tooltip("\n".join(_LINT_TIPS[k] for k in r.lints))
             if c == 1:
-                return f"group {r.group}: {', '.join(f'{o} {n}' for o, n in zip(r.ops, r.op_names))}"
+                return plain.tooltip(f"group {r.group}: {', '.join(f'{o} {n}' for o, n in zip(r.ops, r.op_names))}")
             if c > FLAGS_COL and r.eff_source:
-                return _eff_tip(r)
+                return plain.tooltip(_eff_tip(r))
         return None
 
 
@@ -135,8 +137,8 @@ class KernelsPanel(QtWidgets.QWidget):
         self.filter_edit.setPlaceholderText("Filter kernels (name, kind, op, flag)")
         self.filter_edit.setClearButtonEnabled(True)
         self.flagged = QtWidgets.QCheckBox("Flagged only")
-        self.flagged.setToolTip("Only kernels a linter flags: " + "; ".join(LINTS.values())
-                                + f" (slower: measured at least {SLOW_FACTOR:g}x the estimate)")
+        self.flagged.setToolTip(plain.tooltip("Only kernels a linter flags: " + "; ".join(LINTS.values())
+                                              + f" (slower: measured at least {SLOW_FACTOR:g}x the estimate)"))
         self.model = KernelModel(self)
         self.proxy = _Filter(self)
         self.proxy.setSourceModel(self.model)
@@ -165,7 +167,7 @@ class KernelsPanel(QtWidgets.QWidget):
         lay.addWidget(self.header)
         lay.addLayout(bar)
         lay.addWidget(self.table, 1)
-        self.header.setText("Open a model: a row per kernel of the shown plan.")
+        plain.plain_label(self.header, "Open a model: a row per kernel of the shown plan.")
 
     def follow(self, workspace, state, reports=None):
         """Redraw from the models from now on; `reports`: the kernel reports (gui/kernel_reports.py)."""
@@ -203,8 +205,8 @@ class KernelsPanel(QtWidgets.QWidget):
         self.rows = []
         if plan is None:
             self.model.set_rows([])
-            self.header.setText("Open a model: a row per kernel of the shown plan." if doc is None
-                                else f"{st.strategy}: planning...")
+            plain.plain_label(self.header, "Open a model: a row per kernel of the shown plan." if doc is None
+                              else f"{st.strategy}: planning...")
             return
         result = doc.result(ws.device, st.strategy)
         report = self._reports.get(doc, ws.device, st.strategy) if self._reports is not None else None
@@ -212,12 +214,12 @@ class KernelsPanel(QtWidgets.QWidget):
                                 peaks=None if report is not None else _peaks(ws.profile, ws.device))
         measured = any(r.measured_us is not None for r in self.rows)
         flagged = sum(bool(r.lints) for r in self.rows)
-        self.header.setText(
-            f"<b>{st.strategy}</b>: {len(self.rows)} kernels, {flagged} flagged; share of the "
-            + (f"measured total on {ws.device}" if measured and all(r.measured_us is not None for r in self.rows)
-               else "estimated total" + ("" if measured else " (Benchmark to measure each kernel)"))
-            + "; " + _eff_header(report, measured))
-        self.header.setTextFormat(QtCore.Qt.RichText)
+        plain.rich_label(self.header, plain.rich(
+            "<b>{s}</b>: {n} kernels, {flagged} flagged; share of the {total}; ", s=st.strategy, n=len(self.rows),
+            flagged=flagged,
+            total=(f"measured total on {ws.device}" if measured and all(r.measured_us is not None for r in self.rows)
+                   else "estimated total" + ("" if measured else " (Benchmark to measure each kernel)")))
+            + _eff_header(report, measured))
         self.model.set_rows(self.rows)
         self.table.sortByColumn(sort_col if 0 <= sort_col < len(COLUMNS) else 0, sort_order)
         if not self._sized:     # column widths once, from the first rows (measuring thousands is slow)
@@ -298,14 +300,16 @@ def _peaks(profile: str, device: str):
 _PEAKS: dict = {}
 
 
-def _eff_header(report, measured: bool) -> str:
+def _eff_header(report, measured: bool):
     if report is not None:
         pk = report.peaks
-        return (f"efficiency <b>measured</b> (kernel report, {report.runs} runs; ONNX Runtime profiled beside it) "
-                f"against {pk.flops / 1e9:.0f} GFLOP/s and {pk.bandwidth / 1e9:.1f} GB/s")
+        return plain.rich("efficiency <b>measured</b> (kernel report, {runs} runs; ONNX Runtime profiled beside it) "
+                          "against {gf:.0f} GFLOP/s and {gb:.1f} GB/s", runs=report.runs, gf=pk.flops / 1e9,
+                          gb=pk.bandwidth / 1e9)
     if measured:
-        return "efficiency from the benchmark's kernel times (Run > Measure Kernels vs ONNX Runtime for ORT's)"
-    return "Run > Measure Kernels vs ONNX Runtime for each kernel's efficiency and ORT's time"
+        return plain.rich("efficiency from the benchmark's kernel times (Run > Measure Kernels vs ONNX Runtime for "
+                          "ORT's)")
+    return plain.rich("Run > Measure Kernels vs ONNX Runtime for each kernel's efficiency and ORT's time")
 
 
 def _eff_tip(r) -> str:

@@ -19,7 +19,7 @@ from engine.util import machine_load
 from engine.measure.runs import comparison_base, not_same_run
 from engine.report.text import duration
 
-from .. import style
+from .. import plain, style
 from ..document import ESTIMATE_TITLES, cost_tag, estimate_source, schedule_label, schedule_of, strategy_label
 from . import follow_results
 
@@ -194,7 +194,7 @@ class LatencyPanel(QtWidgets.QWidget):
         self.cplot.getPlotItem().vb.sigResized.connect(lambda *_: self._fit_ticks())
         self.tick_labels: list[list[str]] = []   # the latency plot's x labels, a list of lines per strategy
         self.marks: list[pg.TextItem] = []    # "not yet measured" over a strategy without a figure
-        self.note = QtWidgets.QLabel("not yet measured")
+        self.note = plain.label("not yet measured")
         self.note.setWordWrap(True)
         self.table = QtWidgets.QTableWidget(0, len(COLUMNS))
         self.table.setHorizontalHeaderLabels(COLUMNS)
@@ -381,7 +381,7 @@ class LatencyPanel(QtWidgets.QWidget):
         apart = not_same_run(shown)   # figures of another run than the base's: no verdict between them
         self.apart_note = (f"Not compared with {comparison_base(shown)} (not the same run): {', '.join(apart)}; "
                            "benchmark them together to compare. " if apart else None)
-        self.note.setText(
+        plain.plain_label(self.note,
             (f"Measured on {target}: {n} of {len(strategies)} strategies. " if n else
              f"Not yet measured on {target}: press Benchmark (Ctrl+B). ")
             + (f"{self.busy_note} " if self.busy_note else "")
@@ -526,7 +526,7 @@ class LatencyPanel(QtWidgets.QWidget):
             for c, v in enumerate(vals):
                 it = QtWidgets.QTableWidgetItem(v)
                 if c == COLUMNS.index("source") and len(v) > 40:
-                    it.setToolTip(v)
+                    it.setToolTip(plain.tooltip(v))
                 elif c == COLUMNS.index("rules-only ms") and v:
-                    it.setToolTip("the same plan measured with the rules' schedules only")
+                    it.setToolTip(plain.tooltip("the same plan measured with the rules' schedules only"))
                 self.table.setItem(r, c, it)

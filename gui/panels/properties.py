@@ -9,7 +9,7 @@ from PySide6 import QtCore, QtWidgets
 from engine.layout import graph as L
 from engine.report.text import human
 
-from .. import style
+from .. import plain, style
 from ..document import group_estimate
 
 
@@ -136,7 +136,8 @@ class PropertiesPanel(QtWidgets.QTreeWidget):
             self.node_requested.emit(nid)
 
     def _detail(self, key: str, value: str):
-        self.details.setText(f"<b>{key}</b>: {breakable(value)}" if key else breakable(value))
+        plain.plain_label(self.details, plain.rich("<b>{key}</b>: {value}", key=key, value=breakable(value)) if key
+                          else breakable(value))
 
     def container(self) -> QtWidgets.QWidget:
         """The table with the wrapping details line under it (what the dock shows)."""
@@ -160,7 +161,7 @@ class PropertiesPanel(QtWidgets.QTreeWidget):
         for col in (0, 1):  # a key beside a value wrapped over several lines stays level with its first line
             it.setTextAlignment(col, QtCore.Qt.AlignLeft | QtCore.Qt.AlignTop)
         if tip or len(str(value)) > 60:
-            it.setToolTip(1, tip or str(value))
+            it.setToolTip(1, plain.tooltip(tip or str(value)))
         (parent.addChild if parent is not None else self.addTopLevelItem)(it)
         return it
 

@@ -9,11 +9,9 @@ verdict's text scrolls in a tab of its own, so a longer verdict never shrinks th
 double-click on the tree) opens it in a window of its own, as large as the user makes it."""
 from __future__ import annotations
 
-import html
-
 from PySide6 import QtCore, QtGui, QtWidgets
 
-from .. import style
+from .. import plain, style
 from . import follow_results
 
 NODE_W, NODE_H, LEAF_W, LEAF_H = 120.0, 64.0, 72.0, 28.0
@@ -50,9 +48,9 @@ def no_verdict_text(rec, measured=None) -> str:
     elif measured:
         why = "only greedy is measured: benchmark dp or hybrid on the selected device to compare with it."
     else:
-        return ("<i>Measured verdict: not yet measured</i> (benchmark greedy and dp or hybrid on the selected "
-                "device to add one).")
-    return f"<b>No measured verdict:</b> {html.escape(why)}"
+        return plain.rich("<i>Measured verdict: not yet measured</i> (benchmark greedy and dp or hybrid on the "
+                          "selected device to add one).")
+    return plain.rich("<b>No measured verdict:</b> {why}", why=why)
 
 
 class VerdictText(QtWidgets.QTextBrowser):
@@ -99,15 +97,14 @@ class TreeView(QtWidgets.QGraphicsView):
 class RecommendationPanel(QtWidgets.QWidget):
     def __init__(self, parent=None):
         super().__init__(parent)
-        self.verdict = QtWidgets.QLabel("No model loaded.")
+        self.verdict = plain.label("No model loaded.")
         self.verdict.setWordWrap(True)
-        self.verdict.setTextFormat(QtCore.Qt.RichText)
-        self.headline = QtWidgets.QLabel("")       # the measured verdict in one line
+        self.headline = plain.label("")       # the measured verdict in one line
         self.headline.setWordWrap(True)
-        self.headline.setTextFormat(QtCore.Qt.RichText)
         self.expand_button = QtWidgets.QToolButton()
         self.expand_button.setText("Expand")
-        self.expand_button.setToolTip("Open the decision tree in a window of its own (or double-click the tree)")
+        self.expand_button.setToolTip(plain.tooltip("Open the decision tree in a window of its own (or double-click "
+                                                    "the tree)"))
         self.expand_button.clicked.connect(self.expand)
         self.scene = QtWidgets.QGraphicsScene(self)
         self.view = TreeView(self.scene)
@@ -182,33 +179,35 @@ class RecommendationPanel(QtWidgets.QWidget):
         self.rec = None
         self.scene.clear()
         self.tests.clear()
-        self.verdict.setText(text)
-        self.headline.setText("")
-        self.measured.setHtml("")
+        plain.plain_label(self.verdict, text)
+        plain.plain_label(self.headline, "")
+        self.measured.setPlainText("")
 
     def show_recommendation(self, rec, ctx: str = "", measured=None):
         """measured: the strategies with a benchmark result on the device (usable or not), to say what
         is missing when there is no measured verdict."""
         self.rec, self.ctx, self._measured = rec, ctx, measured
-        self.verdict.setText(f"<b>Rule's verdict: {rec.verdict}</b>"
-                             + (f" &nbsp; <small>({ctx})</small>" if ctx else ""))
+        plain.rich_label(self.verdict, plain.rich("<b>Rule's verdict: {v}</b>", v=rec.verdict)
+                         + (plain.rich(" &nbsp; <small>({ctx})</small>", ctx=ctx) if ctx else ""))
         unfused = getattr(rec, "unfused_note", None)
         if rec.measured_verdict:
-            head = f"<b>Measured verdict: {rec.measured_verdict}</b>"
+            head = plain.rich("<b>Measured verdict: {v}</b>", v=rec.measured_verdict)
             if getattr(rec, "busy_note", None):   # the detail ends with the whole line
-                head += " <span style='color:#d97706'><b>(timed on a busy machine: may be distorted)</b></span>"
+                head += plain.rich(" <span style='color:#d97706'><b>(timed on a busy machine: may be distorted)</b>"
+                                   "</span>")
             if rec.disagreement:
-                head += (" &nbsp; <span style='color:#d62728'><b>Disagreement:</b> "
-                         f"{html.escape(rec.disagreement)}</span>")
+                head += plain.rich(" &nbsp; <span style='color:#d62728'><b>Disagreement:</b> {d}</span>",
+                                   d=rec.disagreement)
             elif unfused:
-                head += " &nbsp; <span style='color:#d97706'><b>The unfused plan measured fastest.</b></span>"
+                head += plain.rich(" &nbsp; <span style='color:#d97706'><b>The unfused plan measured fastest.</b>"
+                                   "</span>")
             else:
-                head += " &nbsp; <span style='color:#2ca02c'>The rule and the measurements agree.</span>"
-            txt = f"{head}<br>{html.escape(rec.measured_detail or '')}"
+                head += plain.rich(" &nbsp; <span style='color:#2ca02c'>The rule and the measurements agree.</span>")
+            txt = head + plain.rich("<br>{d}", d=rec.measured_detail or '')
         else:
             head = txt = no_verdict_text(rec, measured)
-        self.headline.setText(head)
-        self.measured.setHtml(txt)
+        plain.rich_label(self.headline, head)
+        plain.set_html(self.measured, txt)
         self.tests.clear()
         for t in rec.tests:
             unit = t.get("unit", "")
@@ -290,7 +289,8 @@ class RecommendationPanel(QtWidgets.QWidget):
             t = self.scene.addText("", f)
             t.setDefaultTextColor(colour)
             t.setTextWidth(rect.width() - 6)
-            t.setHtml(f"<div align='center'>{html.escape(label).replace(chr(10), '<br>')}</div>")
+            plain.set_html(t, plain.rich("<div align='center'>{label}</div>",
+                                         label=plain.Rich("<br>").join(str(label).split("\n"))))
             br = t.boundingRect()
             t.setPos(rect.center().x() - br.width() / 2, rect.center().y() - br.height() / 2)
             self.text_items.append(t)
