@@ -788,7 +788,11 @@ def run_cli(argv: list[str], cache: Path, *, allow=(0, 2), timeout: float = 300,
                            preexec_fn=limit_memory(mem_limit))
     except subprocess.TimeoutExpired:
         raise FuzzFailure("hang", f"no exit within {timeout:g} s") from None
-    return check_exit(r.returncode, r.stderr, allow)
+    out = check_exit(r.returncode, r.stderr, allow)
+    raw = [c for c in RAW_CONTROLS if c in r.stdout or c in r.stderr]
+    if raw and "--debug" not in argv:   # --debug keeps TVM's own output as it is
+        raise FuzzFailure("terminal", f"raw control characters {raw} printed: {(r.stdout + r.stderr)[-800:]!r}")
+    return out
 
 
 def check_exit(returncode: int, stderr: bytes, allow) -> str:
@@ -824,6 +828,11 @@ def check_onnx_cli(path: Path, shapes: dict | None, cache: Path) -> list[str]:
 #   {LINK} a symlink to the tiny model       {DANGLING} a symlink to nothing
 #   {NULL_LINK} a symlink to /dev/null
 
+# Text a terminal acts on (issue 31): printed, it must come out escaped (run_cli checks)
+HOSTILE_TEXT = ["\x1b]0;pwned\x07", "\x1b[2J", "a\x07b", "\u202etxt", "x\udcff", "x\nerror: forged", "\x1b[31mred",
+                "\x9b2J", "\u2066iso\u2069"]
+RAW_CONTROLS = (b"\x1b", b"\x07", b"\x00", b"\xe2\x80\xae", b"\xc2\x9b", b"\xe2\x81\xa6")
+
 # Text a shell could pass: any characters but NUL, with the surrogates Python maps undecodable bytes to.
 _argv_chars = st.characters(blacklist_categories=("Cs",), blacklist_characters="\x00") | \
     st.sampled_from([chr(c) for c in range(0xDC80, 0xDD00, 7)])
@@ -834,7 +843,8 @@ _SPECIAL_PATHS = ["{TINY}", "{DIR}", "{RO}", "{FIFO}", "{LINK}", "{DANGLING}", "
                   "/etc", "{DIR}/missing/x.onnx", "{TINY}/x", "{DIR}/" + "a" * 300 + ".onnx",
                   "{DIR}/" + "b" * 250, "zoo:mobilenetv2@32", "zoo:nope", "zoo:", "zoo:mobilenetv2@",
                   "zoo:mobilenetv2@-32", "zoo:mobilenetv2@1e3", "zoo:yolov4_tiny@100", "zoo:mobilenetv2@0x20",
-                  "zoo:mobilenetv2@ 64", "zoo:mobilenetv2@" + "9" * 5000, "zoo:@32", "zoo:mobilenetv2@32@32"]
+                  "zoo:mobilenetv2@ 64", "zoo:mobilenetv2@" + "9" * 5000, "zoo:@32", "zoo:mobilenetv2@32@32",
+                  *(f"{{DIR}}/{h}.onnx" for h in HOSTILE_TEXT), *(f"zoo:{h}" for h in HOSTILE_TEXT)]
 paths = st.one_of(
     st.sampled_from(_SPECIAL_PATHS), st.sampled_from(_SPECIAL_PATHS),
     argv_text,
@@ -859,7 +869,8 @@ _ports = st.one_of(st.sampled_from(["1", "0", "65535", "65536", "999999999999999
                    st.integers(0, 70000).map(str))
 targets = st.one_of(
     st.sampled_from(["cpu", "llvm", "host", "cuda", "cuda:0", "cuda:7", "cuda:sm_75", "cuda:sm_", "cuda:-1", "gpu",
-                     "rpc://", "rpc://:9190", "opencl", "", " cpu ", "CPU", "cuda:" + "9" * 30]),
+                     "rpc://", "rpc://:9190", "opencl", "", " cpu ", "CPU", "cuda:" + "9" * 30,
+                     *(f"cpu{h}" for h in HOSTILE_TEXT), "rpc://\x1b[2J:9190/k\u202e"]),
     st.builds(lambda h, p, k, t: f"rpc://{h}:{p}{k}{t}", _hosts, _ports,
               st.one_of(st.just(""), st.builds(lambda k: "/" + k, st.text(alphabet="ab/?=", max_size=5))),
               st.one_of(st.just(""), st.builds(lambda t: "?target=" + t, st.sampled_from(["cuda", "llvm", "x", ""])))),

@@ -37,7 +37,10 @@ CASE_TIMEOUT_S = 150        # a command past this is a hang
 
 # ==== special cache files =====================================================================================
 
-SPECIAL_KINDS = ("fifo", "dev_zero", "dir", "sparse", "empty", "truncated", "garbage", "dangling")
+# numbers:X: every number of a JSON cache file replaced by X (a damaged figure: issue 31); other files truncated
+DAMAGED_NUMBERS = {"numbers:huge": 1e300, "numbers:denormal": 5e-324, "numbers:negative": -5,
+                   "numbers:inf": float("inf"), "numbers:nan": float("nan"), "numbers:bool": True}
+SPECIAL_KINDS = ("fifo", "dev_zero", "dir", "sparse", "empty", "truncated", "garbage", "dangling", *DAMAGED_NUMBERS)
 
 # the commands that filled the seed cache, run again over the damaged one (the cheap ones more often)
 _SEED_COMMANDS = (["plan", "{TINY}", "--strategy", "dp"],
@@ -105,6 +108,21 @@ def damage(path: Path, kind: str, data: bytes) -> None:
         path.write_bytes(bytes((i * 131 + 7) % 256 for i in range(max(len(data), 64))))
     elif kind == "dangling":
         path.symlink_to(path.parent / "nothing-here")
+    elif kind in DAMAGED_NUMBERS:
+        try:
+            d = json.loads(data)
+        except ValueError:
+            path.write_bytes(data[:len(data) // 2])
+            return
+        bad = DAMAGED_NUMBERS[kind]
+
+        def swap(o):
+            if isinstance(o, dict):
+                return {k: swap(v) for k, v in o.items()}
+            if isinstance(o, list):
+                return [swap(v) for v in o]
+            return bad if isinstance(o, (int, float)) and not isinstance(o, bool) else o
+        path.write_text(json.dumps(swap(d)))
     else:
         raise ValueError(kind)
 
