@@ -72,7 +72,9 @@ class TuneReport:
             lines.append(f"  {name[:44]:<44} {k.weight:6.1%} {k.trials:6d} {_us(k.rules_us):>9} {_us(k.best_us):>9}  "
                          f"{k.status}{': ' + k.note if k.note else ''}")
         lines.append(f"  store: {self.store}")
-        return "\n".join(lines)
+        from engine.util.stdio import one_value   # a name's newline or ESC cannot break or forge a line
+
+        return "\n".join(one_value(x) for x in lines)
 
 
 def _us(v) -> str:

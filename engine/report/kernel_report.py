@@ -479,7 +479,7 @@ def _num(v, unit="") -> str:
 def text(r: KernelReport, top: int | None = None) -> str:
     """The report as the CLI prints it: a header (the peaks and where they come from, the threads),
     a row per kernel, slowest first, and the total line; then ORT's blocks."""
-    from .text import table
+    from .text import _join, table
 
     if r.error:
         return f"{r.strategy}: kernel report failed: {r.error}"
@@ -534,7 +534,7 @@ def text(r: KernelReport, top: int | None = None) -> str:
                          + ", ".join(r.ort_missing[:12]) + (" ..." if len(r.ort_missing) > 12 else ""))
         if o.get("note"):
             lines.append("ORT: " + o["note"])
-    return "\n".join(lines)
+    return _join(lines)   # a value's newline or control character escaped (text._join)
 
 
 __all__ = ["Peaks", "KernelFigure", "KernelReport", "OrtBlock", "peaks", "efficiency", "median_interval",
