@@ -27,6 +27,7 @@ from dataclasses import asdict, dataclass, field
 
 from engine.util import child, machine_load
 from engine.util.cache_dir import atomic_file, cache_dir, drop, is_number, read_json, write_json
+from engine.util.numbers import finite
 
 from . import ort_check, runs
 
@@ -112,7 +113,7 @@ def valid_result(d, n_groups: int | None = None) -> bool:
     if not isinstance(d, dict) or set(d) - set(BenchResult.__dataclass_fields__):
         return False
     lat = d.get("latency_ms")
-    if not isinstance(lat, dict) or not all(is_number(lat.get(k)) and lat[k] >= 0 for k in ("median", "min", "max")):
+    if not isinstance(lat, dict) or not all(finite(lat.get(k), 0.0, 1e12) for k in ("median", "min", "max")):
         return False
     if d.get("correct") is not True or d.get("error") is not None:
         return False
@@ -129,9 +130,10 @@ def valid_result(d, n_groups: int | None = None) -> bool:
         return False
     if not all(_int(d[k]) and d[k] >= 0 for k in ("kernels", "repeat", "tuned_kernels", "nan_matched") if k in d):
         return False
-    return all(is_number(d[k]) for k in ("planning_ms", "build_s") if k in d) and \
+    # times are never negative (a -5 ms would print as one); a share is 0..1 (engine/util/numbers.py)
+    return all(finite(d[k], 0.0, 1e12) for k in ("planning_ms", "build_s") if k in d) and \
         (d.get("max_abs_err") is None or is_number(d["max_abs_err"])) and \
-        (d.get("busy_share") is None or is_number(d["busy_share"]))   # absent in older files: None
+        (d.get("busy_share") is None or finite(d["busy_share"], 0.0, 1.0))   # absent in older files: None
 
 
 def cached_result(graph, plan, target, scheduled: bool = True, tuned: bool = True) -> BenchResult | None:

@@ -86,9 +86,10 @@ import time
 from pathlib import Path
 
 from engine.util import cache_dir as _files
-from engine.util.cache_dir import cache_dir, is_number
+from engine.util.cache_dir import cache_dir
 from engine.util.child import ChildFailed, run_in_child
 from engine.util.cpus import usable_cores
+from engine.util.numbers import finite
 
 from .dp import CUTOFF, MAX_LEN
 from .plan import group_of
@@ -183,8 +184,8 @@ def valid_record(r) -> bool:
         return False
     if "error" in r:
         return isinstance(r["error"], str)
-    return (is_number(r.get("us")) and r["us"] > 0 and is_number(r.get("median", r["us"]))
-            and isinstance(r.get("n", 1), int) and not isinstance(r.get("n", 1), bool))
+    return (finite(r.get("us"), 1e-6, 1e12) and finite(r.get("median", r["us"]), 0.0, 1e12)   # us: a ps to 11 days
+            and isinstance(r.get("n", 1), int) and finite(r.get("n", 1), 0, 1 << 40))
 
 
 class KernelCache:
