@@ -24,6 +24,8 @@ def bar_chart_png(rows: list[dict], path) -> None:
     from pyqtgraph.exporters import ImageExporter
     from PySide6 import QtWidgets
 
+    from . import plain
+
     app = QtWidgets.QApplication.instance() or QtWidgets.QApplication([])  # noqa: F841 - keeps Qt alive
     pg.setConfigOptions(background="w", foreground="k", antialias=True)
     plot = pg.PlotWidget(title="Measured latency relative to the unfused baseline (median; lower is better)")
@@ -34,7 +36,7 @@ def bar_chart_png(rows: list[dict], path) -> None:
     x = np.arange(len(rows))
     for k, (key, name, color) in enumerate(series):
         h = [(r.get(key) or 0) / r["baseline_ms"] if r.get("baseline_ms") else 0 for r in rows]
-        plot.addItem(pg.BarGraphItem(x=x + (k - 1.5) * w, height=h, width=w, brush=color, name=name))
+        plot.addItem(pg.BarGraphItem(x=x + (k - 1.5) * w, height=h, width=w, brush=color, name=plain.esc(name, quote=False)))
     plot.getAxis("bottom").setTicks([[(i, r["model"]) for i, r in enumerate(rows)]])
     plot.setLabel("left", "latency / baseline")
     ImageExporter(plot.plotItem).export(str(path))

@@ -8,6 +8,7 @@ parsed as HTML: a node named `<img src="file:///etc/passwd">` would be rendered.
 - `plain_label(label, text)`: the label shows `text` as plain text (Qt::PlainText), whatever it holds;
 - `rich(template, **data)`: our own markup, each data value HTML-escaped into it; gives a `Rich`, the only
   thing `rich_label` and `set_html` take;
+- `esc(text)`: text for pyqtgraph's labels and legends (setLabel, setTitle, LabelItem), which are HTML;
 - `tooltip(text)`: a tooltip (which has no text format) for `text`, escaped and wrapped so that Qt never
   parses the data as HTML; it looks as a plain-text tooltip does (no wrapping, the same lines).
 
@@ -23,9 +24,10 @@ from PySide6 import QtCore
 __all__ = ["Rich", "esc", "plain_label", "rich", "rich_label", "set_html", "tooltip", "label"]
 
 
-def esc(value) -> str:
-    """`value` as text, HTML-escaped (quotes too)."""
-    return html.escape("" if value is None else str(value), quote=True)
+def esc(value, quote: bool = True) -> str:
+    """`value` as text, HTML-escaped (quotes too, unless quote=False: text outside attributes). Also for
+    pyqtgraph's labels (setLabel, setTitle, LabelItem: its legends), which take HTML."""
+    return html.escape("" if value is None else str(value), quote=quote)
 
 
 class Rich(str):

@@ -4,7 +4,8 @@ Qt renders a QLabel's text, any tooltip and a text document's `setHtml` as rich 
 HTML, so an ONNX node named `<b>X</b><img src="file:///etc/passwd">` would be rendered. Every view goes
 through gui/plain.py (plain_label, rich, rich_label, set_html, tooltip, label).
 
-- A structural test: every setText / setToolTip / setHtml / setWhatsThis / QLabel(...) /
+- A structural test: every setText / setToolTip / setHtml / setWhatsThis / QLabel(...) / pyqtgraph's
+  setLabel / setTitle / LabelItem (HTML) /
   QToolTip.showText / ToolTipRole item data / QMessageBox text in gui/ takes a string literal or a call to
   gui.plain; no view sets a rich (or auto) text format itself. The few plain-rendering widgets whose
   `setText` takes data (QGraphicsSimpleTextItem, pyqtgraph's TextItem) are allow-listed with a reason. The
@@ -36,6 +37,8 @@ ALLOWED = {
         "a QGraphicsSimpleTextItem (the kind badge's letters): Qt paints its text as plain text",
     ("gui/panels/latency.py", "LatencyPanel._fit_marks", "setText"):
         "pyqtgraph's TextItem.setText calls QGraphicsTextItem.setPlainText",
+    ("gui/graph/scene.py", "GraphScene.render_svg", "setTitle"):
+        "QSvgGenerator.setTitle: the exported file's <title>, which Qt writes escaped; not shown in the app",
 }
 
 
@@ -89,7 +92,9 @@ def violations(source: str, path: str = "<string>") -> list[tuple[str, str, str,
         if name in SETTERS and isinstance(call.func, ast.Attribute) and args:
             if not _ok(args[SETTERS[name]]):
                 bad(call, name, where)
-        elif name == "QLabel" and args and not _ok(args[0]):
+        elif name in ("QLabel", "LabelItem", "setTitle") and args and not _ok(args[0]):   # pyqtgraph's: HTML
+            bad(call, name, where)
+        elif name == "setLabel" and len(args) >= 2 and not _ok(args[1]):          # pyqtgraph's axis label: HTML
             bad(call, name, where)
         elif name == "showText" and len(args) >= 2 and not _ok(args[1]):        # QToolTip.showText(pos, text)
             bad(call, name, where)
@@ -124,11 +129,14 @@ class Panel:
         box.setItemData(0, node.description, QtCore.Qt.ToolTipRole)
         QtWidgets.QMessageBox.warning(w, "Failed", str(node.error))
         action.setWhatsThis(node.name)
+        self.plot.setLabel("left", f"measured on {target}")
+        legend = pg.LabelItem(name, justify="left")
         self.button.setText("Timing " + node.name if node else "Time")
 '''
     found = violations(bad)
     assert [v[2] for v in found] == ["setText", "setToolTip", "setToolTip", "QLabel", "setTextFormat", "setHtml",
-                                     "showText", "setItemData", "warning", "setWhatsThis", "setText"], found
+                                     "showText", "setItemData", "warning", "setWhatsThis", "setLabel", "LabelItem",
+                                     "setText"], found
     assert {v[1] for v in found} == {"Panel.show"}
     good = '''
 def show(self, node, item, box, w, pos):
@@ -146,6 +154,7 @@ def show(self, node, item, box, w, pos):
     box.setItemData(0, node.name, QtCore.Qt.UserRole)
     QtWidgets.QMessageBox.about(w, "About", plain.rich("<b>FuseLens</b> {v}", v=version))
     self.status_bar.showMessage(node.name)
+    self.plot.setLabel("left", plain.esc(f"measured on {target}"))
     self.button.setText("Timing..." if node else "Time kernels")
 '''
     assert violations(good) == []

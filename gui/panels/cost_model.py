@@ -202,8 +202,8 @@ class CostModelPanel(QtWidgets.QWidget):
                         "nodes": nodes})
         self.points = pts
         model = COST_MODEL_TITLES.get(f.get("cost_model"), f.get("cost_model") or "cost model")
-        self.plot.setLabel("bottom", f"estimated by the {model} (us)")
-        self.plot.setLabel("left", f"measured on {target} (us)")
+        self.plot.setLabel("bottom", plain.esc(f"estimated by the {model} (us)", quote=False))
+        self.plot.setLabel("left", plain.esc(f"measured on {target} (us)", quote=False))
         alpha = 70 if stale else 210
         kinds = [k for k in KIND_ORDER if any(p["kind"] == k for p in pts)] + \
             sorted({p["kind"] for p in pts} - set(KIND_ORDER))

@@ -113,7 +113,8 @@ class FlowLegend(pg.GraphicsWidget):
         self.room = float("inf")
 
     def addItem(self, item, name):
-        sample, label = _Sample(item), pg.LabelItem(name, justify="left", size=self.label_size)
+        sample, label = _Sample(item), pg.LabelItem(plain.esc(name, quote=False), justify="left",
+                                                 size=self.label_size)
         sample.setParentItem(self)
         label.setParentItem(self)
         label.item.document().setDocumentMargin(1)
@@ -172,8 +173,8 @@ class LatencyPanel(QtWidgets.QWidget):
             p.setMenuEnabled(False)
             p.setMouseEnabled(x=False, y=False)
             p.hideButtons()
-            p.setTitle(title, size="9pt")
-            p.setLabel("left", unit)
+            p.setTitle(plain.esc(title), size="9pt")
+            p.setLabel("left", plain.esc(unit))
             p.showGrid(y=True, alpha=0.25)
             p.disableAutoRange()  # ranges are set explicitly; auto-ranging on every addItem is slow
             p.getAxis("left").enableAutoSIPrefix(False)
