@@ -75,6 +75,11 @@ def test_plan_writes_its_file_and_inspect_exits_0_with_streams_closed(close, tin
     assert r.returncode == 0 and "Traceback" not in r.stderr, r.stderr[-2000:]
 
 
+def test_zoo_list_with_stdout_closed_exits_0(tmp_path):
+    r = closed("stdout", "zoo", "list", cache=tmp_path / "cache")
+    assert r.returncode == 0 and r.stderr == "", r.stderr[-2000:]
+
+
 def test_setup_fills_closed_fds_and_none_streams(monkeypatch):
     monkeypatch.setattr(sys, "stdout", None)
     monkeypatch.setattr(sys, "stderr", None)
@@ -172,6 +177,23 @@ def test_a_learned_model_with_a_damaged_residual_is_refused(residual):
     d = json.loads(files[0].read_text())["model"]
     assert learned.LearnedModel.from_json(d) is not None
     assert learned.LearnedModel.from_json({**d, "residual": residual}) is None
+
+
+def test_a_local_learned_model_with_a_residual_of_1e300_is_a_miss_and_deleted(tmp_path):
+    from engine.planner import features, learned
+    from engine.planner.kernel_timing import schedule_version
+
+    files = sorted(learned.SHIPPED.glob("*.json"))
+    if not files:
+        pytest.skip("no shipped learned model")
+    store = learned.LocalStore("cpu-test", cache=tmp_path)
+    doc = {"format": learned.FORMAT, "target": "cpu-test", "feature_version": features.FEATURE_VERSION,
+           "schedule_version": schedule_version(), "samples": [], "model_local": 3,
+           "model": json.loads(files[0].read_text())["model"]}
+    store.path.write_text(json.dumps(doc))
+    assert store.model()[0] is not None
+    store.path.write_text(json.dumps({**doc, "model": {**doc["model"], "residual": 1e300}}))
+    assert store.model() == (None, 0) and not store.path.exists()    # gone: the next run is not broken too
 
 
 @pytest.mark.parametrize("key,value", [("planning_ms", -5), ("planning_ms", 1e300), ("estimated_us", True),

@@ -85,6 +85,7 @@ SLOW = frozenset({
     'tests/test_hardening2.py::test_one_op_with_10000_inputs_is_refused_before_tvm',
     'tests/test_hardening2.py::test_one_op_with_1000_inputs_is_inspected',
     'tests/test_hardening3.py::test_plan_writes_its_file_and_inspect_exits_0_with_streams_closed',
+    'tests/test_hardening3.py::test_zoo_list_with_stdout_closed_exits_0',
     'tests/test_hardening_models.py::test_a_gather_beyond_its_axis_is_refused_before_tvm_runs_it',
     'tests/test_hardening_models.py::test_a_model_onnx_runtime_rejects_is_one_line',
     'tests/test_hardening_models.py::test_a_model_with_no_outputs_is_refused_by_inspect_plan_and_bench',
