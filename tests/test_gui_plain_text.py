@@ -69,6 +69,11 @@ def _mentions(node, attr: str) -> bool:
     return any(isinstance(n, ast.Attribute) and n.attr == attr for n in ast.walk(node))
 
 
+def _is_tooltip_role(test) -> bool:
+    return any((isinstance(n, ast.Attribute) and n.attr == "ToolTipRole") or (isinstance(n, ast.Name) and n.id == "_TIP")
+               for n in ast.walk(test))
+
+
 def violations(source: str, path: str = "<string>") -> list[tuple[str, str, str, int]]:
     """(path, enclosing function, call, line) for each call in `source` that gives Qt text other than a
     literal or a gui.plain helper's."""
@@ -82,6 +87,11 @@ def violations(source: str, path: str = "<string>") -> list[tuple[str, str, str,
                 continue
             if isinstance(child, ast.Call):
                 check(child, ".".join(scope))
+            if isinstance(child, ast.If) and _is_tooltip_role(child.test):   # a model's data(ToolTipRole)
+                for n in (m for b in child.body for m in ast.walk(b)):
+                    if isinstance(n, ast.Return) and n.value is not None and not _ok(n.value) \
+                            and not (isinstance(n.value, ast.Constant) and n.value.value is None):
+                        out.append((path, ".".join(scope), "ToolTipRole", n.lineno))
             visit(child, scope)
 
     def bad(call, what, where):
@@ -132,12 +142,16 @@ class Panel:
         self.plot.setLabel("left", f"measured on {target}")
         legend = pg.LabelItem(name, justify="left")
         self.button.setText("Timing " + node.name if node else "Time")
+
+    def data(self, index, role):
+        if role == QtCore.Qt.ToolTipRole:
+            return self.rows[index.row()].name
 '''
     found = violations(bad)
     assert [v[2] for v in found] == ["setText", "setToolTip", "setToolTip", "QLabel", "setTextFormat", "setHtml",
                                      "showText", "setItemData", "warning", "setWhatsThis", "setLabel", "LabelItem",
-                                     "setText"], found
-    assert {v[1] for v in found} == {"Panel.show"}
+                                     "setText", "ToolTipRole"], found
+    assert {v[1] for v in found} == {"Panel.show", "Panel.data"}
     good = '''
 def show(self, node, item, box, w, pos):
     plain.plain_label(self.label, node.name)
@@ -156,6 +170,10 @@ def show(self, node, item, box, w, pos):
     self.status_bar.showMessage(node.name)
     self.plot.setLabel("left", plain.esc(f"measured on {target}"))
     self.button.setText("Timing..." if node else "Time kernels")
+    if role == _TIP:
+        if node is None:
+            return None
+        return plain.tooltip(node.name)
 '''
     assert violations(good) == []
 
