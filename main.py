@@ -894,7 +894,7 @@ def _write_log(argv: list[str]) -> str:
     try:
         if path is None:
             raise OSError
-        with open(path, "w") as f:
+        with open(path, "w", encoding="utf-8", errors="backslashreplace") as f:   # argv may hold a lone surrogate
             f.write(text)
         return path
     except OSError:

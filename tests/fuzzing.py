@@ -169,7 +169,9 @@ attr_values = st.one_of(
     st.lists(st.text(max_size=4), min_size=1, max_size=3),
 )
 dims = st.one_of(_small_or_edge, st.text(alphabet="NHWbatch?_ ", max_size=5), st.none())
-names = st.one_of(st.sampled_from(["x", "input", "w", "c", "r", "y", "z", "", "scales", "flat"]), st.text(max_size=6))
+names = st.one_of(st.sampled_from(["x", "input", "w", "c", "r", "y", "z", "", "scales", "flat",
+                                   "\x1b]0;t\x07", "\x1b[2J", "n\nerror: forged", "\u202ex"]),   # printed escaped
+                  st.text(max_size=6))
 
 
 def _pos():
@@ -1025,7 +1027,8 @@ _HW_FIELDS = ["name", "title", "kind", "peak_flops", "bandwidth", "units", "onch
 _T4 = {"name": "host", "title": "t", "kind": "cpu", "peak_flops": 1e12, "bandwidth": 1e10, "units": 2,
        "onchip_bytes": 1 << 20, "launch_us": 5.0, "compute_efficiency": 0.3, "bandwidth_efficiency": 0.8,
        "kinds": None, "source": ""}
-_edge_numbers = st.sampled_from([0, -1, 0.0, -1e9, 1e308, 2 ** 70, "1e12", None, True, [], {}, float("nan")])
+_edge_numbers = st.sampled_from([0, -1, 0.0, -1e9, 1e308, 2 ** 70, "1e12", None, True, [], {}, float("nan"),
+                                 5e-324, 1e300, -5, float("inf"), 1e-300])   # damaged numbers (issue 31)
 _rpc_lists = st.one_of(st.lists(st.one_of(targets, json_values), max_size=3), json_values)
 
 

@@ -279,3 +279,22 @@ def test_hostile_paths_and_targets_on_the_command_line(env, tmp_path):
     assert b"\\udcff\\x1b]0;t\\x07\\u202e" in r.stderr and b"Traceback" not in r.stderr
     r = cli("bench", "zoo:mobilenetv2", "--target", "cpu\x1b[2J\u202e\nerror: forged", cache=cache, **env)
     assert r.returncode == 2 and r.stderr.count(b"\n") == 1 and b"\x1b" not in r.stderr, r.stderr
+
+
+def test_an_internal_error_with_hostile_text_is_one_escaped_line_and_a_log(capsys, tmp_path, monkeypatch,
+                                                                            tiny_model):
+    import main
+
+    monkeypatch.setenv("FUSELENS_CACHE_DIR", str(tmp_path / "cache"))
+    model = tmp_path / "m\udcff.onnx"          # a file name of a byte that is no UTF-8
+    model.write_bytes(Path(tiny_model).read_bytes())
+
+    def boom(a):
+        raise RuntimeError("boom\x1b[2J\ud800\nerror: forged")
+    monkeypatch.setattr(main, "cmd_inspect", boom)
+    code = main.main(["inspect", str(model)])
+    err = capsys.readouterr().err
+    assert code == main.INTERNAL and err.count("\n") == 1, err
+    assert err.startswith("internal error: RuntimeError: boom\\x1b[2J\\ud800 error: forged (details in "), err
+    log = Path(err.rsplit("(details in ", 1)[1].rstrip(")\n"))
+    assert "m\\udcff.onnx" in log.read_text()
