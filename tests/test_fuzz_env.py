@@ -46,6 +46,7 @@ def test_the_seed_cache_holds_what_commands_read(seed):
 @given(case=E.special_cache_cases())
 @example(case=(0, "fifo", ["devices"]))
 @example(case=(1, "dev_zero", ["plan", "{TINY}", "--strategy", "greedy", "--hardware", "host"]))
+@example(case=(1, "numbers:denormal", ["plan", "{TINY}", "--strategy", "greedy", "--hardware", "host"]))
 def test_fuzz_special_cache_files(case, fixtures, seed, work):
     E.check_special_cache(case, fixtures, seed, work)
 
