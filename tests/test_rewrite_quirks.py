@@ -140,8 +140,10 @@ def test_conv_integer_is_a_float_conv_of_the_centred_integers(w_zp):
         np.testing.assert_array_equal(run_ort(rewrite(m), feeds)[0], want)
 
 
-def test_one_hot_with_a_one_element_depth_gets_a_scalar_depth():
-    """tf2onnx writes OneHot's depth as [N]; TVM's importer takes only a scalar."""
+@pytest.mark.parametrize("axis,depth_shape", [(-1, [1]), (0, []), (1, [1])])
+def test_one_hot_is_written_out(axis, depth_shape):
+    """tf2onnx writes OneHot's depth as [N]; TVM's importer takes only a scalar, and makes float64
+    values: written out as Equal and Where, it imports and keeps the values' float32."""
     import numpy as np
     from onnx import TensorProto as T
     from onnx import helper as h
@@ -150,14 +152,15 @@ def test_one_hot_with_a_one_element_depth_gets_a_scalar_depth():
     from engine.model import relax_import
     from tests.rewrite_check import assert_same_as_ort
 
-    node = h.make_node("OneHot", ["idx", "depth", "vals"], ["y"], axis=-1, name="model/one_hot")
+    out_shape = [2, 3]
+    out_shape.insert(axis if axis >= 0 else 2, 5)
+    node = h.make_node("OneHot", ["idx", "depth", "vals"], ["y"], axis=axis, name="model/one_hot")
     g = h.make_graph([node], "g", [h.make_tensor_value_info("idx", T.INT64, [2, 3])],
-                     [h.make_tensor_value_info("y", T.FLOAT, [2, 3, 5])],
-                     initializer=[numpy_helper.from_array(np.array([5], np.int64), "depth"),
-                                  numpy_helper.from_array(np.array([0, 1], np.float32), "vals")])
+                     [h.make_tensor_value_info("y", T.FLOAT, out_shape)],
+                     initializer=[numpy_helper.from_array(np.array(5, np.int64).reshape(depth_shape), "depth"),
+                                  numpy_helper.from_array(np.array([-0.5, 2], np.float32), "vals")])
     m = h.make_model(g, opset_imports=[h.make_opsetid("", 13)])
-    feeds = {"idx": np.array([[0, 4, -1], [2, 3, 1]], np.int64)}
-    new = assert_same_as_ort(m, feeds)
-    depth = next(t for t in new.graph.initializer if t.name == new.graph.node[0].input[1])
-    assert list(depth.dims) == []
-    relax_import.to_relax(new, "t")   # before the rewrite: "Expected int but got ffi.Array"
+    feeds = {"idx": np.array([[0, 4, -1], [2, 3, -5]], np.int64)}
+    new = assert_same_as_ort(m, feeds, gone=("OneHot",))
+    mod, _ = relax_import.to_relax(new, "t")
+    assert "float64" not in mod.script()

@@ -27,10 +27,10 @@ RULE_MODULES = (
     "dynamic_quantize_lstm", "fused_conv", "fused_gemm", "fused_matmul",  # com.microsoft contrib ops
     "gelu", "skip_layer_norm", "qlinear_conv", "qlinear_matmul", "qlinear_binary",
     "conv_integer",                                                     # integer ops TVM lacks
-    "resize_empty_scales", "one_hot_depth",                             # exporter quirks
+    "resize_empty_scales", "one_hot",                                  # exporter quirks
 )
 MAX_ROUNDS = 16
-VERSION = 4  # part of the model cache entry's name: a change to any rule's output bumps it
+VERSION = 5  # part of the model cache entry's name: a change to any rule's output bumps it
 
 
 @dataclass(frozen=True)
