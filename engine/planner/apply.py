@@ -48,11 +48,17 @@ def apply(graph, groups: list[list[str]]):
         members = sorted(g, key=pos.__getitem__)
         if len(members) < 2 or all(graph.by_id[m].kind in ("tuple", "tuple_get_item") for m in members):
             continue
-        gbinds = [bindings[pos[m]] for m in members]
-        fn, args, outs = _group_function(gbinds, gi, var_group, {bindings[pos[m]].var for m in members
+        # A get-item of a tuple made outside the group is a projection of an input, no computation:
+        # it stays in main, ahead of the call. Inside, an escaping one would be an output that is
+        # an input, which FuseTIR turns into an in-place call without in-place indices.
+        hoisted = [m for m in members if graph.by_id[m].kind == "tuple_get_item"
+                   and not any(where.get(i) == gi for i in graph.by_id[m].inputs)]
+        inner = [m for m in members if m not in hoisted]
+        gbinds = [bindings[pos[m]] for m in inner]
+        fn, args, outs = _group_function(gbinds, gi, var_group, {bindings[pos[m]].var for m in inner
                                                                   if m in used_later})
         gv = bb.add_func(fn, unique_name(func_name(graph, members), names))
-        emitted[gi] = [gv, args, outs]
+        emitted[gi] = [gv, args, outs, [bindings[pos[m]] for m in hoisted]]
     new_mod = bb.get()
 
     # Rewrite main's dataflow block group by group, in a topological order of the groups.
@@ -61,7 +67,8 @@ def apply(graph, groups: list[list[str]]):
         if gi not in emitted:
             new_bindings += [bindings[pos[m]] for m in sorted(groups[gi], key=pos.__getitem__)]
             continue
-        gv, args, outs = emitted[gi]
+        gv, args, outs, hoisted = emitted[gi]
+        new_bindings += hoisted
         call = relax.Call(gv, args)
         if len(outs) == 1:
             new_bindings.append(relax.VarBinding(outs[0], call))
