@@ -104,3 +104,32 @@ def run_worker(job_fn, job, src: str, *, progress=None, **kw) -> dict:
     if payload.get("model_error"):
         raise ModelError(src, payload["model_error"])
     return payload
+
+
+def sensitivity(graph, inputs) -> float | None:
+    """How far the model's outputs move when its float inputs move by one ulp (numpy.nextafter, up),
+    as ONNX Runtime computes it: the largest absolute change over finite outputs. None where ONNX
+    Runtime cannot run it or the model has no float input (engine/measure/check.within_sensitivity)."""
+    import numpy as np
+    import onnxruntime as ort
+
+    from engine.model.loader import frozen_path
+
+    from .build import ort_feed
+
+    inputs = [np.asarray(v) for v in inputs]
+    nudged = [np.nextafter(v, np.inf).astype(v.dtype) if v.dtype.kind == "f" else v for v in inputs]
+    if all(np.array_equal(a, b) for a, b in zip(nudged, inputs)):
+        return None
+    try:
+        so = ort.SessionOptions()
+        so.log_severity_level = 4
+        so.intra_op_num_threads = 1
+        sess = ort.InferenceSession(str(frozen_path(graph)), so, providers=["CPUExecutionProvider"])
+        a = sess.run(None, ort_feed(sess, graph, inputs))
+        b = sess.run(None, ort_feed(sess, graph, nudged))
+    except Exception:  # noqa: BLE001 - no measure of it: the check stays as it was
+        return None
+    diffs = [np.abs(np.asarray(x, np.float64) - np.asarray(y, np.float64)) for x, y in zip(a, b)]
+    finite = [d[np.isfinite(d)] for d in diffs]
+    return max((float(d.max()) for d in finite if d.size), default=None)

@@ -116,6 +116,7 @@ def _job(job, say):
             if not c.correct and not getattr(ref, "fresh", True):  # as runner: a stored reference may be bad
                 ref = runner.reference(graph, t, job["scheduled"], run, ref_say, force=True)
                 c = runner.check_outputs(out, ref)
+            c = runner.settle_check(c, graph, x)
             entries[s] = built[h] = {"vm": vm, "args": args, "groups": groups, "build_s": build_s, "report": report,
                                      "check": c}
         except Exception as e:  # noqa: BLE001 - this plan's error; the others still run

@@ -31,7 +31,7 @@ from engine.util.numbers import finite
 
 from . import ort_check, runs
 
-RUNNER_VERSION = 2   # 2: the check reports matched NaNs and weak checks (engine/measure/check.py)
+RUNNER_VERSION = 3   # 2: the check reports matched NaNs and weak checks; 3: ill-conditioned models (engine/measure/check.py)
 
 
 @dataclass
@@ -48,6 +48,7 @@ class BenchResult:
     max_abs_err: float | None = None
     nan_matched: int = 0         # NaN values at the reference's NaN positions, compared as equal (engine/measure/check.py)
     weak_check: bool = False     # the reference is (nearly) constant: "correct" vouches for little
+    sensitivity: float | None = None   # the model's own one-ulp response, where it let a larger error pass (check.py)
     kernel_us: list = field(default_factory=list)    # aligned with plan.groups; None where nothing launches
     repeat: int = 0
     scheduled: bool = True
@@ -133,6 +134,7 @@ def valid_result(d, n_groups: int | None = None) -> bool:
     # times are never negative (a -5 ms would print as one); a share is 0..1 (engine/util/numbers.py)
     return all(finite(d[k], 0.0, 1e12) for k in ("planning_ms", "build_s") if k in d) and \
         (d.get("max_abs_err") is None or is_number(d["max_abs_err"])) and \
+        (d.get("sensitivity") is None or finite(d["sensitivity"], 0.0, 1e30)) and \
         (d.get("busy_share") is None or finite(d["busy_share"], 0.0, 1.0))   # absent in older files: None
 
 
@@ -262,6 +264,7 @@ def _run_job(job, say):
     if not c.correct and not ref.fresh:  # a stored reference may be bad: a fresh one decides
         ref = reference(graph, t, job["scheduled"], run, say, force=True)
         c = check_outputs(out, ref)
+    c = settle_check(c, graph, x)
     say("timing", 0.7)
     timer = vm.time_evaluator("main", dev, number=1, repeat=job["repeat"], min_repeat_ms=50)
     load0 = machine_load.start()
@@ -360,9 +363,21 @@ def check_outputs(out, ref):
 
 
 
+def settle_check(c, graph, x):
+    """`c`, or where the build missed the tolerance, the check against the model's own sensitivity
+    (ONNX Runtime on inputs nudged by one ulp: engine/measure/check.within_sensitivity)."""
+    if c.correct or c.err is None:
+        return c
+    from . import ort_check
+    from .check import within_sensitivity
+
+    return within_sensitivity(c, ort_check.sensitivity(graph, x))
+
+
 def check_fields(c) -> dict:
     """A Check as the BenchResult fields a worker returns."""
-    return {"correct": c.correct, "max_abs_err": c.err, "nan_matched": c.nan_matched, "weak_check": c.weak}
+    return {"correct": c.correct, "max_abs_err": c.err, "nan_matched": c.nan_matched, "weak_check": c.weak,
+            "sensitivity": c.sensitivity}
 
 
 def schedule_kind(report: dict) -> str:
