@@ -187,14 +187,22 @@ def check_model(m: dict, a, work: Path) -> dict:
             res = {r["strategy"]: r for r in json.loads(bf.read_text())["strategies"]}
             for s, r in res.items():
                 row["kernels"].setdefault(s, r.get("kernels"))
-            bad = [s for s, r in res.items() if r.get("correct") is not True]
-            row["correct"] = "yes" if res and not bad else "no (" + ", ".join(
-                f"{s}: {res[s].get('error') or res[s].get('check') or 'incorrect'}" for s in bad) + ")"
+            row["correct"] = correctness(res)
         else:
             row["correct"] = "no"
             if not row["error"]:
                 row["error"] = f"bench: {error_line(rc, out, a.timeout)}"
     return row
+
+
+def correctness(res: dict) -> str:
+    """The correct-vs-ORT cell from bench's JSON strategies: "yes" only where every build's check is a
+    plain yes; a weak or ill-conditioned check is named ("yes, weak check"); else "no (...)"."""
+    bad = [s for s, r in res.items() if r.get("correct") is not True]
+    if not res or bad:
+        return "no (" + ", ".join(f"{s}: {res[s].get('error') or res[s].get('check') or 'incorrect'}" for s in bad) + ")"
+    caveats = sorted({r.get("check") for r in res.values()} - {"yes"})
+    return "yes" + "".join(f", {c}" for c in caveats)
 
 
 def _models(target: str, cache: Path) -> list[dict]:
