@@ -12,11 +12,11 @@ round) is a mismatch.
 A model can be ill-conditioned: dynamically quantized ones (DynamicQuantizeLinear before every
 MatMulInteger or ConvInteger) round borderline values to the next 8-bit step, so a build that merely
 adds in another order (every fused kernel does) moves their outputs by far more than the tolerance,
-and so does ONNX Runtime when its inputs move by one ulp. Where a build misses the tolerance, its
-error is set against that sensitivity (`within_sensitivity`, measured by ONNX Runtime on inputs
-nudged by one ulp: engine/measure/ort_check.sensitivity): an error no larger than the model's own
-response to a one-ulp change is `yes (ill-conditioned)`, never plain `yes`, and the sensitivity is
-reported with it.
+and so does ONNX Runtime when its values move by one ulp. Where a build misses the tolerance, its
+error is set against that sensitivity (`within_sensitivity`, measured by ONNX Runtime with the inputs
+and every float value a node makes nudged by about one ulp: engine/measure/ort_check.sensitivity): an
+error no larger than the model's own response to that is `yes (ill-conditioned)`, never plain `yes`,
+and the sensitivity is reported with it.
 
 A reference with almost no variance cannot tell a build that computes the model from one that
 computes any constant near it (onnx's "light" models have constant weights: their outputs are
@@ -99,7 +99,7 @@ def notes(results: dict) -> list[str]:
     ill = {s: r.sensitivity for s, r in ok.items() if getattr(r, "sensitivity", None) is not None}
     if ill:
         out.append(f"ill-conditioned ({', '.join(ill)}): the model's outputs move by up to {max(ill.values()):.3g} "
-                   "when its inputs move by one ulp (ONNX Runtime); these builds differ from the reference by no more "
+                   "when its values move by one ulp (ONNX Runtime); these builds differ from the reference by no more "
                    "than that, beyond the check's tolerance: the check vouches for the build only to that level")
     by_count: dict[int, list[str]] = {}
     for s, r in ok.items():
