@@ -201,7 +201,7 @@ def correctness(res: dict) -> str:
     bad = [s for s, r in res.items() if r.get("correct") is not True]
     if not res or bad:
         return "no (" + ", ".join(f"{s}: {res[s].get('error') or res[s].get('check') or 'incorrect'}" for s in bad) + ")"
-    caveats = sorted({r.get("check") for r in res.values()} - {"yes"})
+    caveats = sorted({(r.get("check") or "").replace("yes (", "").rstrip(")") for r in res.values()} - {"yes"})
     return "yes" + "".join(f", {c}" for c in caveats)
 
 
@@ -232,9 +232,11 @@ def table(rows: list[dict], build: bool) -> str:
             r["correct"] if build else "(no --build)", k)) + " |")
     n = len(rows)
     opens = sum(r["opens"] for r in rows)
-    ok = sum(r["correct"] == "yes" for r in rows)
+    ok = [r["correct"] for r in rows if r["correct"].startswith("yes")]
+    caveat = ", ".join(f"{sum(c in x for x in ok)} with a {c}" for c in ("weak check", "ill-conditioned")
+                       if any(c in x for x in ok))
     lines += ["", f"opens {opens} of {n}, builds and matches ONNX Runtime "
-              + (f"{ok} of {n}" if build else f"- of {n} (run with --build)")]
+              + (f"{len(ok)} of {n}" + (f" ({caveat})" if caveat else "") if build else f"- of {n} (run with --build)")]
     return "\n".join(lines) + "\n"
 
 
