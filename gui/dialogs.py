@@ -2,7 +2,7 @@
 read-only text report (the tuning report)."""
 from __future__ import annotations
 
-from PySide6 import QtCore, QtGui, QtWidgets
+from PySide6 import QtGui, QtWidgets
 
 from engine.model.onnx_input import BATCH_LIKE, given_dims
 

@@ -44,11 +44,10 @@ def load_corpus() -> list[dict]:
 
 
 def sha256(path: Path) -> str:
-    h = hashlib.sha256()
-    with open(path, "rb") as f:
-        for block in iter(lambda: f.read(1 << 20), b""):
-            h.update(block)
-    return h.hexdigest()
+    sys.path.insert(0, str(ROOT))
+    from engine.util.cache_dir import file_sha256
+
+    return file_sha256(path)
 
 
 # ---- fetch ----------------------------------------------------------------------------------------------

@@ -110,7 +110,7 @@ def fold(model: onnx.ModelProto, src: str = "") -> onnx.ModelProto:
                     folded = [shp[start:end]]
             elif (node.domain in ("", "ai.onnx") and node.op_type not in KEEP and node.input
                   and all(not n or value(n) is not None for n in node.input)
-                  and all(not _has_graph(a) for a in node.attribute)):
+                  and not node_holds_graphs(node)):
                 folded = _eval(node, values, model.opset_import)
                 if folded is not None and sum(r.nbytes for r in folded) > FOLD_MAX_BYTES:
                     folded = None
@@ -131,38 +131,34 @@ def fold(model: onnx.ModelProto, src: str = "") -> onnx.ModelProto:
     return model
 
 
-def _has_graph(a: onnx.AttributeProto) -> bool:
-    return a.type in (onnx.AttributeProto.GRAPH, onnx.AttributeProto.GRAPHS)
+def node_holds_graphs(node: onnx.NodeProto) -> bool:
+    return any(a.type in (onnx.AttributeProto.GRAPH, onnx.AttributeProto.GRAPHS) for a in node.attribute)
 
 
 def _subgraph_reads(g: onnx.GraphProto) -> set:
     """Names a subgraph reads from outer scopes (and its own, which does no harm)."""
+    from .rewrites.base import subgraphs
+
     out = set()
     for n in g.node:
         out.update(n.input)
-        for a in n.attribute:
-            if a.type == onnx.AttributeProto.GRAPH:
-                out |= _subgraph_reads(a.g)
-            elif a.type == onnx.AttributeProto.GRAPHS:
-                for sg in a.graphs:
-                    out |= _subgraph_reads(sg)
+        for sg in subgraphs(n):
+            out |= _subgraph_reads(sg)
     return out
 
 
 def _dead_code(g: onnx.GraphProto) -> bool:
     """Drop nodes none of whose outputs is read (graph outputs count as read), then unread initializers."""
+    from .rewrites.base import subgraphs
+
     needed = {o.name for o in g.output}
     keep = []
     for node in reversed(list(g.node)):
         if any(o in needed for o in node.output if o):
             keep.append(node)
             needed.update(n for n in node.input if n)
-            for a in node.attribute:
-                if a.type == onnx.AttributeProto.GRAPH:
-                    needed |= _subgraph_reads(a.g)
-                elif a.type == onnx.AttributeProto.GRAPHS:
-                    for sg in a.graphs:
-                        needed |= _subgraph_reads(sg)
+            for sg in subgraphs(node):
+                needed |= _subgraph_reads(sg)
     keep.reverse()
     changed = len(keep) != len(g.node)
     if changed:

@@ -322,26 +322,31 @@ def given_values(model: onnx.ModelProto, given: dict | None, src: str) -> dict:
     return out
 
 
+def inputs_read(model: onnx.ModelProto, name: str, through_shapes: bool = True) -> list[str]:
+    """The real graph inputs the value `name` is computed from, in first-found order; with
+    `through_shapes` False, not through a Shape or Size (a shape is known once shapes are fixed)."""
+    producer = {o: n for n in model.graph.node for o in n.output}
+    real = {vi.name for vi in graph_inputs(model)}
+    seen, need, found = set(), [name], []
+    while need:
+        v = need.pop()
+        if v in seen or not v:
+            continue
+        seen.add(v)
+        if v in real:
+            found.append(v)
+        elif v in producer and (through_shapes or producer[v].op_type not in ("Shape", "Size")):
+            need.extend(producer[v].input)
+    return found
+
+
 def inputs_choosing_branches(model: onnx.ModelProto) -> list[str]:
     """The scalar graph inputs an If's condition is computed from (a sample rate, a flag): FuseLens needs
     their values (--input-value) to keep one branch (engine/model/rewrites/if_const.py). Conditions that
     fold once shapes are fixed read no input; those computed from tensors are predicated there."""
-    producer = {o: n for n in model.graph.node for o in n.output}
-    real = {vi.name for vi in graph_inputs(model) if all(d == 1 for d in input_dims(vi))}
-    found: list[str] = []
-    for n in model.graph.node:
-        if n.op_type != "If" or not n.input:
-            continue
-        seen, need = set(), [n.input[0]]
-        while need:
-            v = need.pop()
-            if v in seen or not v:
-                continue
-            seen.add(v)
-            if v in real:
-                found.append(v)
-            elif v in producer and producer[v].op_type not in ("Shape", "Size"):   # a shape is known once fixed
-                need.extend(producer[v].input)
+    scalar = {vi.name for vi in graph_inputs(model) if all(d == 1 for d in input_dims(vi))}
+    found = [v for n in model.graph.node if n.op_type == "If" and n.input
+             for v in inputs_read(model, n.input[0], through_shapes=False) if v in scalar]
     return list(dict.fromkeys(found))
 
 

@@ -142,6 +142,15 @@ def constant_value(n: onnx.NodeProto) -> np.ndarray | None:
     return None
 
 
+def subgraphs(node: onnx.NodeProto):
+    """The graphs a node holds (an If's branches, a Loop's or Scan's body), in place."""
+    for a in node.attribute:
+        if a.type == onnx.AttributeProto.GRAPH:
+            yield a.g
+        elif a.type == onnx.AttributeProto.GRAPHS:
+            yield from a.graphs
+
+
 def _all_names(g: onnx.GraphProto) -> set[str]:
     """Every value name in the graph and its subgraphs (so a fresh name shadows none)."""
     names = {i.name for i in g.input} | {o.name for o in g.output} | {t.name for t in g.initializer}
@@ -149,12 +158,8 @@ def _all_names(g: onnx.GraphProto) -> set[str]:
     for n in g.node:
         names.update(n.input)
         names.update(n.output)
-        for a in n.attribute:
-            if a.type == onnx.AttributeProto.GRAPH:
-                names |= _all_names(a.g)
-            elif a.type == onnx.AttributeProto.GRAPHS:
-                for sg in a.graphs:
-                    names |= _all_names(sg)
+        for sg in subgraphs(n):
+            names |= _all_names(sg)
     names.discard("")
     return names
 

@@ -86,19 +86,9 @@ def _shapes(ctx, node, nodes, names) -> dict:
 
 def _inputs_read(model, name: str) -> list[str]:
     """The graph inputs the value `name` is computed from."""
-    producer = {o: n for n in model.graph.node for o in n.output}
-    inputs = {i.name for i in model.graph.input} - {t.name for t in model.graph.initializer}
-    seen, need, found = set(), [name], []
-    while need:
-        v = need.pop()
-        if v in seen or not v:
-            continue
-        seen.add(v)
-        if v in inputs:
-            found.append(v)
-        elif v in producer:
-            need.extend(producer[v].input)
-    return sorted(found)
+    from ..onnx_input import inputs_read
+
+    return sorted(inputs_read(model, name))
 
 
 def _flags(ctx, node) -> list[str]:

@@ -6,7 +6,7 @@ from __future__ import annotations
 import onnx
 from onnx import numpy_helper
 
-from .base import Context
+from .base import Context, subgraphs
 
 
 def _rename_reads(g: onnx.GraphProto, names: dict) -> None:
@@ -15,12 +15,8 @@ def _rename_reads(g: onnx.GraphProto, names: dict) -> None:
         for j, i in enumerate(n.input):
             if i in names:
                 n.input[j] = names[i]
-        for a in n.attribute:
-            if a.type == onnx.AttributeProto.GRAPH:
-                _rename_reads(a.g, names)
-            elif a.type == onnx.AttributeProto.GRAPHS:
-                for sg in a.graphs:
-                    _rename_reads(sg, names)
+        for sg in subgraphs(n):
+            _rename_reads(sg, names)
 
 
 def inline(ctx: Context, body: onnx.GraphProto, bind: dict, prefix: str, emit, keep_names: bool = False) -> dict:
@@ -44,12 +40,8 @@ def inline(ctx: Context, body: onnx.GraphProto, bind: dict, prefix: str, emit, k
                 names[o] = new.output[j] = ctx.fresh(f"{prefix}/{o}")
         if not (keep_names and n.name):
             new.name = f"{prefix}/{n.name.lstrip('/') if n.name else f'{n.op_type}_{k}'}"
-        for a in new.attribute:
-            if a.type == onnx.AttributeProto.GRAPH:
-                _rename_reads(a.g, names)
-            elif a.type == onnx.AttributeProto.GRAPHS:
-                for sg in a.graphs:
-                    _rename_reads(sg, names)
+        for sg in subgraphs(new):
+            _rename_reads(sg, names)
         emit.append(new)
     for o in body.output:
         names.setdefault(o.name, o.name)   # an outer value passed straight through
