@@ -14,7 +14,6 @@ Set FUSELENS_WORKER_FAULT=ort-segv to crash the worker where ONNX Runtime runs (
 from __future__ import annotations
 
 import os
-import re
 
 from engine.util.errors import ModelError
 
@@ -68,20 +67,10 @@ def _problem(path, graph, inputs) -> str | None:
 
 
 def clean(e: Exception, limit: int = 300) -> str:
-    """ONNX Runtime's message without its code prefix and source positions, in one line:
-    '[ONNXRuntimeError] : 1 : FAIL : Non-zero status code returned while running Div node. Name:'d'
-    Status Message: element_wise_ops.cc:703 Compute Integer division by zero' ->
-    "the Div node 'd' fails: Integer division by zero"."""
-    s = " ".join(str(e).split())
-    s = re.sub(r"^\[ONNXRuntimeError\]\s*:\s*\d+\s*:\s*\w+\s*:\s*", "", s)
-    s = re.sub(r"^Load model from .*? failed:\s*", "", s)   # the cache entry's frozen.onnx: not the user's file
-    m = re.match(r"Non-zero status code returned while running (\w+) node\. Name:'(.*?)' Status Message: (.*)$", s)
-    if m:
-        op, name, msg = m.groups()
-        s = f"the {op} node{f' {name!r}' if name else ''} fails: {msg}"
-    s = re.sub(r"\S+\.(?:cc|h|cpp):\d+\s+(?:\S+\s+)?(?=[A-Z])", "", s)   # 'element_wise_ops.cc:703 Compute '
-    s = s or type(e).__name__
-    return s if len(s) <= limit else s[: limit - 3] + "..."
+    """ONNX Runtime's message in one line (engine/model/onnx_input.ort_message: the one cleaner)."""
+    from engine.model.onnx_input import ort_message
+
+    return ort_message(e, limit)
 
 
 def run_worker(job_fn, job, src: str, *, progress=None, **kw) -> dict:

@@ -661,8 +661,27 @@ def ort_run_error(model: onnx.ModelProto, shapes: dict | None = None) -> str | N
                 feeds[i.name] = np.zeros(shape, np.dtype(_ORT_TYPES.get(i.type, "float32")))
             sess.run(None, feeds)
     except Exception as e:  # noqa: BLE001 - ORT's refusal, as one clause
-        return "ONNX Runtime: " + _short(e, 200)
+        return "ONNX Runtime: " + ort_message(e, 160)
     return None
+
+
+def ort_message(e: Exception, limit: int = 300) -> str:
+    """ONNX Runtime's message without its code prefix and source positions, in one line:
+    '[ONNXRuntimeError] : 1 : FAIL : Non-zero status code returned while running Div node. Name:'d'
+    Status Message: element_wise_ops.cc:703 Compute Integer division by zero' ->
+    "the Div node 'd' fails: Integer division by zero"."""
+    import re
+
+    s = " ".join(str(e).split())
+    s = re.sub(r"^\[ONNXRuntimeError\]\s*:\s*\d+\s*:\s*\w+\s*:\s*", "", s)
+    s = re.sub(r"^Load model from .*? failed:\s*", "", s)   # the cache entry's frozen.onnx: not the user's file
+    m = re.match(r"Non-zero status code returned while running (\w+) node\. Name:'(.*?)' Status Message: (.*)$", s)
+    if m:
+        op, name, msg = m.groups()
+        s = f"the {op} node{f' {name!r}' if name else ''} fails: {msg}"
+    s = re.sub(r"\S+\.(?:cc|h|cpp):\d+\s+(?:\S+\s+)?(?=[A-Z])", "", s)   # 'element_wise_ops.cc:703 Compute '
+    s = s or type(e).__name__
+    return s if len(s) <= limit else s[: limit - 3] + "..."
 
 
 _ORT_TYPES = {"tensor(float)": "float32", "tensor(double)": "float64", "tensor(float16)": "float16",
