@@ -38,13 +38,14 @@ class Rule:
     name: str      # the module's name
     ops: frozenset  # (domain, op_type)
     rewrite: object
+    unresolved: object = None   # (node, ctx) -> why a node the rule left is refused, or None
 
 
 def _load_rules() -> dict:
     table = {}
     for mod_name in RULE_MODULES:
         m = importlib.import_module(f"{__name__}.{mod_name}")
-        rule = Rule(mod_name, frozenset(m.OPS), m.rewrite)
+        rule = Rule(mod_name, frozenset(m.OPS), m.rewrite, getattr(m, "unresolved", None))
         for key in rule.ops:
             table.setdefault(key, rule)
     return table
@@ -125,11 +126,10 @@ def _refuse_leftovers(model: onnx.ModelProto, src: str) -> None:
     ctx = None
     for node in model.graph.node:
         rule = table().get((domain_of(node), node.op_type))
-        why = getattr(importlib.import_module(f"{__name__}.{rule.name}"), "unresolved", None) if rule else None
-        if why is None:
+        if rule is None or rule.unresolved is None:
             continue
         ctx = ctx or Context(model, src)
-        reason = why(node, ctx)
+        reason = rule.unresolved(node, ctx)
         if reason:
             raise ModelError(src, f"{node_desc(node)}: {reason}")
 
