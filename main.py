@@ -43,6 +43,34 @@ class _OneLineParser(argparse.ArgumentParser):
         msg = msg if len(msg) <= 600 else msg[:597] + "..."
         self.exit(USAGE, f"error: {msg} (see {self.prog} --help)\n")
 
+    def parse_args(self, args=None, namespace=None):
+        """As argparse's, but an unrecognized option is reported by the (sub)command it was given to, with
+        the closest option of that command (difflib): `plan M --explian` -> "did you mean --explain? (see
+        main.py plan --help)"."""
+        a, extra = self.parse_known_args(args, namespace)
+        if extra:
+            p = self
+            for dest in ("command", "zoo_command", "cache_command"):   # down the chosen subcommands
+                sub = next((x for x in p._actions if isinstance(x, argparse._SubParsersAction) and x.dest == dest),
+                           None)
+                if sub is None or getattr(a, dest, None) not in sub.choices:
+                    break
+                p = sub.choices[getattr(a, dest)]
+            p.error(f"unrecognized arguments: {' '.join(extra)}{p.suggest(extra)}")
+        return a
+
+    def suggest(self, extra: list[str]) -> str:
+        """"; did you mean --explain?" for the first mistyped option of `extra` close to one of this parser's."""
+        import difflib
+
+        options = [o for x in self._actions for o in x.option_strings if o.startswith("--")]
+        for word in extra:
+            if word.startswith("--"):
+                close = difflib.get_close_matches(word.split("=", 1)[0], options, n=1, cutoff=0.6)
+                if close:
+                    return f"; did you mean {close[0]}?"
+        return ""
+
 
 # ---- argument builders: each shared argument declared once (the command rows below use them) ------
 
@@ -785,6 +813,21 @@ def validate(a) -> None:
         a.hardware = profiles.get(a.target.hardware)
 
 
+def _unknown_command(word: str) -> str | None:
+    """Why `main.py WORD` is a mistyped command rather than a model to open in the app, or None: a bare
+    word (no path separator, suffix or zoo: prefix) that names no file is taken for a command, and the
+    closest command is suggested (difflib)."""
+    import difflib
+
+    if word.startswith(("-", "zoo:")) or "/" in word or os.sep in word or "." in word or os.path.exists(word):
+        return None
+    close = difflib.get_close_matches(word, COMMANDS, n=1, cutoff=0.6)
+    if close:
+        return f"unknown command {word!r}; did you mean {close[0]!r}? (see main.py --help)"
+    return (f"unknown command {word!r} and no file of that name to open; the commands are {', '.join(COMMANDS)} "
+            "(see main.py --help)")
+
+
 def main(argv: list[str] | None = None) -> int:
     stdio.setup()   # closed fds 0-2 on /dev/null, before any file takes their number; lenient encoding
     from engine.util import supervise
@@ -802,16 +845,20 @@ def main(argv: list[str] | None = None) -> int:
     argv = [x for x in argv if x != "--debug"]
     if debug:
         os.environ["FUSELENS_DEBUG"] = "1"  # TVM's own stderr output stays too (engine/model/relax_import.py)
+    unknown = None
     if not argv or (argv[0] not in COMMANDS and not argv[0].startswith("-")):
+        unknown = _unknown_command(argv[0]) if argv else None   # `main.py benc`: not a model to open
         argv = ["gui", *argv]
     from engine.util import faults
-    from engine.util.errors import FuseLensError, Interrupted
+    from engine.util.errors import FuseLensError, Interrupted, UsageError
 
     if argv[0] != "gui" and __name__ == "__main__":  # the command-line process: SIGTERM, SIGHUP as Ctrl+C
         from engine.util import signals                     # (engine/util/signals.py); the app handles its own (gui/app.py)
 
         signals.install()
     try:
+        if unknown:
+            raise UsageError(unknown)
         a = build_parser().parse_args(argv)  # a usage error exits 2 here
         validate(a)
         code = _BY_NAME[a.command].run(a)
