@@ -25,7 +25,7 @@ from engine.devices.tvm_target import host_target, make_target
 from . import base, cpu, gpu
 from .base import fastmath
 
-SCHEDULE_VERSION = 6
+SCHEDULE_VERSION = 7
 
 FALLBACK_RULES = {"cpu.Fallback", "Fallback"}
 
