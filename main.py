@@ -8,7 +8,6 @@ one line on the terminal, the traceback in a log file under the cache folder (lo
 from __future__ import annotations
 
 import argparse
-import json
 import os
 import sys
 from collections.abc import Callable
@@ -394,12 +393,13 @@ def cmd_zoo(a) -> int:
 
 def cmd_inspect(a) -> int:
     from engine.model import loader, onnx_input
+    from engine.planner import plan_json
     from engine.report import text as report
 
     g = loader.load(a.model, a.shapes, block=a.block)
     onnx_input.check_graph_sizes(g, a.model)
     if a.json:
-        json.dump(g.summary(), sys.stdout, indent=1)
+        _print(plan_json.dumps(g.summary(), indent=1), end="", lines=True)
         _print()
     else:
         _print(report.graph_summary(g), lines=True)
@@ -462,7 +462,7 @@ def cmd_bench(a) -> int:
     if a.kernels:
         out["kernel_reports"] = _bench_kernels(a, b)
     if a.json_out:
-        outpath.write(a.json_out, json.dumps(out, indent=1))
+        outpath.write(a.json_out, plan_json.dumps(out, indent=1))
         _print(f"wrote {a.json_out}")
     return 0 if all(r.error is None and r.correct for r in b["results"].values()) else 1
 
@@ -498,6 +498,7 @@ def cmd_table(a) -> int:
     from engine.util import outpath
     from engine.report import text as report
     from engine.devices import targets
+    from engine.planner import plan_json
 
     models = a.model_list
     # a tracker key with several free devices: the models go to them in parallel
@@ -524,7 +525,8 @@ def cmd_table(a) -> int:
     md = report.published_table_md(rows, a.target_text)
     outpath.write(out / "table.md", md)
     outpath.write(out / "table.csv", report.rows_csv(rows))
-    outpath.write(out / "table.json", json.dumps({"rows": rows, "runs": raw, "machine": report.machine()}, indent=1))
+    outpath.write(out / "table.json", plan_json.dumps({"rows": rows, "runs": raw, "machine": report.machine()},
+                                                      indent=1))
     tmp = outpath.temp_path(out / "table.png")
     try:
         from gui.chart_export import bar_chart_png
@@ -594,7 +596,7 @@ def cmd_fidelity(a) -> int:
     """Time the plan's kernels and print how well the cost model predicted them."""
     from engine.model import loader, onnx_input
     from engine.util import outpath
-    from engine.planner import fidelity, make_plan
+    from engine.planner import fidelity, make_plan, plan_json
 
     g = loader.load(a.model, a.shapes, block=a.block)
     onnx_input.check_graph_sizes(g, a.model)
@@ -615,7 +617,7 @@ def cmd_fidelity(a) -> int:
     if f["error"]:
         _print(f"  timing error: {f['error']}")
     if a.json_out:
-        outpath.write(a.json_out, json.dumps(f, indent=1))
+        outpath.write(a.json_out, plan_json.dumps(f, indent=1))
         _print(f"wrote {a.json_out}")
     return 0
 

@@ -15,6 +15,7 @@ Saving writes atomically (a temp file in the same folder, then os.replace).
 from __future__ import annotations
 
 import json
+import math
 import sys
 from pathlib import Path
 
@@ -52,7 +53,7 @@ def to_dict(plan: Plan, graph, hw, measured: dict | None = None) -> dict:
 def save(path, plan: Plan, graph, hw, measured: dict | None = None) -> None:
     from engine.util.outpath import write
 
-    write(path, json.dumps(to_dict(plan, graph, hw, measured), indent=1, default=jsonable))
+    write(path, dumps(to_dict(plan, graph, hw, measured), indent=1))
 
 
 def jsonable(o):
@@ -60,6 +61,51 @@ def jsonable(o):
     if isinstance(o, (set, frozenset, tuple)):
         return list(o)
     raise TypeError(type(o).__name__)
+
+
+# Strict JSON has no Infinity or NaN (Python writes them by default; other languages' parsers refuse
+# them): a non-finite number is written as one of these strings, and read back (restore) as the number.
+NONFINITE = {"Infinity": math.inf, "-Infinity": -math.inf, "NaN": math.nan}
+
+
+def strict(o):
+    """`o` with every non-finite float replaced by its NONFINITE string (tuples and sets as lists)."""
+    stack, root = [], [o]
+    stack.append((root, 0))
+    while stack:   # without recursion: a deep structure cannot exhaust the stack
+        box, k = stack.pop()
+        v = box[k]
+        if isinstance(v, float) and not math.isfinite(v):
+            box[k] = "NaN" if v != v else ("Infinity" if v > 0 else "-Infinity")
+        elif isinstance(v, dict):
+            box[k] = v = dict(v)
+            stack.extend((v, key) for key in v)
+        elif isinstance(v, (list, tuple, set, frozenset)):
+            box[k] = v = list(v)
+            stack.extend((v, i) for i in range(len(v)))
+    return root[0]
+
+
+def restore(o):
+    """strict's inverse, in place, for parsed JSON (a plan's notes): the NONFINITE strings as their numbers."""
+    root = [o]
+    stack = [(root, 0)]
+    while stack:
+        box, k = stack.pop()
+        v = box[k]
+        if isinstance(v, str) and v in NONFINITE:
+            box[k] = NONFINITE[v]
+        elif isinstance(v, dict):
+            stack.extend((v, key) for key in v)
+        elif isinstance(v, list):
+            stack.extend((v, i) for i in range(len(v)))
+    return root[0]
+
+
+def dumps(obj, **kw) -> str:
+    """json.dumps for every file FuseLens writes (plans, bench and table results): strict JSON
+    (allow_nan=False), non-finite numbers as NONFINITE strings, sets and tuples as lists."""
+    return json.dumps(strict(obj), allow_nan=False, default=jsonable, **kw)
 
 
 def load(path, graph) -> Plan:
@@ -306,4 +352,5 @@ def from_dict(d: dict, graph, src: str = "plan") -> Plan:
                 hardware=(d.get("hardware") or {}).get("name", ""), estimated_us=float(d.get("estimated_us") or 0),
                 group_us=[float(g.get("estimated_us") or 0) for g in d["groups"]],
                 explanations=list(d.get("explanations") or []), planning_ms=float(d.get("planning_ms") or 0),
-                notes=dict(d.get("notes") or {}), kernel_count=count_kernels(graph, groups))
+                notes={k: v if _NOTE_TYPES.get(k) in ("text", "texts") else restore(v)
+                       for k, v in (d.get("notes") or {}).items()}, kernel_count=count_kernels(graph, groups))
