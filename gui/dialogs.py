@@ -4,37 +4,28 @@ from __future__ import annotations
 
 from PySide6 import QtGui, QtWidgets
 
-from engine.model.onnx_input import BATCH_LIKE, given_dims
+from engine.model.onnx_input import example_dim, given_dims
 
 from . import plain
 
-SPATIAL = {"h", "w", "height", "width", "size", "img", "image_size", "resolution", "x", "y"}
-SEQUENCE = {"seq", "seq_len", "sequence", "sequence_length", "length", "len", "tokens", "t", "time"}
-
-
 def default_dim(name: str, index: int, rank: int) -> int:
-    """A sensible default for a dynamic dim from its name and place: batch 1, image sides 224,
-    channels 3, sequence lengths 128."""
-    n = name.lower().strip()
-    if index == 0 or n in BATCH_LIKE or "batch" in n:
-        return 1
-    if n in SEQUENCE or "seq" in n or "len" in n or "token" in n:
-        return 128
-    if n in SPATIAL or "height" in n or "width" in n:
-        return 224
-    if rank == 4 and index == 1 or "chan" in n:
-        return 3
-    if rank == 4 and index in (2, 3):
-        return 224
-    return 1
+    """A dynamic dim's example size: the engine's (onnx_input.example_dim), as the command line suggests it."""
+    return example_dim(name, index, rank)
 
 
-def prefill(inputs: list[tuple[str, list]], remembered: dict | None = None) -> dict[str, list[int]]:
+def prefill(inputs: list[tuple[str, list]], remembered: dict | None = None,
+            examples: dict | None = None) -> dict[str, list[int]]:
+    """Each input's shape to offer: the remembered one, else the engine's example shape
+    (onnx_input.example_shapes: `examples`, with the dims the weights pin, as `main.py` suggests it;
+    without them, example_dim per dim)."""
     out = {}
     for name, dims in inputs:
         r = given_dims((remembered or {}).get(name))
+        ex = (examples or {}).get(name)
         if r is not None and len(r) == len(dims):
             out[name] = list(r)
+        elif ex is not None and len(ex) == len(dims):
+            out[name] = list(ex)
         else:
             out[name] = [d if isinstance(d, int) else default_dim(d, i, len(dims)) for i, d in enumerate(dims)]
     return out
@@ -46,7 +37,7 @@ class ShapesDialog(QtWidgets.QDialog):
     "Override dims the file fixes" lets a shape replace declared fixed dims (--override-fixed-dims)."""
 
     def __init__(self, source: str, inputs: list[tuple[str, list]], remembered: dict | None = None, parent=None,
-                 values: list[str] | None = None):
+                 values: list[str] | None = None, examples: dict | None = None):
         super().__init__(parent)
         self.setWindowTitle("Input shapes")
         self.inputs = inputs
@@ -62,7 +53,7 @@ class ShapesDialog(QtWidgets.QDialog):
         lay.addWidget(msg)
         form = QtWidgets.QFormLayout()
         self.edits: dict[str, QtWidgets.QLineEdit] = {}
-        pre = prefill(inputs, remembered)
+        pre = prefill(inputs, remembered, examples)   # examples: onnx_input.example_shapes, as the CLI suggests
         for name, dims in inputs:
             declared = "[" + ", ".join(str(d) for d in dims) + "]"
             entry = (remembered or {}).get(name)

@@ -151,7 +151,7 @@ class Files:
         if r is None:
             return
         if isinstance(r, NeedShapes):
-            shapes = self.ask_shapes(r.spec, r.inputs, r.remembered, r.values)
+            shapes = self.ask_shapes(r.spec, r.inputs, r.remembered, r.values, getattr(r, "examples", None))
             if shapes is None:
                 self.status("Opening cancelled: no input shapes given")
                 if self.model.doc is None:
@@ -175,8 +175,8 @@ class Files:
                        on_done=lambda r: self.show_document(document_from(r), plan_tvm=False, cached=r["cached"]),
                        on_failed=lambda m: self.show_error(m, "Planning failed"))
 
-    def ask_shapes(self, spec, inputs, remembered, values=None) -> dict | None:
-        dlg = ShapesDialog(os.path.basename(spec), inputs, remembered, self.parent, values=values)
+    def ask_shapes(self, spec, inputs, remembered, values=None, examples=None) -> dict | None:
+        dlg = ShapesDialog(os.path.basename(spec), inputs, remembered, self.parent, values=values, examples=examples)
         self.shapes_dialog = dlg
         if dlg.exec() == QtWidgets.QDialog.Accepted:
             return dlg.shapes()
@@ -195,7 +195,7 @@ class Files:
             return
         inputs = [(vi.name, onnx_input.input_dims(vi)) for vi in onnx_input.graph_inputs(model)]
         shapes = self.ask_shapes(self.model.doc.spec, inputs, self.model.doc.shapes,
-                                 onnx_input.inputs_choosing_branches(model))
+                                 onnx_input.inputs_choosing_branches(model), onnx_input.example_shapes(model, inputs)[0])
         if shapes:
             if not self.model.doc.spec.startswith("zoo:"):
                 self.settings.remember_shapes(self.model.doc.spec, shapes)

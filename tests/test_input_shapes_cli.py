@@ -66,5 +66,5 @@ def test_the_suggestion_takes_dims_the_weights_pin(tmp_path):
     w = helper.make_tensor("w", TensorProto.FLOAT, [4, 3, 3, 3], np.zeros(108, np.float32))
     g = helper.make_graph([helper.make_node("Conv", ["x", "w"], ["y"])], "c", [x], [y], [w])
     m = helper.make_model(g, opset_imports=[helper.make_opsetid("", 17)])
-    with pytest.raises(Exception, match=r"--input-shape x=1,3,128,128 \(128 for H, W is an example"):
+    with pytest.raises(Exception, match=r"--input-shape x=1,3,224,224 \(224 for H and W is only an example"):
         onnx_input.resolve_shapes(m, {}, "c.onnx")

@@ -68,7 +68,7 @@ def test_real_world_model_with_dynamic_dims_needs_and_takes_shapes(tmp_path):
     f = tmp_path / "squeezenet_dyn.onnx"
     onnx.save(m, f)
     with pytest.raises(ModelError, match=r"unresolved dynamic input dims: data_0 \[N,C,H,W\]. Give them with --input-shape "
-                                        r"data_0=1,3,128,128 \(128 for H, W is an example: put your own\)$"):
+                                        r"data_0=1,3,224,224 \(224 for H and W is only an example: give the sizes you use\)$"):
         loader.load(str(f))
     g = loader.load(str(f), {"data_0": [1, 3, 224, 224]})
     assert g.input_shapes == {"data_0": [1, 3, 224, 224]}

@@ -24,9 +24,11 @@ class NeedShapes:
     input's value chooses, and nothing was given (or remembered): its inputs as (name, dims) pairs,
     and `values`, the inputs whose value must be given, for the app to ask about."""
 
-    def __init__(self, spec: str, path: str, inputs: list, remembered: dict | None, values: list | None = None):
+    def __init__(self, spec: str, path: str, inputs: list, remembered: dict | None, values: list | None = None,
+                 examples: dict | None = None):
         self.spec, self.path, self.inputs, self.remembered = spec, path, inputs, remembered
         self.values = values or []
+        self.examples = examples or {}   # input -> its example shape (onnx_input.example_shapes), as `main.py` suggests
 
 
 def open_model(spec: str, given: dict | None, remembered: dict | None, progress=None, cancel=None,
@@ -56,7 +58,7 @@ def read(spec: str, given: dict | None, remembered: dict | None, strip: bool = F
     values = onnx_input.inputs_choosing_branches(model)
     if not shapes and (onnx_input.needs_shapes(inputs) or values):
         if not remembered:
-            return NeedShapes(spec, str(path), inputs, None, values)
+            return NeedShapes(spec, str(path), inputs, None, values, onnx_input.example_shapes(model, inputs)[0])
         shapes = remembered
     del model
     graph = loader.load(spec, shapes, block=block)

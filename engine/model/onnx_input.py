@@ -424,38 +424,97 @@ def overridden(given: dict | None) -> bool:
 
 # ---- what to suggest for the dims still to give --------------------------------------------------
 
-EXAMPLE_DIM = 128  # a dim the model does not pin, in the suggestion (a sequence length, an image side)
+SPATIAL = {"h", "w", "height", "width", "size", "img", "image_size", "resolution", "x", "y"}
+SEQUENCE = {"seq", "seq_len", "sequence", "sequence_length", "length", "len", "tokens", "t", "time"}
+
+
+def example_dim(name: str, index: int, rank: int) -> int:
+    """An example size for a dynamic dim no weight pins, from its name and place: the batch 1, image
+    sides 224, channels 3, sequence lengths 128, anything else 1. The command line's suggestion
+    (suggest_shapes) and the app's dims dialog (gui/dialogs.py) both offer it."""
+    n = str(name).lower().strip()
+    if index == 0 or n in BATCH_LIKE or "batch" in n:
+        return 1
+    if n in SEQUENCE or "seq" in n or "len" in n or "token" in n:
+        return 128
+    if n in SPATIAL or "height" in n or "width" in n:
+        return 224
+    if rank == 4 and index == 1 or "chan" in n:
+        return 3
+    if rank == 4 and index in (2, 3):
+        return 224
+    return 1
+
+
+def example_shapes(model: onnx.ModelProto | None, inputs: list[tuple[str, list]]) -> tuple[dict, list]:
+    """The example shape of each input ((name, input_dims) pairs): fixed dims as they are, a dim the
+    first node reading the input pins (a Conv's input channels, a MatMul's or Gemm's inner dim; with
+    `model`), a dim sharing its name with one already chosen the same size, else example_dim.
+    Returns ({name: [sizes]}, [(input, index, dim name or '?', size)] for the dims that took an
+    example size)."""
+    pinned = _pinned_dims(model, {n for n, _ in inputs}) if model is not None else {}
+    chosen: dict = {}   # dim name -> size: a dim shared by several inputs is given one size in all
+    for (name, k), v in pinned.items():
+        d = dict(inputs)[name][k]
+        if isinstance(d, str) and d != "?":
+            chosen.setdefault(d, v)
+    out, examples = {}, []
+    for name, dims in inputs:
+        sizes = []
+        for k, d in enumerate(dims):
+            if isinstance(d, int):
+                sizes.append(d)
+                continue
+            r = pinned.get((name, k), chosen.get(d) if d != "?" else None)
+            if r is None:
+                r = example_dim(d, k, len(dims))
+                if d != "?":
+                    chosen[d] = r
+                if guessed_dim(d, k) is None:   # a batch dim is no example: 1 is what the loader takes
+                    examples.append((name, k, d, r))
+            sizes.append(r)
+        out[name] = sizes
+    return out, examples
+
+
+def _and(words: list[str]) -> str:
+    return words[0] if len(words) == 1 else f"{', '.join(words[:-1])} and {words[-1]}"
+
+
+def example_note(examples: list) -> str:
+    """The words after a suggestion for the dims that took an example size: "(224 for H and W is only an
+    example: give the sizes you use)", "(224 for dims 2 and 3 of x and 128 for seq are only examples: ...)"."""
+    if not examples:
+        return ""
+    by_size: dict = {}
+    for name, k, d, r in examples:
+        by_size.setdefault(r, []).append((name, k, d))
+    parts = []
+    for r, dims in by_size.items():
+        whats, unnamed = [], {}
+        for name, k, d in dims:
+            if d == "?":
+                unnamed.setdefault(name, []).append(str(k))
+            elif d not in whats:
+                whats.append(d)
+        whats += [f"dim{'s' if len(ks) > 1 else ''} {_and(ks)} of {name}" for name, ks in unnamed.items()]
+        parts.append(f"{r} for {_and(whats)}")
+    one = len(parts) == 1
+    return f"({_and(parts)} {'is only an example' if one else 'are only examples'}: give the sizes you use)"
 
 
 def suggest_shapes(model: onnx.ModelProto, unresolved: list, shapes: dict) -> str:
-    """One --input-shape per unresolved input, pasteable as printed: what is known (fixed dims, the
-    batch as 1), a dim the first node reading the input pins (a Conv's input channels, a MatMul's
-    or Gemm's inner dim), else EXAMPLE_DIM, and then which dims took the example."""
+    """One --input-shape per unresolved input, pasteable as printed, with the example shapes the
+    app's dims dialog offers (example_shapes: what is known, dims the weights pin, else example_dim),
+    then which dims took an example size (example_note)."""
     import shlex
 
-    pinned = _pinned_dims(model, {vi.name for vi in unresolved})
-    chosen = {}  # dim name -> size: a dim shared by several inputs is given one size in all
-    for (name, k), v in pinned.items():
-        d = input_dims(next(vi for vi in unresolved if vi.name == name))[k]
-        if d != "?":
-            chosen.setdefault(d, v)
-    flags, examples = [], []
-    for vi in unresolved:
-        dims = []
-        for k, (d, r) in enumerate(zip(input_dims(vi), shapes[vi.name])):
-            if r is None:
-                r = pinned.get((vi.name, k), chosen.get(d))
-            if r is None:
-                r = EXAMPLE_DIM
-                if d != "?":
-                    chosen[d] = r
-                what = f"{vi.name}'s dim {k}" if d == "?" else d
-                if what not in examples:
-                    examples.append(what)
-            dims.append(str(r))
-        flags.append("--input-shape " + shlex.quote(f"{vi.name}={','.join(dims)}"))
-    note = f" ({EXAMPLE_DIM} for {', '.join(examples)} is an example: put your own)" if examples else ""
-    return " ".join(flags) + note
+    inputs = [(vi.name, [r if r is not None else d for d, r in zip(input_dims(vi), shapes[vi.name])])
+              for vi in unresolved]
+    sizes, examples = example_shapes(model, inputs)
+    flags = ["--input-shape " + shlex.quote(f"{name}={','.join(map(str, sizes[name]))}") for name, _ in inputs]
+    note = example_note(examples)
+    return " ".join(flags) + (f" {note}" if note else "")
 
 
 def _pinned_dims(model: onnx.ModelProto, names: set) -> dict:
