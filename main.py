@@ -307,6 +307,12 @@ def _check_plan(a) -> None:
     _check_target(a, reach=False)  # make_plan checks the device itself, measured cost only
     if a.out:
         outpath.check_file(a.out, "--out")
+    if a.kernel_code_format is not None and a.kernel_code is None:
+        raise UsageError("--kernel-code-format says how to show --kernel-code GROUP: give the group too")
+    if a.kernel_code is not None:   # the sections, checked against --target (engine/report/kernel_code.py)
+        from engine.report import kernel_code
+
+        a.kernel_sections = kernel_code.parse_sections(a.kernel_code_format, a.target)
 
 
 def _check_bench(a) -> None:
@@ -421,9 +427,14 @@ def cmd_plan(a) -> int:
         p = make_plan(g, a.strategy, hw, cost=a.cost, target=a.target, progress=_progress)
     if stdio.isatty(sys.stderr) and a.cost == "measured" and not a.plan_dicts:
         _print(file=sys.stderr)
-    if g.import_notes:
-        _print(report.import_notes(g), lines=True)
-    _print(report.plan_summary(g, p, hw, explain=a.explain), lines=True)
+    if a.kernel_code is not None:   # one kernel's code in place of the plan's summary
+        from engine.report import kernel_code
+
+        _print(kernel_code.for_cli(g, p, a.kernel_code, a.target, hw, a.kernel_sections), lines=True)
+    else:
+        if g.import_notes:
+            _print(report.import_notes(g), lines=True)
+        _print(report.plan_summary(g, p, hw, explain=a.explain), lines=True)
     if a.out:
         plan_json.save(a.out, p, g, hw)
         _print(f"wrote {a.out}")
@@ -484,11 +495,9 @@ def _bench_kernels(a, b) -> dict:
     out = {}
     for s, r in reps.items():
         _print()
-        _print(kernel_report.text(r, top=a.top), lines=True)
         lat = b["results"][s].latency_ms.get("median")
-        if lat and not r.error:
-            _print(f"bench's whole-model median for {s} (round-robin, no ORT in the process): {lat * 1000:.1f} us; "
-                   f"the kernels' medians sum to {r.kernel_total_us / (lat * 1000):.2f}x that")
+        # fitted to the terminal's width; bench's own median said beside the report's, and why they differ
+        _print(kernel_report.text(r, top=a.top, bench_us=lat * 1000 if lat else None), lines=True)
         out[s] = {**r.to_dict(), "bench_latency_ms": lat}
     return out
 
@@ -723,7 +732,14 @@ ROWS = (
         _SHAPES, _layout(), _arg("--out", help="write the plan JSON here"),
         _arg("--explain", action="store_true", help="list why each edge between groups was not fused"),
         _cost(_COST_HELP + " (default model)"),
-        _target("the device whose kernels the cost model prices, and where --cost measured times them (default cpu)")),
+        _target("the device whose kernels the cost model prices, and where --cost measured times them (default cpu)"),
+        _arg("--kernel-code", metavar="GROUP",
+             help="print this group's kernel instead of the plan (its index or name as the plan lists them): the "
+                  "schedule rule, vector width, loop nest, scheduled TIR and the measured time when cached; "
+                  "with --target cuda, CUDA source (built, not run)"),
+        _arg("--kernel-code-format", metavar="SECTIONS",
+             help="with --kernel-code: comma-separated sections summary, loops, tir, llvm, asm (cpu), cuda "
+                  "(--target cuda), or all (default summary,loops,tir); one section prints bare")),
         _check_plan, lambda a: cmd_plan(a)),
     Command("bench", "build, check and time strategies side by side", (
         _model(), _bench_strategies,

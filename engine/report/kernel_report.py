@@ -476,65 +476,126 @@ def _num(v, unit="") -> str:
     return "" if v is None else human(v, unit)
 
 
-def text(r: KernelReport, top: int | None = None) -> str:
-    """The report as the CLI prints it: a header (the peaks and where they come from, the threads),
-    a row per kernel, slowest first, and the total line; then ORT's blocks."""
-    from .text import _join, table
+MIN_NAME, MIN_NODES = 12, 14   # the kernel-name and ONNX-nodes columns are shortened to fit, down to these
 
+
+def terminal_width() -> int:
+    """The terminal's width in characters (shutil.get_terminal_size; 120 where there is none)."""
+    import shutil
+
+    return shutil.get_terminal_size((120, 24)).columns
+
+
+def text(r: KernelReport, top: int | None = None, width: int | None = None, bench_us: float | None = None) -> str:
+    """The report as the CLI prints it: a header (the peaks and where they come from, the threads),
+    a row per kernel, slowest first, and the total line; then ORT's blocks. Every line fits `width`
+    (default: the terminal's): the ONNX nodes column (then the kernel names) shortened to whole names
+    and "...", the prose wrapped. `bench_us`: bench's own whole-model median, said beside the others
+    with one line on why the four times of the model differ."""
+    import textwrap
+
+    from .text import _Block, _join, fit, table
+
+    width = max(60, width or terminal_width())
     if r.error:
         return f"{r.strategy}: kernel report failed: {r.error}"
+
+    def wrap(line: str) -> _Block:   # the prose: wrapped, continuation lines indented
+        return _Block("\n".join(textwrap.wrap(line, width, subsequent_indent="  ", break_on_hyphens=False)
+                                or [""]))
     pk = r.peaks
-    lines = [f"Kernels of {r.strategy} on {r.model} ({r.target}), {r.runs} runs, measured; shares of "
-             f"peak {_num(pk.flops, 'FLOP/s')} [{pk.flops_source}] and {_num(pk.bandwidth, 'B/s')} "
-             f"[{pk.bandwidth_source}]; ridge {pk.ridge:.1f} FLOP/byte"]
+    lines = [wrap(f"Kernels of {r.strategy} on {r.model} ({r.target}), {r.runs} runs, measured; shares of "
+                  f"peak {_num(pk.flops, 'FLOP/s')} [{pk.flops_source}] and {_num(pk.bandwidth, 'B/s')} "
+                  f"[{pk.bandwidth_source}]; ridge {pk.ridge:.1f} FLOP/byte")]
     if r.threads:
-        lines.append("threads: " + ", ".join(f"{k}={v}" for k, v in r.threads.items()))
-    rows = []
+        lines.append(wrap("threads: " + ", ".join(f"{k}={v}" for k, v in r.threads.items())))
+    head = ["#", "kernel", "us", "95% interval", "FLOPs", "of peak", "bytes", "of BW", "bound", "of roof", "ORT us",
+            "ours/ORT", "ONNX nodes"]
     ks = r.kernels if top is None else r.kernels[:top]
-    for k in ks:
-        ort = "" if k.ort_us is None else f"{k.ort_us:.1f}"
-        ratio = ""
-        if k.block is not None:
-            b = r.blocks[k.block]
-            ratio = (f"{b.ratio:.2f}x" if b.ratio else "") + (f" (B{b.index}: {len(b.groups)} kernels)"
-                                                             if len(b.groups) > 1 else "")
-        rows.append([str(k.group), k.name[:38], "" if k.us is None else f"{k.us:.1f}",
-                     "" if k.lo is None else f"[{k.lo:.1f}, {k.hi:.1f}]", _num(k.flops), _pct(k.flops_share),
-                     _num(k.bytes, "B"), _pct(k.bytes_share), k.bound, _pct(k.roofline_share), ort, ratio,
-                     ", ".join(k.onnx_nodes)[:48]])
-    lines.append(table(rows, ["#", "kernel", "us", "95% interval", "FLOPs", "of peak", "bytes", "of BW", "bound",
-                              "of roof", "ORT us", "ours/ORT", "ONNX nodes"]))
+
+    def rows(name_w: int, nodes_w: int) -> list:
+        out = []
+        for k in ks:
+            ort = "" if k.ort_us is None else f"{k.ort_us:.1f}"
+            ratio = ""
+            if k.block is not None:   # the block's other kernels share its ORT time: named by the block
+                b = r.blocks[k.block]
+                ratio = (f"{b.ratio:.2f}x" if b.ratio else "") + (f" B{b.index}" if len(b.groups) > 1 else "")
+            out.append([str(k.group), fit(k.name.split(" "), name_w), "" if k.us is None else f"{k.us:.1f}",
+                        "" if k.lo is None else f"[{k.lo:.1f}, {k.hi:.1f}]", _num(k.flops), _pct(k.flops_share),
+                        _num(k.bytes, "B"), _pct(k.bytes_share), k.bound, _pct(k.roofline_share), ort, ratio,
+                        fit(list(k.onnx_nodes), nodes_w, ", ") if k.onnx_nodes else ""])
+        return out
+
+    def laid(name_w: int, nodes_w: int | None, drop: list) -> str:   # nodes_w None: without the nodes column
+        keep = [i for i, h in enumerate(head) if h not in drop and (nodes_w is not None or h != "ONNX nodes")]
+        return table([[row[i] for i in keep] for row in rows(name_w, nodes_w or 1)], [head[i] for i in keep])
+
+    def widest(t: str) -> int:
+        return max(map(len, t.splitlines()))
+
+    # the ONNX nodes column takes what the others leave; where that is under MIN_NODES the kernel names are
+    # shortened, then columns left out (the interval, the roofline share, then FLOPs, bytes and ORT's time beside
+    # their shares and ratio; --json has them)
+    for drop in ([], ["95% interval"], ["95% interval", "of roof"], ["95% interval", "of roof", "FLOPs", "bytes"],
+                 ["95% interval", "of roof", "FLOPs", "bytes", "ORT us"]):
+        name_w = 38
+        nodes_w = width - widest(laid(name_w, None, drop)) - 2
+        if nodes_w < MIN_NODES:
+            name_w = max(MIN_NAME, name_w - (MIN_NODES - nodes_w))
+            nodes_w = width - widest(laid(name_w, None, drop)) - 2
+        if nodes_w >= MIN_NODES:
+            break
+    t = laid(name_w, max(nodes_w, MIN_NODES), drop)
+    lines.append(t)
+    if drop:
+        lines.append(wrap(f"(left out to fit {width} columns: {', '.join(drop)}; --json has them)"))
+    blocks = [b for b in r.blocks if len(b.groups) > 1]
+    if blocks:
+        lines.append(wrap("ours/ORT over blocks of several kernels (B<n>): ORT's nodes cover the same ONNX nodes as "
+                          "all of them: " + "; ".join(f"B{b.index}: {len(b.groups)} kernels" for b in blocks[:8])
+                          + (" ..." if len(blocks) > 8 else "")))
     if top is not None and len(r.kernels) > top:
         lines.append(f"... {len(r.kernels) - top} more kernels (--json has every one)")
     tot = (f"total: {len(r.kernels)} kernels, their medians sum to {r.kernel_total_us:.1f} us (timed with the "
            "instrument's cost per call)")
     if r.model_us is not None:
         tot += f", against {r.model_us:.1f} us [{r.model_lo:.1f}, {r.model_hi:.1f}] for the whole model (median, 95%)"
-    lines.append(tot)
+    lines.append(wrap(tot))
     from engine.util.machine_load import is_busy
 
     if r.busy_share is not None and is_busy(r.busy_share):
-        lines.append(f"the machine was busy: other processes used {100 * r.busy_share:.0f}% of the CPU time "
-                     "while timing; figures may be distorted (compare only ratios of this run)")
+        lines.append(wrap(f"the machine was busy: other processes used {100 * r.busy_share:.0f}% of the CPU time "
+                          "while timing; figures may be distorted (compare only ratios of this run)"))
     if r.ort:
         o = r.ort
         matched = sum(b.ours_us for b in r.blocks)
         ort_matched = sum(b.ort_us for b in r.blocks)
         node_sum = sum(n["us"] for n in o["nodes"])
-        lines.append(f"ONNX Runtime ({o['threads']} intra-op threads, {o['runs']} profiled runs, round-robin with "
-                     f"ours): its nodes' medians sum to {node_sum:.1f} us (per run: {o['total_us']:.1f} us in nodes, "
-                     f"{o['run_us']:.1f} us in all, medians); over the same ONNX nodes, sums of medians: ours "
-                     f"{matched:.1f} us against ORT's {ort_matched:.1f} us"
-                     + (f" = {matched / ort_matched:.2f}x" if ort_matched > 0 else ""))
+        lines.append(wrap(f"ONNX Runtime ({o['threads']} intra-op threads, {o['runs']} profiled runs, round-robin with "
+                          f"ours): its nodes' medians sum to {node_sum:.1f} us (per run: {o['total_us']:.1f} us in "
+                          f"nodes, {o['run_us']:.1f} us in all, medians); over the same ONNX nodes, sums of medians: "
+                          f"ours {matched:.1f} us against ORT's {ort_matched:.1f} us"
+                          + (f" = {matched / ort_matched:.2f}x" if ort_matched > 0 else "")))
         if r.ort_unmatched:
-            lines.append("ORT nodes over no ONNX node (inserted by ORT): " + ", ".join(
-                f"{n} ({op}, {us:.1f} us)" for n, op, us in r.ort_unmatched))
+            lines.append(wrap("ORT nodes over no ONNX node (inserted by ORT): " + ", ".join(
+                f"{n} ({op}, {us:.1f} us)" for n, op, us in r.ort_unmatched)))
         if r.ort_missing:
-            lines.append(f"ONNX nodes of our kernels ORT's profile does not cover (removed or folded by ORT): "
-                         + ", ".join(r.ort_missing[:12]) + (" ..." if len(r.ort_missing) > 12 else ""))
+            lines.append(wrap("ONNX nodes of our kernels ORT's profile does not cover (removed or folded by ORT): "
+                              + ", ".join(r.ort_missing[:12]) + (" ..." if len(r.ort_missing) > 12 else "")))
         if o.get("note"):
-            lines.append("ORT: " + o["note"])
+            lines.append(wrap("ORT: " + o["note"]))
+    if bench_us is not None:
+        lines.append(wrap(f"bench's whole-model median for {r.strategy} (round-robin with the other plans, no ORT in "
+                          f"the process): {bench_us:.1f} us; the kernels' medians sum to "
+                          f"{r.kernel_total_us / bench_us:.2f}x that"))
+    lines.append(wrap(WHY_TIMES_DIFFER))
     return _join(lines)   # a value's newline or control character escaped (text._join)
+
+
+WHY_TIMES_DIFFER = ("why these times differ: bench's median ran without ORT, round-robin with the other plans; the "
+                    "whole model here ran beside ORT; the kernel sum adds the instrument's 1-2 us a call and leaves out "
+                    "the gaps between kernels; ORT's \"in all\" adds its work between nodes")
 
 
 __all__ = ["Peaks", "KernelFigure", "KernelReport", "OrtBlock", "peaks", "efficiency", "median_interval",
