@@ -104,7 +104,10 @@ CASES = {
                                      lambda bb, x: bb.emit(relax.op.mean(x, axis=[2, 3], keepdims=True))),
                      "cpu.Reduction"),
     "softmax": (lambda: _module({"x": (4, 37)}, lambda bb, x: bb.emit(relax.op.nn.softmax(x, axis=-1))),
-                "cpu.Reduction"),
+                "cpu.RowReduction"),
+    "softmax_attention": (lambda: _module({"x": (1, 4, 64, 96)},
+                                          lambda bb, x: bb.emit(relax.op.nn.softmax(x, axis=-1))),
+                          "cpu.RowReduction"),
 }
 
 
@@ -309,3 +312,40 @@ def test_gpu_conv_rule_epilogue_in_same_kernel():
     assert allocs and all('scope="local"' in ln for ln in allocs), allocs
     mod = tvm.IRModule({"main": sch.mod["main"].with_attr("global_symbol", "main")})
     assert tvm.compile(mod, target=tgt) is not None
+
+
+def _stitched_layer_norm(rows=50, cols=64):
+    """Layer norm as exporters write it before opset 17 (ReduceMean, Sub, Pow, ReduceMean, Add, Sqrt,
+    Div, Mul, Add) in one PrimFunc, as the planner's reduction stitch makes it: two row reductions
+    (keepdims, [1, rows, 1]) and the output."""
+    from tvm import te
+    x = te.placeholder((1, rows, cols), name="x")
+    g = te.placeholder((cols,), name="g")
+    b = te.placeholder((cols,), name="b")
+    k = te.reduce_axis((0, cols), name="k")
+    s1 = te.compute((1, rows, 1), lambda n, r, _: te.sum(x[n, r, k], axis=k), name="sum")
+    d = te.compute((1, rows, cols), lambda n, r, c: x[n, r, c] - s1[n, r, 0] / cols, name="centred")
+    k2 = te.reduce_axis((0, cols), name="k2")
+    s2 = te.compute((1, rows, 1), lambda n, r, _: te.sum(d[n, r, k2] * d[n, r, k2], axis=k2), name="sq")
+    out = te.compute((1, rows, cols), lambda n, r, c: d[n, r, c] / te.sqrt(s2[n, r, 0] / cols + 1e-5) * g[c] + b[c],
+                     name="out")
+    return te.create_prim_func([x, g, b, out])
+
+
+@pytest.mark.parametrize("rows,cols", [(50, 64), (7, 768), (3, 50)])
+def test_row_reduction_takes_a_stitched_layer_norm(rows, cols):
+    """The planner's stitched layer norm: RowReduction computes it row by row (both reductions at the
+    row, vectorised by rfactor where the row splits into vectors) and it matches numpy."""
+    func = _stitched_layer_norm(rows, cols)
+    smod, report = schedules.schedule(tvm.IRModule({"main": func}), "cpu")
+    assert report.rule_of("main") == "cpu.RowReduction", report.summary()
+    rng = np.random.default_rng(3)
+    x = rng.standard_normal((1, rows, cols)).astype("float32") * 3 + 1
+    g, b = rng.standard_normal(cols).astype("float32"), rng.standard_normal(cols).astype("float32")
+    out = _run_func(smod["main"], target_mod.host_target(), [x, g, b, np.zeros_like(x)])
+    m = x.mean(-1, keepdims=True)
+    ref = (x - m) / np.sqrt(((x - m) ** 2).mean(-1, keepdims=True) + 1e-5) * g + b
+    assert close([out], [ref])
+    if cols % 16 == 0:
+        kinds = _kinds(smod["main"])
+        assert tirx.ForKind.VECTORIZED in kinds
