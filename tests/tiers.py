@@ -170,6 +170,7 @@ SLOW = frozenset({
     'tests/test_channel_layout_plumbing.py::test_inspect_and_plan_follow_layout',
     'tests/test_channel_layout_plumbing.py::test_the_app_reopens_the_model_when_the_device_has_another_layout',
     'tests/test_zoo.py::test_node_counts_pinned[vgg16]',
+    'tests/test_kernel_code.py::test_cli_prints_a_kernels_code',
 })
 
 
