@@ -422,7 +422,7 @@ def cmd_plan(a) -> int:
     hw = a.hardware
     if a.plan_dicts:
         ((path, d),) = a.plan_dicts.values()
-        p = plan_json.imported(plan_json.from_dict(d, g, path), path, g, hw)
+        p = plan_json.imported(plan_json.from_dict(d, g, path), path, g, hw, a.target, a.cost)   # priced as the app
     else:
         p = make_plan(g, a.strategy, hw, cost=a.cost, target=a.target, progress=_progress)
     if stdio.isatty(sys.stderr) and a.cost == "measured" and not a.plan_dicts:
@@ -455,8 +455,8 @@ def cmd_bench(a) -> int:
 
     g = loader.load(a.model, a.shapes, block=a.block)
     onnx_input.check_graph_sizes(g, a.model)  # bench_model reuses the loaded graph
-    imported = {name: plan_json.imported(plan_json.from_dict(d, g, path), path, g, a.hardware)
-                for name, (path, d) in a.plan_dicts.items()}
+    imported = {name: plan_json.imported(plan_json.from_dict(d, g, path), path, g, a.hardware, a.target,
+                                         a.cost or "model") for name, (path, d) in a.plan_dicts.items()}
     req = benchmark.BenchRequest(a.model, a.shapes, a.target, a.repeat, a.force, scheduled=not a.unscheduled,
                                  tuned=not a.rules_only, hardware=a.hardware, cost=a.cost, progress=_progress,
                                  block=a.block)
@@ -483,7 +483,7 @@ def _bench_kernels(a, b) -> dict:
     strategy -> its JSON."""
     from engine.report import kernel_report
 
-    plans = {s: p for s, p in b["plans"].items() if b["results"][s].error is None}
+    plans = {s: p for s, p in b["plans"].items() if s in b["results"] and b["results"][s].error is None}
     if not plans:
         _print("kernel report: no plan ran")
         return {}
@@ -813,7 +813,11 @@ def validate(a) -> None:
     one. Values are parsed here, once: a.shapes, a.target (an engine.devices.targets.Target), a.hardware (an
     engine.devices.hardware.Hardware: --hardware's, else the target's own), a.block (the channel layout)."""
     from engine.model import onnx_input
+    from engine.util import child, cpus, faults
 
+    faults.fit_open_files()   # ulimit -n: raised to the hard limit where low, else one line
+    cpus.env_threads()   # the workers' settings from the environment: a bad one is one line before any work
+    child.stall_s()
     a.shapes = onnx_input.merge_given(
         onnx_input.parse_shape_args(getattr(a, "input_shape", None), override=getattr(a, "override_fixed_dims", False)),
         onnx_input.parse_value_args(getattr(a, "input_value", None)))
@@ -849,7 +853,7 @@ def _unknown_command(word: str) -> str | None:
 def main(argv: list[str] | None = None) -> int:
     stdio.setup()   # closed fds 0-2 on /dev/null, before any file takes their number; lenient encoding
     from engine.util import supervise
-    from engine.util.faults import fit_memory_limit
+    from engine.util.faults import fit_memory_limit, fit_process_limit
 
     if __name__ == "__main__" and supervise.needed():   # under ulimit -v: run in a watched child (engine/util/supervise.py)
         return supervise.run(os.path.abspath(__file__), list(sys.argv[1:] if argv is None else argv))
@@ -857,7 +861,9 @@ def main(argv: list[str] | None = None) -> int:
         from engine.util.child import die_with_parent
 
         die_with_parent(os.getppid())
+        supervise.report_exit()   # an exit that skips Python's (native code's exit(1)) reads as one
     fit_memory_limit()  # before numpy and scipy load
+    fit_process_limit()  # likewise: OpenBLAS's threads under a tight pids limit (its SIGINT is not Ctrl+C)
     argv = list(sys.argv[1:] if argv is None else argv)
     debug = "--debug" in argv  # anywhere on the line, not only before the command
     argv = [x for x in argv if x != "--debug"]

@@ -11,6 +11,7 @@ from engine.devices import targets
 from engine.devices.hardware import Hardware
 from engine.model import loader
 from engine.planner import make_plan, profiles
+from engine.planner.same_plan import label as same_label, same_plans
 from engine.util import machine_load
 
 from . import check, published, runner, stats
@@ -114,9 +115,13 @@ def measure_plans(req: BenchRequest, plans: dict) -> tuple[dict, str | None, lis
     own run and is not compared). Returns (results, the device as the worker saw it or None, the
     strategies sampled now). Shared by `bench`/`table` (bench_model) and the app's Benchmark
     (gui/bench_controller.py). The plans are of req.graph's channel layout (else req.block's:
-    loader.load), and so are the builds."""
+    loader.load), and so are the builds. A plan that another strategy's equals (engine/planner/same_plan.py)
+    is measured once, under its owner: the results have no entry for the others (same_plans names them),
+    so no strategy is given another's samples, from a run or from the cache."""
     from . import roundrobin, runs
 
+    same = same_plans(plans)
+    plans = {s: p for s, p in plans.items() if s not in same}
     g = req.graph if req.graph is not None else loader.load(req.spec, req.shapes, block=req.block)
     block, t, progress = g.block, req.target, req.progress
     if not req.force:
@@ -178,12 +183,13 @@ def bench_model(req: BenchRequest, strategies, imported: dict | None = None) -> 
         if progress:
             progress(stage, share + (1 - share) * frac)
     results, device, sampled = measure_plans(replace(req, graph=g, progress=prog), plans)
-    results = {s: results[s] for s in plans}
+    same = same_plans(plans)   # measured once, under their owner: no result of their own
+    results = {s: results[s] for s in plans if s not in same}
     ort = ort_latency(g, repeat=req.repeat) if t.backend.host_cpu else None
     return {"model": g.name, "ops": sum(n.kind == "call_tir" for n in g.nodes), "results": results, "ort": ort,
             "graph": g, "plans": plans, "costs": costs, "target": t.spec, "device": device,
             "round_robin": sampled if t.backend.round_robin else [], "sampled": sampled,
-            "hardware": {"name": hw.name, "title": hw.title}}
+            "hardware": {"name": hw.name, "title": hw.title}, "same_plan": same}
 
 
 def _busiest(results: dict) -> float | None:
@@ -214,7 +220,11 @@ def bench_json(b: dict) -> dict:
                             "schedule": r.schedule, "tuned_kernels": r.tuned_kernels, "run_id": r.run_id,
                             "vs": {base: comps[(s, base)].to_dict() for base in ("none", "greedy")
                                    if (s, base) in comps}}
-                           for s, r in b["results"].items()]}
+                           for s, r in b["results"].items()]
+            # a strategy whose plan is another's: built and timed once, under that one (no figures of its own)
+            + [{"strategy": s, "same_plan_as": o, "note": same_label(o), "cost": b.get("costs", {}).get(s, "model")}
+               for s, o in (b.get("same_plan") or {}).items()],
+            "same_plan": dict(b.get("same_plan") or {})}
 
 
 def _measured_on(b: dict) -> str:
@@ -248,7 +258,7 @@ def table_row(b: dict) -> dict:
            "cached": {s: x.when for s, x in r.items() if x.cached},
            "not_same_run": not_same_run(r),
            "dp_cost": (b.get("costs") or {}).get("dp"), "hybrid_cost": (b.get("costs") or {}).get("hybrid"),
-           "measured_on": _measured_on(b),
+           "measured_on": _measured_on(b), "same_plan": dict(b.get("same_plan") or {}),
            # other processes' share of the CPU time while timing (the highest of the run's results)
            "busy_share": _busiest(r), "machine_busy": bool(machine_load.busy_shares(r))}
     for key, (s, base_s) in (("dp_vs_baseline", ("dp", "none")), ("dp_vs_greedy", ("dp", "greedy")),

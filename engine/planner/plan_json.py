@@ -150,20 +150,24 @@ def read(path) -> dict:
 _PLANNING_NOTES = ("cost", "cost_note", "measure", "measured_group_us", "estimate", "roofline_us", "group_source")
 
 
-def imported(plan: Plan, src: str, graph, hw) -> Plan:
+def imported(plan: Plan, src: str, graph, hw, target="cpu", cost: str = "model") -> Plan:
     """A plan read from `src` (from_dict), made ready to print, build and time: re-estimated for
-    profile `hw` by the roofline (kernel count, group costs and kinds), its explanations those of
-    its groups' edges now (the file's reason kept where the edge is still between groups: a hand
-    edit may have moved them), and notes saying where it came from (imported_from,
-    imported_strategy; notes["cost"] "imported"). The strategy name stays the file's."""
-    from . import annotate, explain
+    profile `hw` as the app prices a plan for `cost` (gui/planning.price: the roofline for "roofline",
+    else the learned model of `target`'s kernel times where one serves it; kernel count, group costs
+    and kinds), its explanations those of its groups' edges now (the file's reason kept where the
+    edge is still between groups: a hand edit may have moved them), and notes saying where it came
+    from (imported_from, imported_strategy; notes["cost"] "imported"). The strategy name stays the
+    file's. It was not planned here: planning_ms is 0 (the file's figure kept as notes["planning_ms_in_file"])."""
+    from . import annotate, cost_source, explain
 
     plan.notes = {**{k: v for k, v in plan.notes.items() if k not in _PLANNING_NOTES},
-                  "imported_from": src, "imported_strategy": plan.strategy}
-    cm = annotate(plan, graph, hw)
+                  "imported_from": src, "imported_strategy": plan.strategy,
+                  "planning_ms_in_file": plan.planning_ms}
+    plan.planning_ms = 0.0
+    est = cost_source.resolve(graph, hw, "roofline" if cost == "roofline" else "learned", target, costed=False)
+    cm = annotate(plan, graph, hw, estimates=est.estimates)   # the roofline's model: explain's words
     plan.notes["cost"] = "imported"
-    plan.notes["cost_note"] = (f"imported from {src} (planned by {plan.strategy!r}); estimates: the roofline on "
-                               f"profile {hw.name}")
+    plan.notes["cost_note"] = f"imported from {src} (planned by {plan.strategy!r}); estimates: {est.note}"
     given = {(e.get("src"), e.get("dst")): e for e in plan.explanations
              if isinstance(e.get("reason"), str) and isinstance(e.get("detail"), str)}
     out = []

@@ -40,6 +40,9 @@ class Recommendation:
     comparisons: dict = field(default_factory=dict)   # strategy -> stats.Speedup.to_dict() against greedy
     busy_note: str | None = None   # set when results behind the measured verdict were timed on a busy machine
     unfused_note: str | None = None   # set when the unfused plan (none) measured fastest, chosen or not
+    summary: str | None = None     # what decided the measured verdict, short (the app's verdict box; detail: all)
+    same_plan: dict = field(default_factory=dict)   # strategy -> the strategy whose plan it is (same_plan.py)
+    others: dict = field(default_factory=dict)      # measured plans that are no candidate (tvm, optimal, custom)
 
     @staticmethod
     def tree() -> dict:
@@ -49,7 +52,8 @@ class Recommendation:
         return {"verdict": self.verdict, "tests": self.tests, "path": self.path,
                 "measured_verdict": self.measured_verdict, "measured_detail": self.measured_detail,
                 "disagreement": self.disagreement, "excluded": self.excluded, "comparisons": self.comparisons,
-                "busy_note": self.busy_note, "unfused_note": self.unfused_note}
+                "busy_note": self.busy_note, "unfused_note": self.unfused_note, "summary": self.summary,
+                "same_plan": self.same_plan, "others": self.others}
 
 
 def count_ops(graph) -> int:
@@ -57,7 +61,11 @@ def count_ops(graph) -> int:
     return sum(n.kind == "call_tir" for n in graph.nodes)
 
 
-def recommend(graph, hw, budget_pct: float, measured: dict | None = None) -> Recommendation:
+def recommend(graph, hw, budget_pct: float, measured: dict | None = None, same: dict | None = None) -> Recommendation:
+    """The rule's verdict for `graph` on profile `hw` with a compile-time budget of `budget_pct`, and the
+    measured verdict beside it from `measured` (strategy -> BenchResult). `same`: strategy -> the
+    strategy whose plan it is (engine/planner/same_plan.py): such a strategy is named, never compared
+    (a result under its name is left out: it would be the other plan's figure)."""
     values = {"bandwidth": hw.bandwidth / 1e9, "ops": count_ops(graph), "budget_dp": budget_pct,
               "budget_hybrid": budget_pct}
     thresholds = {"bandwidth": BANDWIDTH_GBPS, "ops": MIN_OPS, "budget_dp": DP_BUDGET_PCT,
@@ -73,9 +81,15 @@ def recommend(graph, hw, budget_pct: float, measured: dict | None = None) -> Rec
         path.append(node)
         node = yes if passed else no
     path.append(node)
-    rec = Recommendation(verdict=node, tests=tests, path=path)
+    rec = Recommendation(verdict=node, tests=tests, path=path, same_plan=dict(same or {}))
+    measured = {s: r for s, r in (measured or {}).items() if s not in rec.same_plan}
     if measured:
         _add_measured(rec, measured, budget_pct)
+    if rec.same_plan:
+        same_text = "; ".join(f"{s}: same plan as {o}" for s, o in rec.same_plan.items())
+        rec.summary = f"{rec.summary}; {same_text}" if rec.summary else same_text
+        if rec.measured_detail:
+            rec.measured_detail += f"; {same_text} (built and timed once)"
     return rec
 
 
@@ -121,22 +135,29 @@ def _add_measured(rec: Recommendation, measured: dict, budget_pct: float) -> Non
                                    f"has no usable result ({excluded['greedy']})"
                                    + (f"; also ignored: {', '.join(rest)}" if rest else ""))
         return
-    if len(ok) < 2 and not excluded:
-        return
     g = ok["greedy"]
     g_compile = g.build_s + g.planning_ms / 1000
-    rows, vs_greedy = {}, {}
+    rows, vs_greedy, others = {}, {}, {}
     for s, r in ok.items():
-        if s not in CANDIDATES:
-            continue
         compile_s = r.build_s + r.planning_ms / 1000
         sp = stats.speedup(g, r) if s != "greedy" else None
-        rows[s] = {"latency_ms": r.latency_ms["median"], "speedup_vs_greedy": g.latency_ms["median"] / r.latency_ms["median"],
-                   "compile_overhead_pct": 100 * (compile_s / g_compile - 1) if g_compile else 0.0,
-                   "ci": [sp.lo, sp.hi] if sp else None, "significant": sp.significant if sp else False,
-                   "vs_greedy": sp.word if sp else None}
+        row = {"latency_ms": r.latency_ms["median"], "speedup_vs_greedy": g.latency_ms["median"] / r.latency_ms["median"],
+               "compile_overhead_pct": 100 * (compile_s / g_compile - 1) if g_compile else 0.0,
+               "ci": [sp.lo, sp.hi] if sp else None, "significant": sp.significant if sp else False,
+               "vs_greedy": sp.word if sp else None}
+        if s not in CANDIDATES:    # tvm, optimal, an imported plan: named beside the verdict, never chosen
+            others[s] = row
+            continue
+        rows[s] = row
         if sp:
             vs_greedy[s] = sp
+    rec.others = others
+    if len(rows) < 2:   # one plan: nothing to agree or disagree with
+        rest = [f"{s} ({why})" for s, why in excluded.items()] + [f"{s} (not a candidate of the rule)" for s in others]
+        rec.measured_detail = ("no measured verdict: only greedy has a usable result among the rule's candidates"
+                               + (f"; {', '.join(rest)}" if rest else ""))
+        rec.summary = rec.measured_detail.removeprefix("no measured verdict: ")
+        return
     within = [s for s, v in rows.items() if s == "greedy" or v["compile_overhead_pct"] <= budget_pct]
     best, prev, why = "greedy", None, None
     for s in sorted((s for s in within if s != "greedy"), key=lambda s: rows[s]["compile_overhead_pct"]):
@@ -151,29 +172,63 @@ def _add_measured(rec: Recommendation, measured: dict, budget_pct: float) -> Non
         v = rows[s]["compile_overhead_pct"]
         return f"{v:+.0f}% compile" + ("" if s in within else f", over the {budget_pct:.0f}% budget")
 
-    others = [f"{vs_greedy[s].text(s, 'greedy')}, at {cost(s)}" for s in rows if s in vs_greedy and s != best]
+    def ms(s):
+        return f"{(rows.get(s) or others.get(s))['latency_ms']:.2f} ms"
+
+    # what decided: every candidate with a lower median than the verdict's, and why it was not chosen
+    decided = []
+    for s in sorted(rows, key=lambda s: rows[s]["latency_ms"]):
+        if s == best or rows[s]["latency_ms"] >= rows[best]["latency_ms"]:
+            continue
+        if s not in within:
+            decided.append(f"{s} ({ms(s)}) is over the {budget_pct:.0f}% compile budget ({cost(s).split(',')[0]})")
+            continue
+        c = stats.speedup(ok[best], ok[s])
+        if c is not None:
+            decided.append(f"{s}'s lower median ({ms(s)} against {best}'s {ms(best)}) is within noise: "
+                           f"{s} vs {best} {c.ratio:.2f}x {c.interval}"
+                           + (f", at {cost(s)} against {rows[best]['compile_overhead_pct']:+.0f}%"
+                              if best != "greedy" else f", at {cost(s)}"))
+    also = ""
+    if others:   # the plans the rule does not choose among, with their figures against greedy
+        also = ("also measured, not candidates of the rule: "
+                + ", ".join(f"{s} {ms(s)}" + (f" ({others[s]['speedup_vs_greedy']:.2f}x greedy)") for s in others))
+
+    others_txt = [f"{vs_greedy[s].text(s, 'greedy')}, at {cost(s)}" for s in rows if s in vs_greedy and s != best]
     if best == "none":
         rec.unfused_note = "the unfused plan measured fastest: fusion did not pay here"
     elif "none" in rows and (c := stats.speedup(ok[best], ok["none"])) is not None and c.lo > 1.0:
         rec.unfused_note = (f"the unfused plan measured fastest ({c.text('none', best)})"
                             + ("" if "none" in within else f", but is over the {budget_pct:.0f}% compile budget"))
-        others = [o for o in others if not o.startswith("none vs greedy")]   # said once, in the note
+        others_txt = [o for o in others_txt if not o.startswith("none vs greedy")]   # said once, in the note
+        decided = [d for d in decided if not d.startswith("none ")]
     lead = f"{rec.unfused_note}; " if rec.unfused_note else ""
     if best == "greedy":
-        rec.measured_detail = (f"{lead}greedy: nothing within the {budget_pct:.0f}% compile budget was significantly "
-                               f"faster ({'; '.join(others) or 'nothing else measured'}){ignored}")
+        head = f"greedy: nothing within the {budget_pct:.0f}% compile budget was significantly faster"
+        rec.measured_detail = f"{lead}{head} ({'; '.join(others_txt) or 'nothing else measured'}){ignored}"
     else:
         c = vs_greedy[best]
         b = rows[best]
-        detail = (f"{lead}{best} was {c.ratio:.2f}x faster than greedy, 95% interval {c.interval} "
-                  f"(median {b['latency_ms']:.2f} vs {rows['greedy']['latency_ms']:.2f} ms), "
-                  f"at {b['compile_overhead_pct']:+.0f}% compile time")
+        head = (f"{best} was {c.ratio:.2f}x faster than greedy, 95% interval {c.interval} "
+                f"(median {b['latency_ms']:.2f} vs {rows['greedy']['latency_ms']:.2f} ms), "
+                f"at {b['compile_overhead_pct']:+.0f}% compile time")
+        detail = lead + head
         if prev not in (None, "greedy"):  # it replaced a cheaper strategy that also beat greedy
             detail += f"; {why.text(best, prev)}"
-        rec.measured_detail = detail + (f"; {'; '.join(others)}" if others else "") + ignored
+        rec.measured_detail = detail + (f"; {'; '.join(others_txt)}" if others_txt else "") + ignored
+    if decided:
+        rec.measured_detail += "; decided: " + "; ".join(decided)
+    if also:
+        rec.measured_detail += f"; {also}"
+    if best == "greedy":
+        short = head
+    else:
+        short = (f"{best} was {c.ratio:.2f}x faster than greedy {c.interval} at {b['compile_overhead_pct']:+.0f}% "
+                 "compile")
+    rec.summary = "; ".join([lead.rstrip("; ")] * bool(lead) + [short] + [d.split(", at ")[0] for d in decided]
+                            + [also] * bool(also) + ([f"ignored: {', '.join(excluded)}"] if excluded else []))
     rec.busy_note = machine_load.busy_line({s: r for s, r in ok.items() if s in rows}, "figures and this verdict")
     if rec.busy_note:
         rec.measured_detail += f"; {rec.busy_note}"
     if best != rec.verdict:
         rec.disagreement = f"the rule says {rec.verdict}, the measurements say {best}"
-

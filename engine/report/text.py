@@ -79,7 +79,8 @@ def plan_summary(g, p, hw, explain: bool = False, top: int = 8) -> str:
     name = f"{p.strategy} ({p.notes['cost']})" if p.strategy in COSTED and p.notes.get("cost") else p.strategy
     lines = [f"{name}: {p.kernels} kernels for {len(g)} ops of {g.name} ({g.layout})   "
              f"estimated {p.estimated_us / 1000:.3f} ms ({est} estimate; profile {hw.title})   "
-             f"planned in {_duration(p.planning_ms)}"]
+             + ("imported: not planned here" if p.notes.get("imported_from") else
+                f"planned in {_duration(p.planning_ms)}")]
     if p.notes.get("cost_note"):
         what, note = p.notes.get("cost", est), p.notes["cost_note"]
         lines.append(f"decided by: {note}" if note.startswith(what) else f"decided by: {what} ({note})")
@@ -134,6 +135,11 @@ def _duration(ms: float) -> str:
 duration = _plan_time = _duration   # "12.3 ms", "133.2 s": planning times over 1 s in seconds
 
 
+def _planned(p) -> str:
+    """A plan's planning time, or "imported" for a plan read from a file (it was not planned here)."""
+    return "imported" if (getattr(p, "notes", None) or {}).get("imported_from") else _plan_time(p.planning_ms)
+
+
 def _ms(v):
     return f"{v:.2f}" if isinstance(v, (int, float)) else "-"
 
@@ -168,8 +174,14 @@ def bench_table(b: dict) -> str:
         note = f"cached {r.when}" if r.cached else ""
         rows.append([label(s), _ms(lat["median"]), _ms(lat["min"]), _ms(lat["max"]), len(r.samples) or "-",
                      _vs(comps.get((s, "none")), r.correct is not True and s != "none") if s != "none" else "",
-                     _plan_time(r.planning_ms), f"{r.build_s:.1f}", r.kernels, _schedule(r),
+                     "imported" if (b.get("costs") or {}).get(s) == "imported" else _plan_time(r.planning_ms),
+                     f"{r.build_s:.1f}", r.kernels, _schedule(r),
                      check.text(r), note])
+    same = b.get("same_plan") or {}
+    for s, owner in same.items():   # built and timed once, under its owner (engine/planner/same_plan.py)
+        p = (b.get("plans") or {}).get(s)
+        rows.append([label(s), f"same plan as {owner}", "", "", "", "",
+                     _planned(p) if p is not None else "", "", p.kernels if p is not None else "", "", "", ""])
     head = [f"{b['model']} ({b['ops']} ops)", "median ms", "min", "max", "n", "vs none [95% CI]", "planned in",
             "build s", "kernels", "schedule", "correct", ""]
     rows = [r + [""] * (len(head) - len(r)) for r in rows]
@@ -184,6 +196,9 @@ def bench_table(b: dict) -> str:
         again = [s for s, r in res.items() if r.cached and s in machine_load.busy_shares(res)]
         lines.append(busy + (f" (cached: {', '.join(again)}; --force measures again)" if again else ""))
     lines += verdict_lines(res, comps)
+    if same:
+        lines.append("same plan: " + ", ".join(f"{s} = {o}" for s, o in same.items())
+                     + " (the same groups: built and timed once, not compared with each other)")
     if b.get("ort"):
         o = b["ort"]
         now = set(b.get("sampled", b.get("round_robin", [])))   # ONNX Runtime was timed in this run only
@@ -282,6 +297,9 @@ def published_table_md(rows: list[dict], target: str) -> str:
                                                        for s, w in r["cached"].items()))
         if r.get("not_same_run"):
             notes.append(f"{r['model']}: not compared (not the same run): " + ", ".join(r["not_same_run"]))
+        if r.get("same_plan"):
+            notes.append(f"{r['model']}: " + ", ".join(f"{s}: same plan as {o} (timed once, as {o})"
+                                                      for s, o in r["same_plan"].items()))
         if r.get("machine_busy"):
             notes.append(f"{r['model']}: the machine was busy while timing: other processes used "
                          f"{(r.get('busy_share') or 0) * 100:.0f}% of its CPU time; its figures may be distorted")
