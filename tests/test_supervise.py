@@ -24,13 +24,28 @@ def test_a_child_killed_by_native_code_under_a_limit_is_one_line(tmp_path, capfd
     assert len(err) == 1 and err[0].startswith("error: ran out of memory (native code was killed by SIGABRT"), err
 
 
+REPORT = f"import sys\nsys.path.insert(0, {str(ROOT)!r})\nfrom engine.util import supervise\nsupervise.report_exit()\n"
+
+
 def test_exit_codes_pass_through(tmp_path):
     script = tmp_path / "exit.py"
-    script.write_text("import sys\nsys.exit(int(sys.argv[1]))\n")
+    script.write_text(REPORT + "sys.exit(int(sys.argv[1]))\n")
     assert [supervise.run(str(script), [str(c)]) for c in (0, 1, 2, 130)] == [0, 1, 2, 130]
     term = tmp_path / "term.py"
     term.write_text("import os, signal\nos.kill(os.getpid(), signal.SIGTERM)\n")
     assert supervise.run(str(term), []) == 128 + signal.SIGTERM
+
+
+def test_an_exit_by_native_code_under_a_limit_is_one_line(tmp_path, capfd):
+    """Issue 31: libgomp exits the process with code 1 when it cannot start a thread, glibc with 127 when
+    it has no memory for a thread's local data: neither passed through Python's exit, so neither is
+    taken for main.py's own code (1 would read as an incorrect benchmark)."""
+    script = tmp_path / "native_exit.py"
+    script.write_text(REPORT + "import os\nos._exit(int(sys.argv[1]))\n")
+    for code in (1, 127):
+        assert supervise.run(str(script), [str(code)]) == 2
+        err = capfd.readouterr().err.strip().splitlines()
+        assert len(err) == 1 and err[0].startswith(f"error: ran out of memory (native code exited with code {code}"), err
 
 
 def _limited(mb):

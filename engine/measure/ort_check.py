@@ -80,12 +80,14 @@ def run_worker(job_fn, job, src: str, *, progress=None, **kw) -> dict:
     worker is the payload {"error": message}. Cancelled passes through."""
     import tempfile
 
-    from engine.util.child import ChildFailed, run_in_child
+    from engine.util.child import ChildFailed, WorkerFault, run_in_child
 
     with tempfile.TemporaryDirectory(prefix="fuselens-ort-") as d:
         marker = os.path.join(d, "running")
         try:
             payload = run_in_child(job_fn, {**job, MARKER: marker}, progress=progress, **kw)
+        except WorkerFault:   # stopped, stuck, or a limit of the system: the command's one line (exit 2)
+            raise
         except ChildFailed as e:
             if not os.path.exists(marker):
                 return {"error": str(e)}

@@ -19,7 +19,7 @@ from __future__ import annotations
 import time
 from dataclasses import asdict, dataclass, field
 
-from engine.util.child import Cancelled, ChildFailed, run_in_child  # noqa: F401 - Cancelled is part of this module's API
+from engine.util.child import Cancelled, ChildFailed, WorkerFault, run_in_child  # noqa: F401 - Cancelled is part of this module's API
 from engine.util.cpus import usable_cores
 from engine.util.errors import FuseLensError, TargetError
 
@@ -112,6 +112,8 @@ def tune(spec: str, shapes: dict | None, strategy: str, target="cpu", trials: in
     try:
         payload = run_in_child(_tune_job, job, progress=progress, cancel=cancel, timeout_s=budget,
                                what="tuning worker")
+    except WorkerFault:   # stopped, stuck, or a limit of the system: the command's one line
+        raise
     except ChildFailed as e:
         payload = {"error": str(e)}
     if "report" in payload:

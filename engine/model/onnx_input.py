@@ -186,14 +186,17 @@ def _load_external(model: onnx.ModelProto, p: Path, src: str) -> None:
     for t in model.graph.initializer:
         if uses_external_data(t):
             loc = next((e.value for e in t.external_data if e.key == "location"), "?")
+            shown = loc if len(loc) <= 120 else f"{loc[:100]}... ({len(loc)} characters)"
             f = p.parent / loc
-            try:
+            try:   # a name too long for the file system (ENAMETOOLONG), a loop of links: the file's fault
                 if f.exists() and not f.is_file():   # a pipe would block the read, /dev/zero fill the memory
-                    raise ModelError(src, f"external data {loc!r} is not a regular file (a folder, device or pipe)")
-            except OSError:
-                pass
-            if not f.exists():
-                missing.append(loc)
+                    raise ModelError(src, f"external data {shown!r} is not a regular file (a folder, device or pipe)")
+                there = f.exists()
+            except OSError as e:
+                raise ModelError(src, f"external data location {shown!r} of initializer {t.name[:80]!r} is not a "
+                                 f"usable file name ({e.strerror or e})") from None
+            if not there:
+                missing.append(shown)
     if missing:
         raise ModelError(src, f"external data file(s) missing: {', '.join(sorted(set(missing)))} "
                          f"(expected next to the model in {p.parent})")

@@ -87,7 +87,7 @@ from pathlib import Path
 
 from engine.util import cache_dir as _files
 from engine.util.cache_dir import cache_dir
-from engine.util.child import ChildFailed, run_in_child
+from engine.util.child import ChildFailed, WorkerFault, run_in_child
 from engine.util.cpus import usable_cores
 from engine.util.numbers import finite
 
@@ -497,6 +497,8 @@ class KernelTimer:
         try:
             payload = run_in_child(profile_job, job, progress=say, cancel=cancel, timeout_s=timeout_s,
                                    what="profiling worker", threads=job["threads"] or usable_cores())
+        except WorkerFault:   # stopped, stuck, or a limit of the system: the command's one line
+            raise
         except ChildFailed as e:
             payload = {"error": str(e)}
         if "timed out" in (payload.get("error") or ""):
