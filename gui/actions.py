@@ -63,6 +63,9 @@ def build_actions(win):
     win.a_shapes = A("Set &Input Shapes...", lambda: win.files.ask_shapes_again())
     win.a_import = A("&Import Plan...", lambda: win.files.import_plan(), "Ctrl+I",
                       tip="Load a plan JSON and show it as the 'custom' strategy")
+    win.a_import_ort = A("Import ONNX &Runtime Profile...", lambda: win.ort_heat.import_dialog(),
+                          tip="Colour groups by an ONNX Runtime profile (SessionOptions.enable_profiling JSON) "
+                              "beside FuseLens's own heat overlay (View > Heat Source)")
     win.a_export_plan = A("Export &Plan as JSON...", lambda: win.files.export_plan(), "Ctrl+E")
     win.a_export_svg = A("Export Graph as &SVG...", lambda: win.files.export_graph(fmt="svg"))
     win.a_export_png = A("Export Graph as P&NG...", lambda: win.files.export_graph(fmt="png"))
@@ -81,6 +84,14 @@ def build_actions(win):
     win.a_log.setChecked(win.state.heat_log)
     win.a_minimap = A("&Minimap", lambda on: win.overlays.set_minimap(on), "M", checkable=True)
     win.a_minimap.setChecked(win.settings.minimap)
+    win.a_kernel_code = A("Show &Kernel Code", lambda: win.kernel_code.show_selected(), "K",
+                           tip="The selected group's kernel: the schedule rule, vector width, loop nest, TIR, LLVM IR "
+                               "and assembly (or CUDA source), and its measured time (also: right-click a group)")
+    win.a_heat_source = {}
+    for src, title in (("fuselens", "FuseLens (measured or estimated)"), ("ort", "ONNX Runtime Profile")):
+        win.a_heat_source[src] = A(title, lambda _=False, src=src: setattr(win.ort_heat, "source", src), checkable=True)
+    win.a_heat_source["fuselens"].setChecked(True)
+    win.a_heat_source["ort"].setEnabled(False)   # until a profile is imported
     win.a_collapse = A("&Collapse Group", lambda: win.selection.collapse_selected(), "C")
     win.a_expand = A("&Expand Group", lambda: win.selection.expand_selected(), "E")
     win.a_collapse_all = A("Collapse &All Groups", lambda: win.selection.collapse_all(), "Ctrl+Shift+C")
@@ -226,6 +237,7 @@ def build_menus(win):
     m.addAction(win.a_shapes)
     m.addSeparator()
     m.addAction(win.a_import)
+    m.addAction(win.a_import_ort)
     ex = m.addMenu("&Export")
     for a in (win.a_export_plan, win.a_export_svg, win.a_export_png, win.a_export_csv):
         ex.addAction(a)
@@ -238,11 +250,16 @@ def build_menus(win):
     for a in (win.a_find, win.a_find_next, win.a_find_prev):
         v.addAction(a)
     v.addSeparator()
-    for a in (win.a_collapse, win.a_expand, win.a_collapse_all, win.a_expand_all):
+    for a in (win.a_collapse, win.a_expand, win.a_collapse_all, win.a_expand_all, win.a_kernel_code):
         v.addAction(a)
     v.addSeparator()
     for a in (win.a_side, win.a_diff_next, win.a_diff_prev, win.a_heat, win.a_log, win.a_minimap):
         v.addAction(a)
+    hs = v.addMenu("Heat &Source")
+    win.heat_source_group = QtGui.QActionGroup(win)
+    for a in win.a_heat_source.values():
+        win.heat_source_group.addAction(a)
+        hs.addAction(a)
     v.addSeparator()
     for d in (win.dock_props, win.dock_diff, win.dock_latency, win.dock_rec, win.dock_cost):
         v.addAction(d.toggleViewAction())
@@ -259,6 +276,13 @@ def build_menus(win):
     h = mb.addMenu("&Help")
     h.addAction(win.a_shortcuts)
     h.addAction(win.a_about)
+
+def check_heat_source(win):
+    """View > Heat Source follows the source in use (an ORT profile only while one is imported)."""
+    src = win.ort_heat.source
+    for k, a in win.a_heat_source.items():
+        a.setChecked(k == src)
+    win.a_heat_source["ort"].setEnabled(win.ort_heat.profile is not None)
 
 def shortcut_rows(win) -> list[tuple[str, str]]:
     """(what, keys) for every action with a shortcut, and the mouse gestures."""

@@ -36,6 +36,9 @@ and the FidelityController still hold the window, and `actions` builds onto it:
     selection          Selection: clicks and Collapse / Expand (given the models, the GraphArea, the
                        Layouts, the Differences and the Properties dock); KeepSelection: the selection
                        kept meaningful when plans change (given the models, subscribed before the panes)
+    kernel_code_view   KernelCodeController: the Kernel code view of a group (a pane's context menu, K):
+                       its TIR, LLVM IR, assembly or CUDA source, built in a child (engine/jobs/kernel_code.py)
+    ort_heat           OrtHeat: an imported ONNX Runtime profile as the heat overlay's source (View > Heat Source)
     find               Find: the find box (given the ViewState, the GraphArea and `select_node`; built
                        onto the window by `build(win)`)
 
@@ -62,6 +65,8 @@ from .panels.cost_model import CostModelPanel
 from .panels.differences import DifferencesPanel
 from .panels.kernels import KernelsPanel
 from .kernel_reports import KernelReportController, KernelReports
+from .kernel_code_view import KernelCodeController
+from .ort_heat import OrtHeat
 from .panels.latency import LatencyPanel
 from .panels.properties import PropertiesPanel
 from .panels.recommendation import RecommendationPanel
@@ -139,6 +144,10 @@ class MainWindow(QtWidgets.QMainWindow):
                                        self.status)   # side by side: summary, differences, next / previous
         self.selection = Selection(self.model, self.state, self.area, self.layouts, self.differences,
                                    self.dock_props, self.status)   # clicks, collapse / expand
+        self.kernel_code = KernelCodeController(self.model, self.state, self.area, self.kernel_reports, self.activity,
+                                                self, self.status, self.show_error)   # the Kernel code view
+        self.ort_heat = OrtHeat(self.model, self.state, self.activity, self, self.status,
+                                self.show_error)   # an imported ONNX Runtime profile as a heat source
         actions.build_actions(self)
         actions.build_toolbar(self)
         actions.build_menus(self)
@@ -155,6 +164,8 @@ class MainWindow(QtWidgets.QMainWindow):
         self.overlays = Overlays(self.model, self.state, self.area, self.layouts,
                                  self.settings)     # heat overlay and minimap (redrawn after the panels)
         self.overlays.delta.events.on.connect(lambda ev: self.diffs.set_delta(ev.value))
+        self.overlays.ort = self.ort_heat     # the heat source: FuseLens's figures or the imported ORT profile
+        self.ort_heat.events.changed.connect(lambda ev: (self.overlays.apply(), actions.check_heat_source(self)))
         self.diffs.delta_requested.connect(lambda on: setattr(self.overlays.delta, "on", on))
         self.area.plan_shown.connect(self.strategies.on_shown)   # after the heat: layout, status line
         QtCore.QTimer.singleShot(0, self.bench.find_devices)

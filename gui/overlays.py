@@ -71,6 +71,10 @@ class Overlays:
         plan = doc.plans[strategy]
         r = doc.result(self.model.device, strategy)
         log = self.state.heat_log
+        ort = getattr(self, "ort", None)   # gui/ort_heat.OrtHeat: an imported ORT profile chosen as the source
+        ort_heat = ort.heat_for(doc, plan, log) if ort is not None else None
+        if ort_heat is not None:
+            return ort_heat
         ku = getattr(r, "kernel_us", None) if r is not None and not r.error else None
         if ku and len(ku) == len(plan.groups) and any(v for v in ku if v):
             return {"values": list(ku), "log": log, "source": "measured",

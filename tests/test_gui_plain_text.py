@@ -37,6 +37,8 @@ ALLOWED = {
         "a QGraphicsSimpleTextItem (the kind badge's letters): Qt paints its text as plain text",
     ("gui/panels/latency.py", "LatencyPanel._fit_marks", "setText"):
         "pyqtgraph's TextItem.setText calls QGraphicsTextItem.setPlainText",
+    ("gui/kernel_code_view.py", "KernelCodeDialog.copy", "setText"):
+        "QClipboard.setText: the kernel's code put on the clipboard as text/plain; nothing renders it",
     ("gui/graph/scene.py", "GraphScene.render_svg", "setTitle"):
         "QSvgGenerator.setTitle: the exported file's <title>, which Qt writes escaped; not shown in the app",
 }

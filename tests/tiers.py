@@ -171,6 +171,8 @@ SLOW = frozenset({
     'tests/test_channel_layout_plumbing.py::test_the_app_reopens_the_model_when_the_device_has_another_layout',
     'tests/test_zoo.py::test_node_counts_pinned[vgg16]',
     'tests/test_kernel_code.py::test_cli_prints_a_kernels_code',
+    'tests/test_gui_kernel_code.py::test_kernel_code_view_side_by_side_copy_export_and_cuda',
+    'tests/test_gui_kernel_code.py::test_context_menu_stitched_reduction_and_measured_time',
 })
 
 

@@ -1,0 +1,179 @@
+"""Issue 30 in the app: the Kernel code view (gui/kernel_code_view.py) and an ONNX Runtime profile as a
+heat source (gui/ort_heat.py), offscreen.
+
+The small MobileNetV2-like network of tests/test_kernel_code.py at 16x16, on the host profile: dp makes
+an inverted-residual chain and a stitched reduction, greedy plain epilogue groups."""
+from __future__ import annotations
+
+import json
+
+import pytest
+
+pytest.importorskip("pytestqt")
+
+
+@pytest.fixture
+def small_path(tmp_path):
+    import onnx
+
+    from tests.models import small_cnn_onnx
+
+    p = tmp_path / "small.onnx"
+    onnx.save(small_cnn_onnx(hw=16), p)
+    return p
+
+
+def _group(win, strategy, kind):
+    plan = win.doc.plans[strategy]
+    from engine.report.kernel_code import kernel_groups
+
+    return next(gi for gi in kernel_groups(win.doc.graph, plan) if plan.group_kinds[gi]["kind"] == kind
+                and len(plan.groups[gi]) > 1)
+
+
+def _wait_built(qtbot, win, n=1):
+    from tests.gui_helpers import TIMEOUT_MS
+
+    kc = win.kernel_code
+    qtbot.waitUntil(lambda: "kernel_code" not in win.activity.running and bool(kc.codes)
+                    and kc.dialog is not None and bool(kc.dialog.left.codes), timeout=TIMEOUT_MS)
+    return kc.dialog
+
+
+def test_kernel_code_view_side_by_side_copy_export_and_cuda(new_window, qtbot, small_path, tmp_path):
+    from PySide6 import QtWidgets
+
+    from gui.kernel_code_view import TABS
+    from tests.gui_helpers import TIMEOUT_MS, open_model, settle, shot
+
+    win = new_window(size=(1400, 900), strategy="dp", profile="host", cost="roofline")
+    open_model(qtbot, win, small_path)
+    qtbot.waitUntil(lambda: {"dp", "greedy"} <= set(win.doc.plans), timeout=TIMEOUT_MS)
+    settle(qtbot, win)
+    win.set_side_by_side(True)
+    win.set_right_strategy("greedy")
+    settle(qtbot, win)
+    chain = _group(win, "dp", "anchor_chain")
+    win.state.select(("group", chain), None, "left")
+    win.a_kernel_code.trigger()           # View > Show Kernel Code, for the selection
+    dlg = _wait_built(qtbot, win)
+    kc = dlg.left.code
+    # the app opens the model in the CPU's channel layout (NCHW16c): the blocked chain rule
+    assert kc is not None and kc.error is None and kc.rule in ("cpu.Chain", "cpu.BlockedChain") and kc.group == chain
+    tab = {k: i for i, (k, _) in enumerate(TABS)}
+    assert "T.prim_func" in dlg.left.views["tir"].toPlainText()
+    assert f"<{kc.vector_lanes} x float>" in dlg.left.views["llvm"].toPlainText()
+    assert dlg.left.views["asm"].toPlainText().strip()
+    assert not dlg.left.tabs.isTabVisible(tab["cuda"]) and dlg.left.tabs.isTabVisible(tab["llvm"])
+    assert dlg.left.facts["rule"].text().startswith(kc.rule)
+    assert "lanes" in dlg.left.facts["vector"].text() and dlg.left.facts["measured"].text() == "not measured"
+    # side by side: greedy's kernels over the chain's ops, one box to pick them
+    assert dlg.right.isVisible() and len(dlg.right.codes) >= 2 and dlg.right.picker.isVisible()
+    assert all(not isinstance(c, str) and c.strategy == "greedy" for c in dlg.right.codes)
+    dlg.right.picker.setCurrentIndex(1)
+    assert dlg.right.code is dlg.right.codes[1]
+    dlg.left.tabs.setCurrentIndex(tab["llvm"])
+    assert dlg.copy() == kc.llvm == QtWidgets.QApplication.clipboard().text()
+    out = tmp_path / "kernel.txt"
+    assert dlg.export(str(out)) == str(out)
+    text = out.read_text()
+    assert kc.tir in text and kc.llvm in text and "side by side" in text
+    assert all(c.tir in text for c in dlg.right.codes)
+    dlg.resize(1400, 900)
+    dlg.left.tabs.setCurrentIndex(tab["tir"])
+    from tests.gui_helpers import SHOTS
+
+    SHOTS.mkdir(parents=True, exist_ok=True)
+    for _ in range(3):
+        QtWidgets.QApplication.processEvents()
+    dlg.grab().save(str(SHOTS / "kernel_code_side_by_side.png"))
+    # the same group for CUDA (built, not run): the target box rebuilds it
+    i = dlg.target_box.findData("cuda:sm_75")
+    dlg.target_box.setCurrentIndex(i)
+    dlg.target_box.activated.emit(i)
+    qtbot.waitUntil(lambda: "kernel_code" not in win.activity.running and dlg.left.code is not None
+                    and dlg.left.code.is_gpu, timeout=TIMEOUT_MS)
+    assert "__global__" in dlg.left.views["cuda"].toPlainText()
+    assert dlg.left.tabs.isTabVisible(tab["cuda"]) and not dlg.left.tabs.isTabVisible(tab["llvm"])
+    assert "built, not run" in dlg.left.facts["target"].text()
+    dlg.left.tabs.setCurrentIndex(tab["cuda"])
+    for _ in range(3):
+        QtWidgets.QApplication.processEvents()
+    dlg.grab().save(str(SHOTS / "kernel_code_cuda.png"))
+    shot(win, "kernel_code_window.png")
+
+
+def test_context_menu_stitched_reduction_and_measured_time(new_window, qtbot, small_path):
+    from types import SimpleNamespace
+
+    from tests.gui_helpers import TIMEOUT_MS, open_model, settle
+
+    win = new_window(size=(1400, 900), strategy="dp", profile="host", cost="roofline")
+    open_model(qtbot, win, small_path)
+    settle(qtbot, win)
+    stitch = _group(win, "dp", "reduction_stitch")
+    # a pane's context menu names the group under the cursor: a node of the group finds it
+    nid = win.doc.plans["dp"].groups[stitch][0]
+    assert win.kernel_code.group_of("left", ("node", nid)) == ("dp", stitch)
+    assert win.kernel_code.group_of("left", ("edge", ("a", "b"))) is None
+    # a benchmark's in-network time for the group: the view shows it with its share of the peak
+    plan = win.doc.plans["dp"]
+    ku = [None] * len(plan.groups)
+    ku[stitch] = 12.5
+    win.doc.results[(win.device(), "dp")] = SimpleNamespace(kernel_us=ku, error=None, target="cpu")
+    win.kernel_code.show("dp", stitch)
+    dlg = _wait_built(qtbot, win)
+    kc = dlg.left.code
+    assert kc.rule not in (None, "cpu.Fallback") and kc.kind == "reduction_stitch"
+    assert dlg.left.facts["measured"].text().startswith("12.5 us (benchmark on cpu")
+    assert "of its roofline bound" in dlg.left.facts["measured"].text()
+    assert not dlg.right.isVisible()
+    # an epilogue group of greedy: hostile names stay text (QPlainTextEdit, plain labels)
+    win.set_strategy("greedy")
+    settle(qtbot, win)
+    epi = _group(win, "greedy", "epilogue")
+    win.kernel_code.show("greedy", epi)
+    qtbot.waitUntil(lambda: "kernel_code" not in win.activity.running and dlg.left.code is not None
+                    and dlg.left.code.strategy == "greedy", timeout=TIMEOUT_MS)
+    assert dlg.left.code.rule not in (None, "cpu.Fallback") and dlg.left.code.kind == "epilogue"
+
+
+def test_an_ort_profile_is_a_heat_source_and_a_bad_one_is_one_message(new_window, qtbot, small_path, tmp_path):
+    from tests.gui_helpers import TIMEOUT_MS, open_model, settle, shot
+    from tests.test_kernel_code import _events
+
+    win = new_window(size=(1400, 900), strategy="greedy", profile="host", cost="roofline")
+    open_model(qtbot, win, small_path)
+    settle(qtbot, win)
+    g = win.doc.graph
+    names = list(dict.fromkeys(n.onnx_name for n in g.nodes if n.onnx_name))
+    ev = _events([(n, "Op") for n in names])
+    for k, e in enumerate(e for e in ev if e["cat"] == "Node"):   # distinct times: a visible ramp
+        e["dur"] = 5 + 3 * (k % len(names))
+    good = tmp_path / "ort.json"
+    good.write_text(json.dumps(ev))
+    assert not win.a_heat_source["ort"].isEnabled()
+    win.ort_heat.import_file(str(good))
+    qtbot.waitUntil(lambda: win.ort_heat.profile is not None, timeout=TIMEOUT_MS)
+    settle(qtbot, win)
+    sc = win.view.scene()
+    assert win.state.heat and win.ort_heat.source == "ort" and win.a_heat_source["ort"].isChecked()
+    assert sc.heat is not None and sc.heat["title"].startswith("ONNX Runtime profile: ort.json")
+    vals = [v for v in sc.heat["values"] if v]
+    assert len(vals) >= 10 and sc.heat_range() is not None
+    assert win.view.legend.isVisible()
+    shot(win, "ort_heat.png")
+    # back to FuseLens's own figures, and again
+    win.a_heat_source["fuselens"].trigger()
+    assert not sc.heat["title"].startswith("ONNX Runtime")
+    win.a_heat_source["ort"].trigger()
+    assert sc.heat["title"].startswith("ONNX Runtime")
+    # a hostile file: one message, the imported profile kept
+    bad = tmp_path / "bad.json"
+    bad.write_text('[{"cat": "Node", "name": "<b>x</b>_kernel_time", "ts": 0, "dur": -1}]')
+    errors = []
+    win.error_shown.connect(errors.append)
+    win.ort_heat.import_file(str(bad))
+    qtbot.waitUntil(lambda: bool(errors), timeout=TIMEOUT_MS)
+    assert len(errors) == 1 and "not a time" in errors[0] and "\n" not in errors[0]
+    assert win.ort_heat.profile is not None and win.ort_heat.source == "ort"
