@@ -227,7 +227,7 @@ def test_schedule_reports_fallback_for_unusual_structure():
     sch.fuse(loops[2], loops[3])  # rows x columns: the block now has a div/mod binding
     odd = sch.mod["main"]
     mod = tvm.IRModule({"odd": odd})
-    smod, report = schedules.schedule(mod, "cpu")
+    smod, report = schedules.schedule(mod, "cpu", serial_work=0)  # small: parallel only with the pass off
     assert report.fallback == ["odd"], report.summary()
     assert "fell back: odd" in report.summary()
     tgt = target_mod.host_target()

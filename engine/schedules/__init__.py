@@ -23,9 +23,9 @@ from dataclasses import dataclass, field
 from engine.devices.tvm_target import host_target, make_target
 
 from . import base, cpu, gpu
-from .base import fastmath
+from .base import fastmath, serial_small
 
-SCHEDULE_VERSION = 7
+SCHEDULE_VERSION = 8
 
 FALLBACK_RULES = {"cpu.Fallback", "Fallback"}
 
@@ -38,6 +38,7 @@ class ScheduleReport:
     unscheduled: list[str] = field(default_factory=list)          # no rule at all (left as is)
     errors: dict[str, str] = field(default_factory=dict)          # "func: rule" -> error, rule skipped
     fast_exp: list[str] = field(default_factory=list)             # functions whose exp/sigmoid became fastmath
+    serial: list[str] = field(default_factory=list)               # small functions whose parallel loops became serial
     seconds: float = 0.0
 
     def rule_of(self, func_name: str) -> str | None:
@@ -79,10 +80,13 @@ def rules_for(target) -> list:
     return cpu_default_rules()
 
 
-def schedule(mod, target_name: str = "cpu", rules: list | None = None, fast_math: bool = True):
+def schedule(mod, target_name: str = "cpu", rules: list | None = None, fast_math: bool = True,
+             serial_work: int | None = None):
     """Apply the rules to every not-yet-scheduled PrimFunc of `mod`. Returns (new module, report).
     On CPU with fast_math, float32 exp/sigmoid become a vectorisable polynomial first (fastmath.py;
-    as accurate as libm's expf, see there): LLVM would call scalar expf once per vector lane."""
+    as accurate as libm's expf, see there): LLVM would call scalar expf once per vector lane.
+    On CPU, a function of fewer than `serial_work` block iterations (default
+    base/serial_small.SERIAL_WORK) runs on one thread."""
     import tvm
     from tvm import tirx
 
@@ -116,7 +120,13 @@ def schedule(mod, target_name: str = "cpu", rules: list | None = None, fast_math
                     continue
                 if isinstance(sch, list):
                     sch = sch[0]
-                updates[gv] = sch.mod["main"].with_attr("tirx.is_scheduled", True)
+                done_func = sch.mod["main"]
+                if "gpu" not in tgt.keys:  # a kernel too small for a fork/join runs on one thread
+                    done_func, serial = serial_small.serial_when_small(
+                        done_func, serial_small.SERIAL_WORK if serial_work is None else serial_work)
+                    if serial:
+                        report.serial.append(name)
+                updates[gv] = done_func.with_attr("tirx.is_scheduled", True)
                 report.handled.setdefault(rname, []).append(name)
                 if rname in FALLBACK_RULES:
                     report.fallback.append(name)

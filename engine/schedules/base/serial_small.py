@@ -1,0 +1,89 @@
+"""A kernel too small to pay for a fork/join runs on one thread.
+
+Every CPU rule parallelises its outer loop whenever it has two iterations or more; what a parallel
+loop costs is a launch of TVM's thread pool and a wait for the slowest worker (a few microseconds
+when the workers spin, tens when they sleep or the machine is busy). Recurrent models and small
+transformers are made of such kernels: an unrolled LSTM step is a [1, H] x [H, 4H] product and a
+dozen gate operations on 4H values, and hundreds of them run one after another.
+
+`serial_when_small(func, min_work)` counts the work of a scheduled PrimFunc (the iterations of every
+block, a vector loop counting its lanes) and, below `min_work`, turns its parallel loops serial.
+Only the loop kind changes, so the result is the same value for value.
+"""
+from __future__ import annotations
+
+import tvm_ffi
+from tvm import s_tir, tirx
+
+# iterations below which a kernel runs on one thread. BlockedConv's own threshold is 150 K multiply-
+# adds, Stages' 64 K loop iterations (both measured quiet on a 2-core AVX-512 host). Measured here
+# (scripts/bench_serial_small.py; 2-core AVX-512 while other processes were busy), the
+# same plan with this pass at 0 / 64 K / 256 K / 1 M: a BiLSTM text encoder (g2pid_encoder) greedy
+# 0.74 / 0.28 / 0.29 / 0.29 ms, dp 0.41 / 0.34 / 0.34 / 0.23 ms; a small BERT (g2pid_bert, 32
+# tokens) greedy 0.33 / 0.22 / 0.20 / 0.16, dp 0.28 / 0.26 / 0.24 / 0.24. 256 K iterations is about
+# 10 us of vector work on one core: what a fork/join saves there is about what it costs.
+SERIAL_WORK = 1 << 18
+
+
+def _extent(loop) -> int | None:
+    e = loop.extent
+    return int(e) if isinstance(e, tirx.IntImm) else None
+
+
+def work_of(func) -> int | None:
+    """Block iterations summed over every block of `func` (None when a loop extent is not constant)."""
+    total = 0
+    unknown = False
+
+    def visit(stmt, mult):
+        nonlocal total, unknown
+        if isinstance(stmt, tirx.For):
+            e = _extent(stmt)
+            if e is None:
+                unknown = True
+                return
+            visit(stmt.body, mult * e)
+        elif isinstance(stmt, tirx.SeqStmt):
+            for s in stmt.seq:
+                visit(s, mult)
+        elif isinstance(stmt, s_tir.SBlockRealize):
+            body = stmt.block.body
+            if isinstance(body, (tirx.For, tirx.SeqStmt, s_tir.SBlockRealize, tirx.IfThenElse, tirx.LetStmt,
+                                 tirx.AttrStmt)) and not isinstance(body, tirx.BufferStore):
+                visit(body, mult)
+                if stmt.block.init is not None:
+                    visit(stmt.block.init, mult)
+            else:
+                total += mult
+        elif isinstance(stmt, tirx.IfThenElse):
+            visit(stmt.then_case, mult)
+            if stmt.else_case is not None:
+                visit(stmt.else_case, mult)
+        elif isinstance(stmt, (tirx.LetStmt, tirx.AttrStmt)):
+            visit(stmt.body, mult)
+        elif isinstance(stmt, tirx.BufferStore):
+            total += mult
+        elif hasattr(stmt, "body"):
+            visit(stmt.body, mult)
+
+    visit(func.body, 1)
+    return None if unknown else total
+
+
+def serial_when_small(func, min_work: int = SERIAL_WORK):
+    """(func with its parallel loops serial when its work is under min_work, whether it changed)."""
+    work = work_of(func)
+    if work is None or work >= min_work:
+        return func, False
+    changed = False
+
+    def cb(loop):
+        nonlocal changed
+        if loop.kind == tirx.ForKind.PARALLEL:
+            changed = True
+            return tirx.For(loop.loop_var, loop.min, loop.extent, tirx.ForKind.SERIAL, loop.body,
+                            loop.thread_binding, loop.annotations)
+        return loop
+
+    new = tvm_ffi.structural_map(func, (tirx.For, cb))
+    return (new, True) if changed else (func, False)
