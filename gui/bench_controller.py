@@ -124,7 +124,8 @@ class Benchmarks:
         if self.model.doc is None:
             return
         req, doc, target = self.model.request("cached-results"), self.model.doc, self.model.device
-        plans = {s: p for s, p in doc.plans.items() if (target, s) not in doc.results}
+        same = doc.same_plans()   # the cache is keyed by groups: a plan's file is its owner's, never another name's
+        plans = {s: p for s, p in doc.plans.items() if (target, s) not in doc.results and s not in same}
 
         def done(found):
             if self.model.current(req):
@@ -141,7 +142,10 @@ class Benchmarks:
         if strategies is None:
             strategies = [s for s in doc.strategies() if s in doc.plans] if all_strategies else \
                 [st.strategy] + ([st.right_strategy] if st.side_by_side and st.right_strategy != st.strategy else [])
-        strategies = [s for s in strategies if s in doc.plans]
+        same = doc.same_plans()   # a plan another strategy has too: benchmarked once, under that one
+        asked = [s for s in strategies if s in doc.plans]
+        strategies = list(dict.fromkeys(same.get(s, s) for s in asked))
+        aliases = [f"{s}: same plan as {same[s]}" for s in asked if s in same]
         if not strategies:
             self.show_error("no plan ready to benchmark yet", "Benchmark")
             return
@@ -179,6 +183,7 @@ class Benchmarks:
                   and doc.result(target, s) is r]   # (a plan re-planned meanwhile: its figure is not its own)
             gone = [s for s, r in results.items() if doc.result(target, s) is not r]
             self.status(f"Benchmark on {target}: " + (", ".join(ok) or "no result")
+                        + (f"; {', '.join(aliases)}" if aliases else "")
                         + (f"; not kept: {', '.join(gone)} (re-planned while measured)" if gone else ""), 15000)
 
         self.activity.run("bench", f"Benchmarking {', '.join(strategies)} on {target}", run_benchmarks, doc,

@@ -151,6 +151,13 @@ class Document:
     def strategies(self) -> list[str]:
         return list(STRATEGIES) + (["custom"] if "custom" in self.plans else [])
 
+    def same_plans(self) -> dict:
+        """strategy -> the strategy whose plan it is, for every strategy whose plan has another's groups
+        (engine/planner/same_plan.py): benchmarked once, under that one, and named "same plan as X"."""
+        from engine.planner.same_plan import same_plans
+
+        return same_plans({s: self.plans[s] for s in self.strategies() if s in self.plans})
+
     def results_for(self, target: str) -> dict:
         return {s: r for (t, s), r in self.results.items() if t == target}
 

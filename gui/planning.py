@@ -26,11 +26,16 @@ COST_TEXT = {"roofline": "the roofline estimate", "learned": "the learned estima
 
 
 def cached_results(graph, plans: dict, target: str) -> dict:
-    """Worker: results the runner already has for these plans on `target` (its cache), by strategy."""
+    """Worker: results the runner already has for these plans on `target` (its cache), by strategy; a
+    plan another strategy of `plans` has too is looked up once, under its owner (engine/planner/same_plan.py)."""
     from engine.measure import runner
+    from engine.planner.same_plan import same_plans
 
     out = {}
+    same = same_plans(plans)
     for s, p in plans.items():
+        if s in same:
+            continue
         try:
             r = runner.cached_result(graph, p, target)
         except Exception:  # noqa: BLE001 - a stale cache entry is not worth an error

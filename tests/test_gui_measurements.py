@@ -60,7 +60,24 @@ def win(new_window, qtbot, monkeypatch):
     w = new_window(strategy="dp")
     open_graph(qtbot, w, synthetic.chain(60))
     w.fake = fake
+    _dp_of_its_own(w)
     return w
+
+
+def _dp_of_its_own(w):
+    """On this chain dp keeps greedy's groups: the same plan, benchmarked once under greedy's name (issue 30,
+    item 5). These tests compare two plans: dp's is made its own (greedy's first fused group split)."""
+    from engine.planner import annotate
+
+    if w.doc.same_plans().get("dp") is None:
+        return
+    dp = copy.copy(w.doc.plans["dp"])
+    k = next(i for i, g in enumerate(dp.groups) if len(g) > 1)
+    dp.groups = dp.groups[:k] + [[m] for m in dp.groups[k]] + dp.groups[k + 1:]
+    dp.notes = dict(dp.notes)
+    annotate(dp, w.doc.graph, w.doc.hw)
+    w.doc.add_plans({"dp": dp})
+    assert w.doc.same_plans().get("dp") is None
 
 
 def bench(qtbot, w, **kw):

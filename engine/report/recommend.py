@@ -86,7 +86,10 @@ def recommend(graph, hw, budget_pct: float, measured: dict | None = None, same: 
     if measured:
         _add_measured(rec, measured, budget_pct)
     if rec.same_plan:
-        same_text = "; ".join(f"{s}: same plan as {o}" for s, o in rec.same_plan.items())
+        by_owner: dict = {}
+        for s, o in rec.same_plan.items():
+            by_owner.setdefault(o, []).append(s)
+        same_text = "; ".join(f"{', '.join(ss)}: same plan as {o}" for o, ss in by_owner.items())
         rec.summary = f"{rec.summary}; {same_text}" if rec.summary else same_text
         if rec.measured_detail:
             rec.measured_detail += f"; {same_text} (built and timed once)"
@@ -152,6 +155,8 @@ def _add_measured(rec: Recommendation, measured: dict, budget_pct: float) -> Non
         if sp:
             vs_greedy[s] = sp
     rec.others = others
+    if len(rows) < 2 and not excluded and not others:   # only greedy measured: the app says what to add
+        return
     if len(rows) < 2:   # one plan: nothing to agree or disagree with
         rest = [f"{s} ({why})" for s, why in excluded.items()] + [f"{s} (not a candidate of the rule)" for s in others]
         rec.measured_detail = ("no measured verdict: only greedy has a usable result among the rule's candidates"
@@ -225,10 +230,12 @@ def _add_measured(rec: Recommendation, measured: dict, budget_pct: float) -> Non
     else:
         short = (f"{best} was {c.ratio:.2f}x faster than greedy {c.interval} at {b['compile_overhead_pct']:+.0f}% "
                  "compile")
-    rec.summary = "; ".join([lead.rstrip("; ")] * bool(lead) + [short] + [d.split(", at ")[0] for d in decided]
-                            + [also] * bool(also) + ([f"ignored: {', '.join(excluded)}"] if excluded else []))
+    rec.summary = "; ".join([lead.rstrip("; ")] * bool(lead and best != "none") + [short] + [d.split(", at ")[0] for d in decided]
+                            + [also] * bool(also)
+                            + ([f"ignored: {', '.join(f'{s} ({w})' for s, w in excluded.items())}"] if excluded else []))
     rec.busy_note = machine_load.busy_line({s: r for s, r in ok.items() if s in rows}, "figures and this verdict")
     if rec.busy_note:
         rec.measured_detail += f"; {rec.busy_note}"
+        rec.summary += f"; {rec.busy_note}"
     if best != rec.verdict:
         rec.disagreement = f"the rule says {rec.verdict}, the measurements say {best}"

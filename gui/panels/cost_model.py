@@ -79,6 +79,37 @@ def figures_text(f: dict, target: str) -> str:
     return text
 
 
+def benchmark_fidelity(doc, target: str, strategy: str) -> dict | None:
+    """The plan's kernel times from its latest benchmark on `target` (runner.BenchResult.kernel_us, one a
+    group) against the plan's own estimates, as a fidelity result (engine.planner.fidelity.of_plan's
+    keys), or None when the benchmark timed none of them (or measured another plan)."""
+    from engine.planner.calibrate import fidelity
+
+    owner = doc.same_plans().get(strategy, strategy)   # the same plan benchmarked under another name: its kernels
+    plan, r = doc.plans.get(strategy), doc.result(target, owner)
+    if plan is None or r is None or getattr(r, "error", None):
+        return None
+    measured_plan = doc.measured_plans.get((target, owner))
+    ku = list(getattr(r, "kernel_us", None) or [])
+    if measured_plan is not None and measured_plan.groups != plan.groups or len(ku) != len(plan.groups) \
+            or len(plan.group_us or []) != len(plan.groups):
+        return None
+    kinds = plan.group_kinds if len(plan.group_kinds or []) == len(plan.groups) else [{}] * len(plan.groups)
+    rows = [{"group": gi, "nodes": list(g), "estimated_us": plan.group_us[gi], "measured_us": ku[gi],
+             "uncertainty": None, "kind": kinds[gi].get("kind") or "single"}
+            for gi, g in enumerate(plan.groups) if ku[gi] and plan.group_us[gi]]
+    if not rows:
+        return None
+    f = fidelity([x["estimated_us"] for x in rows], [x["measured_us"] for x in rows])
+    est = (plan.notes or {}).get("estimate", "roofline")
+    return {"model": doc.name, "strategy": strategy, "target": target, "cost_model": est,
+            "cost_model_title": f"the plan's {estimate_label(plan)}", "excluded_from_training": [],
+            "kernels": len(rows), "kernels_in_plan": sum(1 for u in ku if u is not None) or len(rows),
+            "not_timed": 0, "busy_left_out": 0, "spearman": f["spearman"], "ratio_p10": f["p10"],
+            "ratio_p50": f["p50"], "ratio_p90": f["p90"], "rms_log": f["rms_log"], "error": None, "rows": rows,
+            "source": "benchmark", "same_as": owner if owner != strategy else None}
+
+
 class CostModelPanel(QtWidgets.QWidget):
     time_requested = QtCore.Signal()          # the "Time kernels" button
     group_requested = QtCore.Signal(int)      # a point clicked: its group's index in the shown plan
@@ -136,6 +167,7 @@ class CostModelPanel(QtWidgets.QWidget):
         workspace.events.document.connect(lambda ev: QtCore.QTimer.singleShot(0, self.redraw))
         for name in ("plans", "fidelity", "device", "profile", "cost"):
             workspace.events[name].connect(lambda ev: self.redraw())
+        workspace.events.results.connect(lambda ev: self.redraw())   # a benchmark times the plan's kernels too
         state.events.strategy.connect(lambda ev: self.redraw())
         state.events.selection.connect(lambda ev: self._draw_ring())
         controller.events.running.connect(lambda ev: self._on_running(ev.value))
@@ -160,6 +192,18 @@ class CostModelPanel(QtWidgets.QWidget):
         if found is None:
             if plan is None:
                 self._clear(plain.rich("No {s} plan yet.", s=strategy))
+                return
+            bench = benchmark_fidelity(doc, target, strategy)
+            if bench is not None:   # Benchmark timed its kernels: those times against its estimates
+                from ..document import Fidelity
+
+                self.draw(Fidelity(plan, "benchmark", doc.hw.name, bench), target, plan=plan)
+                plain.rich_label(self.figures, plain.rich(
+                    "<b>{s}</b>: its kernels as Benchmark timed them (instrumented whole-model runs) against its "
+                    "{est}. <i>Time kernels</i> times each alone, against a cost model trained without this "
+                    "model{same}.<br>", s=strategy, est=estimate_label(plan),
+                    same=f" (benchmarked as {bench['same_as']}: the same plan)" if bench["same_as"] else "")
+                    + figures_text(bench, target))
                 return
             n = sum(1 for u in (plan.group_us or []) if u)
             self._clear(plain.rich("<b>{s}</b>: nothing measured yet; its figures are the {est} ({n} kernels). ",

@@ -236,7 +236,7 @@ class LatencyPanel(QtWidgets.QWidget):
             return
         self.update_data(doc.name, doc.strategies(), doc.plans, doc.results_for(target), target, doc.hw.title,
                          rules=doc.rules_for(target), hint=self._tuning.hints.get(target, ""),
-                         input_shapes=doc.graph.input_shapes)
+                         input_shapes=doc.graph.input_shapes, same=doc.same_plans())
 
     def set_theme(self, dark: bool):
         for p in (self.plot, self.cplot):
@@ -248,12 +248,15 @@ class LatencyPanel(QtWidgets.QWidget):
 
     def update_data(self, model_name: str, strategies: list[str], plans: dict, results: dict, target: str,
                     profile_title: str, rules: dict | None = None, hint: str = "",
-                    input_shapes: dict | None = None):
+                    input_shapes: dict | None = None, same: dict | None = None):
         """plans: strategy -> Plan; results: strategy -> BenchResult (on `target`); rules: strategy ->
         the same plan's rules-only BenchResult (shown beside a tuned or mixed result); hint: a line
         after the note (e.g. that tuning records changed since these figures); input_shapes: the
-        model's ({input: shape}): published figures appear only at their own resolution and batch."""
+        model's ({input: shape}): published figures appear only at their own resolution and batch; same:
+        strategy -> the strategy whose plan it is (engine/planner/same_plan.py): no figure of its own, its
+        slot says "same plan as X". An imported plan has no planning time (it was not planned here)."""
         rules = rules or {}
+        same = same or {}
         self.plot.clear()
         self.cplot.clear()
         self.pub_view.clear()
@@ -264,8 +267,9 @@ class LatencyPanel(QtWidgets.QWidget):
         pub_res = published_elsewhere(model_name)
         rows = []
         for s in strategies:
-            p, r = plans.get(s), results.get(s)
+            p, r = plans.get(s), (results.get(s) if s not in same else None)   # never another plan's figure
             ok = r is not None and not getattr(r, "error", None) and r.latency_ms
+            imported = p is not None and bool((getattr(p, "notes", None) or {}).get("imported_from"))
             rows.append({
                 "strategy": s,
                 "median": r.latency_ms.get("median") if ok else None,
@@ -277,8 +281,10 @@ class LatencyPanel(QtWidgets.QWidget):
                 "cost": cost_tag(p) if p is not None else "",
                 "published": pub.get(PUBLISHED_KEY[s]) if pub and s in PUBLISHED_KEY else None,
                 # planning and build apart: the plan's own planning time (its results measured it)
-                "planning_s": (p.planning_ms / 1000 if p is not None else
+                "planning_s": (None if imported else p.planning_ms / 1000 if p is not None else
                                (r.planning_ms or 0) / 1000 if ok else None),
+                "imported": imported,
+                "same_as": same.get(s),
                 "build_s": (r.build_s or 0) if ok else None,
                 "kernels": (r.kernels if ok and r.kernels else (p.kernels if p is not None else None)),
                 "correct": (r.correct if ok else None),
@@ -351,9 +357,11 @@ class LatencyPanel(QtWidgets.QWidget):
                    [r["estimated"] or 0 for r in rows] + [1e-3])
         for i, row in enumerate(rows):
             if row["median"] is None:
-                label = "benchmark failed" if row["error"] else NOT_MEASURED[0]
+                label = ("benchmark failed" if row["error"] else f"same plan as {row['same_as']}" if row["same_as"]
+                         else NOT_MEASURED[0])
                 t = pg.TextItem(label, color="#d62728" if row["error"] else "#999", anchor=(0, 0.5), angle=90)
                 t.full = label
+                t.texts = (label, f"= {row['same_as']}") if row["same_as"] and not row["error"] else None
                 font = t.textItem.font()
                 font.setPointSizeF(max(6.0, font.pointSizeF() - 1.5))
                 t.setFont(font)
@@ -376,15 +384,18 @@ class LatencyPanel(QtWidgets.QWidget):
         self._fit_ticks()
         n = len(measured)
         tuned_n = sum(r["schedule_kind"] != "rules" for _, r in measured)
-        busy = machine_load.busy_line({s: results[s] for s in strategies if results.get(s) is not None}, "figures")
+        busy = machine_load.busy_line({s: results[s] for s in strategies if results.get(s) is not None
+                                       and s not in same}, "figures")
         self.busy_note = busy[0].upper() + busy[1:] + "." if busy else None
-        shown = {s: results[s] for s in strategies if results.get(s) is not None}
+        shown = {s: results[s] for s in strategies if results.get(s) is not None and s not in same}
         apart = not_same_run(shown)   # figures of another run than the base's: no verdict between them
         self.apart_note = (f"Not compared with {comparison_base(shown)} (not the same run): {', '.join(apart)}; "
                            "benchmark them together to compare. " if apart else None)
         plain.plain_label(self.note,
             (f"Measured on {target}: {n} of {len(strategies)} strategies. " if n else
              f"Not yet measured on {target}: press Benchmark (Ctrl+B). ")
+            + (f"Same plan, measured once: {', '.join(f'{s} = {o}' for s, o in same.items() if s in strategies)}. "
+               if any(s in strategies for s in same) else "")
             + (f"{self.busy_note} " if self.busy_note else "")
             + (self.apart_note or "")
             + ("Hatched: kernels with tuned schedules (under the name: tuned/built kernels); light bars: the "
@@ -491,7 +502,7 @@ class LatencyPanel(QtWidgets.QWidget):
         vb = self.plot.getPlotItem().vb
         room = vb.sceneBoundingRect().height() * 0.9
         for t in self.marks:
-            texts = (t.full,) if t.full != NOT_MEASURED[0] else NOT_MEASURED
+            texts = getattr(t, "texts", None) or ((t.full,) if t.full != NOT_MEASURED[0] else NOT_MEASURED)
             fm = QtGui.QFontMetricsF(t.textItem.font())
             fit = next((x for x in texts if fm.horizontalAdvance(x) + 8 <= room), None)
             t.setVisible(fit is not None)
@@ -518,8 +529,10 @@ class LatencyPanel(QtWidgets.QWidget):
         for r, row in enumerate(self.rows):
             src = ("error: " + row["error"]) if row["error"] else ("cached" if row["cached"] else
                                                                   "measured" if row["median"] is not None
-                                                                  else "not yet measured")
-            planning = "" if row["planning_s"] is None else duration(row["planning_s"] * 1000)
+                                                                  else f"same plan as {row['same_as']}"
+                                                                  if row["same_as"] else "not yet measured")
+            planning = "imported" if row["imported"] else "" if row["planning_s"] is None else \
+                duration(row["planning_s"] * 1000)
             vals = [row["strategy"], row["cost"], f(row["median"]), f(row["min"]), f(row["max"]), f(row["estimated"]),
                     row["estimate"] or "", f(row["published"], "{:.1f}"), planning, f(row["build_s"], "{:.1f}"),
                     f(row["kernels"], "{}"), "" if row["correct"] is None else ("yes" if row["correct"] else "NO"), src,

@@ -119,7 +119,8 @@ class RecommendationPanel(QtWidgets.QWidget):
         self.details.setDocumentMode(True)
         self.details.addTab(self.measured, "Measured verdict")
         self.details.addTab(self.tests, "Tests")
-        split = QtWidgets.QSplitter(QtCore.Qt.Vertical)
+        self.details.currentChanged.connect(lambda _: self.fit_details())
+        split = self.split = QtWidgets.QSplitter(QtCore.Qt.Vertical)
         split.addWidget(self.view)
         split.addWidget(self.details)
         split.setStretchFactor(0, 1)     # the tree takes what the panel grows by; the verdict's text scrolls
@@ -160,7 +161,7 @@ class RecommendationPanel(QtWidgets.QWidget):
         try:
             # every result, errored or not correct ones too: the engine leaves those out and says why
             measured = doc.results_for(ws.device)
-            rec = recommend.recommend(doc.graph, doc.hw, ws.budget, measured or None)
+            rec = recommend.recommend(doc.graph, doc.hw, ws.budget, measured or None, same=doc.same_plans())
         except Exception as e:  # noqa: BLE001 - shown in the panel
             self.show_message(f"Recommendation failed: {e}")
             return
@@ -190,6 +191,7 @@ class RecommendationPanel(QtWidgets.QWidget):
         plain.rich_label(self.verdict, plain.rich("<b>Rule's verdict: {v}</b>", v=rec.verdict)
                          + (plain.rich(" &nbsp; <small>({ctx})</small>", ctx=ctx) if ctx else ""))
         unfused = getattr(rec, "unfused_note", None)
+        compared = len(getattr(rec, "measured", None) or {})   # the candidates the measured verdict compared
         if rec.measured_verdict:
             head = plain.rich("<b>Measured verdict: {v}</b>", v=rec.measured_verdict)
             if getattr(rec, "busy_note", None):   # the detail ends with the whole line
@@ -201,13 +203,17 @@ class RecommendationPanel(QtWidgets.QWidget):
             elif unfused:
                 head += plain.rich(" &nbsp; <span style='color:#d97706'><b>The unfused plan measured fastest.</b>"
                                    "</span>")
-            else:
+            elif compared >= 2:   # never with one plan measured: nothing to agree with
                 head += plain.rich(" &nbsp; <span style='color:#2ca02c'>The rule and the measurements agree.</span>")
-            txt = head + plain.rich("<br>{d}", d=rec.measured_detail or '')
+            # what decided it, short (the box needs no scrolling); the whole detail in its tooltip
+            txt = head + plain.rich("<br><b>Why:</b> {d}", d=getattr(rec, "summary", None) or rec.measured_detail or "")
         else:
             head = txt = no_verdict_text(rec, measured)
         plain.rich_label(self.headline, head)
         plain.set_html(self.measured, txt)
+        QtCore.QTimer.singleShot(0, self, self.fit_details)   # once laid out: the box as tall as its text
+        self.measured.setToolTip(plain.tooltip(rec.measured_detail.replace("; ", "\n"))
+                                 if rec.measured_detail else "")
         self.tests.clear()
         for t in rec.tests:
             unit = t.get("unit", "")
@@ -217,6 +223,24 @@ class RecommendationPanel(QtWidgets.QWidget):
                                             "yes" if t["passed"] else "no"])
             self.tests.addTopLevelItem(it)
         self._draw(rec)
+
+    def fit_details(self):
+        """The verdict's box as tall as its text (no scrolling), up to half the panel, taken from the tree
+        (which then scrolls at MIN_SCALE rather than shrink its text)."""
+        sizes = self.split.sizes()
+        if len(sizes) != 2 or not self.isVisible() or self.details.currentWidget() is not self.measured:
+            return
+        doc = self.measured.document()
+        doc.setTextWidth(self.measured.viewport().width())
+        need = int(doc.size().height()) + (self.details.height() - self.measured.viewport().height()) + 2
+        total = sum(sizes)
+        want = min(need, total // 2)
+        if want > sizes[1]:
+            self.split.setSizes([total - want, want])
+
+    def resizeEvent(self, ev):  # noqa: N802
+        super().resizeEvent(ev)
+        self.fit_details()
 
     def expand(self):
         """The tree in a window of its own (the same scene), fitted to it and resizable."""
