@@ -60,6 +60,11 @@ def row_sum():
     return te.create_prim_func([x, topi.sum(x, axis=1)])
 
 
+def softmax_rows():
+    x = te.placeholder((4, 32), name="x")
+    return te.create_prim_func([x, topi.nn.softmax(x, axis=1)])
+
+
 def depthwise():
     x = te.placeholder((1, 8, 8, 8), name="x")
     w = te.placeholder((8, 1, 3, 3), name="w")
@@ -75,6 +80,7 @@ def cases():
         "cpu_stages": (cpu.Stages(), squeeze_excite, c),
         "cpu_elementwise": (cpu.Elementwise(), scale_shift_relu, c),
         "cpu_reduction": (cpu.Reduction(), row_sum, c),
+        "cpu_row_reduction": (cpu.RowReduction(), softmax_rows, c),
         "cpu_fallback": (cpu.Fallback(), conv_bias_relu, c),
         "gpu_conv": (gpu.Conv(), depthwise, g),
         "gpu_elementwise": (gpu.Elementwise(), scale_shift_relu, g),
@@ -473,6 +479,86 @@ def main(x: T.Buffer((4, 16), "float32"), compute: T.Buffer((4, 16), "float32"))
 '''
 
 
+# cpu_row_reduction: one loop over the 4 rows (serial: 128 values are under PARALLEL_MIN); each
+# reduction at its row, split into 8 lane-wise partial results (rfactor; init and update vectorised)
+# and combined at the end of the row; the output row vectorised. (exp is cheap without the
+# fastmath rewrite, so it is inlined into both readers, not kept once per row.)
+EXPECTED['cpu_row_reduction'] = '''
+# from tvm.script import tirx as T
+# from tvm.tirx.layout import Axis
+
+@T.prim_func(s_tir=True)
+def main(x: T.Buffer((4, 32), "float32"), T_softmax_norm: T.Buffer((4, 32), "float32")):
+    T.func_attr({"tirx.noalias": True})
+    # with T.sblock("root"):
+    T_softmax_maxelem = T.sblock_alloc_buffer((4,))
+    T_softmax_expsum = T.sblock_alloc_buffer((4,))
+    T_softmax_maxelem_rf = T.sblock_alloc_buffer((4, 8))
+    T_softmax_expsum_rf = T.sblock_alloc_buffer((4, 8))
+    for i0 in range(4):
+        for ax1_init in range(1):
+            for ax0_init in T.vectorized(8):
+                with T.sblock("T_softmax_maxelem_rf_init"):
+                    vk_1 = T.axis.spatial(8, ax0_init)
+                    v_i0 = T.axis.spatial(4, i0 + ax1_init)
+                    T.reads()
+                    T.writes(T_softmax_maxelem_rf[v_i0, vk_1])
+                    T_softmax_maxelem_rf[v_i0, vk_1] = T.float32(-340282346638528859811704183484516925440.0)
+        for ax2, ax1 in T.grid(4, 1):
+            for ax0 in T.vectorized(8):
+                with T.sblock("T_softmax_maxelem_rf_update"):
+                    vk_1 = T.axis.spatial(8, ax0)
+                    v_i0 = T.axis.spatial(4, i0 + ax1)
+                    vk_0 = T.axis.reduce(4, ax2)
+                    T.reads(T_softmax_maxelem_rf[v_i0, vk_1], x[v_i0, vk_0 * 8 + vk_1])
+                    T.writes(T_softmax_maxelem_rf[v_i0, vk_1])
+                    T_softmax_maxelem_rf[v_i0, vk_1] = T.max(T_softmax_maxelem_rf[v_i0, vk_1], x[v_i0, vk_0 * 8 + vk_1])
+        for ax0, ax1 in T.grid(8, 1):
+            with T.sblock("T_softmax_maxelem"):
+                vk_1 = T.axis.reduce(8, ax0)
+                v_i0 = T.axis.spatial(4, i0 + ax1)
+                T.reads(T_softmax_maxelem_rf[v_i0, vk_1])
+                T.writes(T_softmax_maxelem[v_i0])
+                with T.init():
+                    T_softmax_maxelem[v_i0] = T.float32(-340282346638528859811704183484516925440.0)
+                T_softmax_maxelem[v_i0] = T.max(T_softmax_maxelem[v_i0], T_softmax_maxelem_rf[v_i0, vk_1])
+        for ax1_init in range(1):
+            for ax0_init in T.vectorized(8):
+                with T.sblock("T_softmax_expsum_rf_init"):
+                    vk_1 = T.axis.spatial(8, ax0_init)
+                    v_i0 = T.axis.spatial(4, i0 + ax1_init)
+                    T.reads()
+                    T.writes(T_softmax_expsum_rf[v_i0, vk_1])
+                    T_softmax_expsum_rf[v_i0, vk_1] = T.float32(0.0)
+        for ax2, ax1 in T.grid(4, 1):
+            for ax0 in T.vectorized(8):
+                with T.sblock("T_softmax_expsum_rf_update"):
+                    vk_1 = T.axis.spatial(8, ax0)
+                    v_i0 = T.axis.spatial(4, i0 + ax1)
+                    vk_0 = T.axis.reduce(4, ax2)
+                    T.reads(T_softmax_expsum_rf[v_i0, vk_1], x[v_i0, vk_0 * 8 + vk_1], T_softmax_maxelem[v_i0])
+                    T.writes(T_softmax_expsum_rf[v_i0, vk_1])
+                    T_softmax_expsum_rf[v_i0, vk_1] = T_softmax_expsum_rf[v_i0, vk_1] + T.exp(x[v_i0, vk_0 * 8 + vk_1] - T_softmax_maxelem[v_i0])
+        for ax0, ax1 in T.grid(8, 1):
+            with T.sblock("T_softmax_expsum"):
+                vk_1 = T.axis.reduce(8, ax0)
+                v_i0 = T.axis.spatial(4, i0 + ax1)
+                T.reads(T_softmax_expsum_rf[v_i0, vk_1])
+                T.writes(T_softmax_expsum[v_i0])
+                with T.init():
+                    T_softmax_expsum[v_i0] = T.float32(0.0)
+                T_softmax_expsum[v_i0] = T_softmax_expsum[v_i0] + T_softmax_expsum_rf[v_i0, vk_1]
+        for i1_0 in range(4):
+            for i1_1 in T.vectorized(8):
+                with T.sblock("T_softmax_norm"):
+                    v_i0 = T.axis.spatial(4, i0)
+                    v_i1 = T.axis.spatial(32, i1_0 * 8 + i1_1)
+                    T.reads(x[v_i0, v_i1], T_softmax_maxelem[v_i0], T_softmax_expsum[v_i0])
+                    T.writes(T_softmax_norm[v_i0, v_i1])
+                    T.sblock_attr({"axis": 1})
+                    T_softmax_norm[v_i0, v_i1] = T.exp(x[v_i0, v_i1] - T_softmax_maxelem[v_i0]) / T_softmax_expsum[v_i0]'''
+
+
 @pytest.mark.parametrize("case", sorted(EXPECTED))
 def test_rule_output_is_the_expected_module(case):
     rule, make, tgt = cases()[case]
@@ -491,6 +577,8 @@ def test_rules_refuse_what_is_not_their_kind():
         assert cpu.Stages().apply(conv_bias_relu(), c, False) is None
         assert cpu.Elementwise().apply(row_sum(), c, False) is None
         assert cpu.Reduction().apply(scale_shift_relu(), c, False) is None
+        assert cpu.RowReduction().apply(row_sum(), c, False) is None      # its output is the reduction
+        assert cpu.RowReduction().apply(squeeze_excite(), c, False) is None  # a spatial mean, a conv
         assert cpu.Anchor().apply(conv_bias_relu(), g, False) is None  # a CPU rule on a GPU target
     with g:
         assert gpu.Conv().apply(scale_shift_relu(), g, False) is None
