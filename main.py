@@ -972,5 +972,20 @@ def _write_log(argv: list[str]) -> str:
         return "(no log: neither the cache folder nor the temp folder could be written)"
 
 
+def _exit(code: int) -> None:
+    """sys.exit(code), or os._exit(code) once stdout and stderr are flushed where a thread is still in TVM's
+    native RPC client (engine/devices/targets.native_threads_left: a connection shut at its deadline while
+    the thread was busy): woken while Python finalizes, such a thread aborts the process."""
+    t = sys.modules.get("engine.devices.targets")
+    if t is not None and t.native_threads_left():
+        for s in (sys.stdout, sys.stderr):
+            try:
+                s.flush()
+            except (OSError, ValueError, AttributeError):
+                pass
+        os._exit(code)
+    sys.exit(code)
+
+
 if __name__ == "__main__":
-    sys.exit(main())
+    _exit(main())

@@ -15,6 +15,7 @@ import os
 import re
 import socket
 import struct
+import time
 from dataclasses import dataclass
 from typing import Callable
 
@@ -199,8 +200,51 @@ class _Silent(TargetError):
     """A peer that took the connection and then did not answer in time."""
 
 
+class _Slow(_Silent):
+    """A peer that began an answer and did not finish it in time (a byte every few seconds, a stream)."""
+
+
 def _silent(what: str, timeout_s: float) -> TargetError:
     return _Silent(f"{what} did not answer within {timeout_s:g} s; FUSELENS_NETWORK_TIMEOUT_S sets the deadline")
+
+
+MAX_TRACKER_MESSAGE_BYTES = 1 << 20   # a tracker's answer (its summary of every key and server) is a few kB
+
+
+def _recv_exact(sock, n: int, end: float, what: str, timeout_s: float) -> bytes:
+    """`n` bytes from `sock` by the monotonic time `end`: a total deadline for the whole answer, not one
+    per read, so a peer that drips a byte at a time or streams slowly cannot stretch it. _Silent when
+    nothing came, _Slow when part of it did, TargetError when the peer closed the connection."""
+    buf = bytearray()
+    while len(buf) < n:
+        left = end - time.monotonic()
+        try:
+            if left <= 0:
+                raise TimeoutError
+            sock.settimeout(left)
+            chunk = sock.recv(min(n - len(buf), 1 << 16))
+        except TimeoutError:
+            if buf:
+                raise _Slow(f"{what} sent {len(buf)} of {n} bytes of its answer within {timeout_s:g} s and was cut "
+                            "off; FUSELENS_NETWORK_TIMEOUT_S sets the deadline") from None
+            raise _silent(what, timeout_s) from None
+        if not chunk:
+            raise TargetError(f"{what} closed the connection")
+        buf += chunk
+    return bytes(buf)
+
+
+def _recv_json(sock, end: float, what: str, timeout_s: float):
+    """TVM's tracker message (a little-endian int32 length, then that many bytes of JSON) by the monotonic
+    time `end`; a length above MAX_TRACKER_MESSAGE_BYTES (or below 0) is refused at once, unread."""
+    size = struct.unpack("<i", _recv_exact(sock, 4, end, what, timeout_s))[0]
+    if not 0 <= size <= MAX_TRACKER_MESSAGE_BYTES:
+        raise TargetError(f"{what} announced an answer of {size:,} bytes; a tracker's answer is at most "
+                          f"{MAX_TRACKER_MESSAGE_BYTES >> 20} MB, so it was refused")
+    try:
+        return json.loads(_recv_exact(sock, size, end, what, timeout_s).decode("utf-8"))
+    except (UnicodeDecodeError, ValueError, RecursionError):
+        raise TargetError(f"{what} sent an answer that is not JSON") from None
 
 
 def _request(tracker, t: Target, timeout_s: float):
@@ -211,13 +255,17 @@ def _request(tracker, t: Target, timeout_s: float):
 
     wait = QUEUE_WAIT * timeout_s
     try:
-        tracker._sock.settimeout(wait)
+        tracker._sock.settimeout(timeout_s)
         base.sendjson(tracker._sock, [base.TrackerCode.REQUEST, t.key, "", 1])
-        value = base.recvjson(tracker._sock)
-    except TimeoutError:
+        value = _recv_json(tracker._sock, time.monotonic() + wait, "the tracker", wait)
+    except _Slow:
+        raise
+    except _Silent:
         raise _Silent(f"no device of key {t.key!r} was free within {wait:g} s: the tracker did not answer, "
                       "or every device is busy or none is registered; FUSELENS_NETWORK_TIMEOUT_S sets the "
                       "deadline") from None
+    except TimeoutError:
+        raise _silent("the tracker", timeout_s) from None
     except (OSError, ValueError, struct.error) as e:
         raise TargetError(f"the tracker broke off ({e})") from None
     finally:
@@ -230,16 +278,18 @@ def _request(tracker, t: Target, timeout_s: float):
 
 
 def _connect_server(host: str, port: int, key: str, timeout_s: float, who: str = "the server"):
-    """tvm.rpc.connect with a deadline: TVM's native client waits forever on a server that accepts and
-    never answers, so it runs in a daemon thread given `timeout_s` (the thread, blocked in the socket,
-    is left behind; it ends with the process, or when the peer closes). No probe connection comes
-    first: TVM's server, taking a connection that closes unannounced for a dropped tracker, would
+    """tvm.rpc.connect with a total deadline: TVM's native client waits forever on a server that accepts
+    and never answers (or drips a byte at a time, or streams a huge first message, which it buffers
+    whole), so it runs in a daemon thread given `timeout_s`. Past it, the connection the thread opened
+    (found in /proc/self/fd) is shut down under it, so its read returns and the thread ends, given
+    SHUT_GRACE_S (native_threads_left says if one did not). No probe connection comes first: TVM's server, taking a connection that closes unannounced for a dropped tracker, would
     register again under a new match key and refuse the one the tracker just gave."""
     import threading
 
     from tvm import rpc
 
     out: dict = {}
+    before = _sockets_to(port)
 
     def run():
         try:
@@ -251,10 +301,70 @@ def _connect_server(host: str, port: int, key: str, timeout_s: float, who: str =
     th.start()
     th.join(timeout_s)
     if th.is_alive():
+        # TVM's native client reads on in the thread (a peer dripping bytes, or streaming a huge
+        # message it would buffer): shut the connection down under it, so the thread ends too
+        _shut(_sockets_to(port) - before)
+        th.join(min(timeout_s, SHUT_GRACE_S))   # a thread woken in native code must not meet the exit
+        if th.is_alive():
+            _LEFT.append(th)
         raise _silent(who, timeout_s)
     if "error" in out:
         raise out["error"]
     return out["session"]
+
+
+SHUT_GRACE_S = 3.0   # how long a connecting thread is given to end once its connection is shut down
+_LEFT: list = []     # connecting threads still in TVM's native code after that
+
+
+def native_threads_left() -> bool:
+    """Whether a thread of _connect_server is still running in TVM's native client (it was still busy,
+    e.g. taking memory for a streamed message, when the deadline shut its connection): the process
+    should then end by os._exit, as a native thread woken while Python finalizes aborts it."""
+    return any(t.is_alive() for t in _LEFT)
+
+
+def _sockets_to(port: int) -> set[int]:
+    """The file descriptors of this process's TCP sockets connected to `port` (any host), read from
+    /proc/self/fd (empty elsewhere): the connection TVM's native client opened is among those that
+    appear while it connects."""
+    found = set()
+    try:
+        fds = [int(x) for x in os.listdir("/proc/self/fd")]
+    except (OSError, ValueError):
+        return found
+    for fd in fds:
+        try:
+            if not os.readlink(f"/proc/self/fd/{fd}").startswith("socket:"):
+                continue
+            s = socket.socket(fileno=os.dup(fd))
+        except OSError:
+            continue
+        try:
+            peer = s.getpeername()
+            if s.type == socket.SOCK_STREAM and isinstance(peer, tuple) and len(peer) >= 2 and peer[1] == port:
+                found.add(fd)
+        except OSError:
+            pass
+        finally:
+            s.close()   # the duplicate only
+    return found
+
+
+def _shut(fds: set[int]) -> None:
+    """Shut down the connections on `fds` (both ways): a read blocked on them returns at once. The
+    descriptors themselves stay open for their owner to close."""
+    for fd in fds:
+        try:
+            s = socket.socket(fileno=os.dup(fd))
+        except OSError:
+            continue
+        try:
+            s.shutdown(socket.SHUT_RDWR)
+        except OSError:
+            pass
+        finally:
+            s.close()
 
 
 TRACKER_CONNECT_S = 3.0  # how long to wait for a tracker to accept the connection
@@ -298,10 +408,16 @@ def _tracker_session_class():
             self._sock.settimeout(self._timeout_s)   # every later answer too
             try:
                 self._sock.sendall(struct.pack("<i", base.RPC_TRACKER_MAGIC))
-                magic = struct.unpack("<i", base.recvall(self._sock, 4))[0]
+                magic = struct.unpack("<i", _recv_exact(self._sock, 4, time.monotonic() + self._timeout_s,
+                                                        f"the tracker at {host}:{port}", self._timeout_s))[0]
             except TimeoutError:
                 self.close()
                 raise _silent(f"the tracker at {host}:{port}", self._timeout_s) from None
+            except TargetError as e:
+                self.close()
+                if isinstance(e, _Silent):
+                    raise
+                raise TargetError(f"{host}:{port} is not an RPC tracker ({e})") from None
             except OSError as e:
                 self.close()
                 raise TargetError(f"{host}:{port} is not an RPC tracker (it broke off: {e.strerror or e})") from None
@@ -310,13 +426,21 @@ def _tracker_session_class():
                 raise TargetError(f"{host}:{port} is not an RPC tracker")
 
         def summary(self):
+            """The tracker's summary, its whole answer within the deadline (TVM's reads wait per read)."""
             host, port = self._addr
+            what = f"the tracker at {host}:{port}"
             try:
-                return super().summary()
+                self._sock.settimeout(self._timeout_s)
+                base.sendjson(self._sock, [base.TrackerCode.SUMMARY])
+                value = _recv_json(self._sock, time.monotonic() + self._timeout_s, what, self._timeout_s)
             except TimeoutError:
-                raise _silent(f"the tracker at {host}:{port}", self._timeout_s) from None
+                raise _silent(what, self._timeout_s) from None
             except (OSError, ValueError, struct.error) as e:
                 raise TargetError(f"tracker {host}:{port} broke off ({e})") from None
+            if not (isinstance(value, list) and len(value) > 1 and value[0] == base.TrackerCode.SUCCESS
+                    and isinstance(value[1], dict)):
+                raise TargetError(f"{what} sent an answer it should not have: {str(value)[:80]}")
+            return value[1]
 
     _TRACKER_SESSION = BoundedTrackerSession
     return _TRACKER_SESSION
