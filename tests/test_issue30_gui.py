@@ -14,7 +14,7 @@ from PySide6 import QtWidgets  # noqa: E402
 
 from tests import synthetic  # noqa: E402
 from tests.gui_helpers import open_graph, settle, shot  # noqa: E402
-from tests.test_gui_measurements import MS, FakeWorker, T  # noqa: E402
+from tests.test_gui_measurements import FakeWorker, T  # noqa: E402
 
 
 class KernelTimingWorker(FakeWorker):
