@@ -246,6 +246,7 @@ def prepare(mod, provenance: dict | None = None, block: int | None = None, check
 
     from . import blocked_layout
     from .fold_constants import fold_constant_calls
+    from . import int8_matmul
 
     legalize = relax.transform.LegalizeOps(blocked_layout.LEGALIZE) if block is not None else relax.transform.LegalizeOps()
     passes = [
@@ -257,6 +258,7 @@ def prepare(mod, provenance: dict | None = None, block: int | None = None, check
         relax.transform.DeadCodeElimination(),
         lambda m: (check(m) if check else None, m)[1],
         lambda m: blocked_layout.apply(m, block, provenance),  # identity for None
+        int8_matmul.apply,  # QDQ matmuls as int8 matmuls with int32 accumulation (int8_matmul.py)
         legalize,
         relax.transform.AnnotateTIROpPattern(),
         fold_constant_calls,  # the same result as FoldConstant, in one build instead of hundreds

@@ -1,0 +1,238 @@
+"""QDQ matmuls as integer matmuls: a Relax pass run on the imported module before LegalizeOps.
+
+TVM's ONNX importer turns a QDQ MatMul (activation `QuantizeLinear -> DequantizeLinear`, weight
+an int8 initializer with `DequantizeLinear`) into
+
+    q  = R.quantize(x, sa, za)                 # uint8
+    xf = R.dequantize(q, sa, za)               # float32
+    wf = R.dequantize(W_int8, sw, 0, axis=1)   # float32: a constant expression
+    y  = R.matmul(xf, wf)                      # float32
+
+and FoldConstant then folds `wf` into a float32 weight: the matmul runs in float32 on 4x the weight
+bytes, and FuseOps groups `matmul + quantize + dequantize + add ...` as a float kernel. This pass
+writes such a matmul as what ONNX Runtime runs for it (QLinearMatMul / MatMulIntegerToFloat):
+
+    acc = int8_matmul(q, Wp)                   # sum_k int32(q[.., k]) * int32(W[k, n]), int32
+    y   = float32(acc - za * colsum(W)) * (sa * sw)
+
+- `Wp` is W packed once, here, in the layout the VNNI micro-kernel reads: [N/16, K/4, 16, 4] int8
+  (16 output columns x 4 consecutive k, i.e. one `vpdpbusd` operand), zero-padded to whole blocks;
+- the zero point of the activation comes out of the sum exactly, as an int32 constant per column
+  (za * sum_k W[k, n]); the weight's zero point must be 0 (symmetric weights, what quantizers emit);
+- the scales are one float32 constant per column (sa * sw[n]), so `acc` is the only int32 tensor.
+
+The result keeps the matmul's variable (its ONNX provenance); the int32 matmul is an
+OutEWiseFusable PrimFunc whose epilogue (the correction, the scale, the next quantize) FuseOps,
+greedy and dp all fuse into it. engine/schedules/cpu/int8_dense.py schedules it with `vpdpbusd`.
+
+Taken: lhs `dequantize` of a uint8 tensor with a per-tensor scale and zero point (constants), rhs a
+2-D `dequantize` of an int8 constant, per-tensor or per column (axis 1), zero points 0. Anything
+else (activation x activation matmuls of attention, int8 activations, per-row weight scales) stays
+as TVM imports it.
+"""
+from __future__ import annotations
+
+import numpy as np
+import tvm
+from tvm import relax, te
+
+VERSION = 1   # part of the model cache's key (engine/model/loader.py CACHE_VERSION notes it)
+BLOCK_N, BLOCK_K = 16, 4   # the packed weight's inner block: one vpdpbusd's 16 lanes x 4 bytes
+
+
+def pack_weight(w: np.ndarray) -> np.ndarray:
+    """int8 W[K, N] -> Wp[ceil(N/16), ceil(K/4), 16, 4], Wp[n//16, k//4, n%16, k%4] = W[k, n]
+    (zero padding)."""
+    k, n = w.shape
+    kp, np_ = -(-k // BLOCK_K) * BLOCK_K, -(-n // BLOCK_N) * BLOCK_N
+    padded = np.zeros((kp, np_), np.int8)
+    padded[:k, :n] = w
+    return np.ascontiguousarray(padded.reshape(kp // BLOCK_K, BLOCK_K, np_ // BLOCK_N, BLOCK_N).transpose(2, 0, 3, 1))
+
+
+def int8_matmul_te(a: te.Tensor, wp: te.Tensor, n: int) -> te.Tensor:
+    """acc[..., m, n] = sum_k int32(a[..., m, k]) * int32(wp[..., n // 16, k // 4, n % 16, k % 4]);
+    `wp`'s leading (batch) dims, if any, are a's leading dims (a's last ones, counted from the right)."""
+    shape = [int(d) for d in a.shape]
+    k_extent = shape[-1]
+    k = te.reduce_axis((0, k_extent), "k")
+    nb = len(wp.shape) - 4
+
+    def f(*idx):
+        j = idx[-1]
+        batch = tuple(idx[len(idx) - 2 - nb:len(idx) - 2])
+        return te.sum(a[(*idx[:-1], k)].astype("int32") *
+                      wp[(*batch, j // BLOCK_N, k // BLOCK_K, j % BLOCK_N, k % BLOCK_K)].astype("int32"), axis=k)
+
+    return te.compute((*shape[:-1], n), f, name="int8_matmul")
+
+
+def pack_act_te(b: te.Tensor) -> te.Tensor:
+    """An activation B[..., K, N] (uint8 or int8) packed as pack_weight packs a weight, uint8 shifted
+    to int8 (b - 128, so that vpdpbusd's signed operand holds it): [..., N/16, K/4, 16, 4], zero padded."""
+    *batch, k_ext, n_ext = [int(d) for d in b.shape]
+    n16, k4 = -(-n_ext // BLOCK_N), -(-k_ext // BLOCK_K)
+    shift = 128 if str(b.dtype) == "uint8" else 0
+
+    def f(*idx):
+        *bi, jo, ko, ji, ki = idx
+        j, k = jo * BLOCK_N + ji, ko * BLOCK_K + ki
+        v = (b[(*bi, k, j)].astype("int32") - shift).astype("int8")
+        if n16 * BLOCK_N == n_ext and k4 * BLOCK_K == k_ext:
+            return v
+        return tvm.tirx.if_then_else(tvm.tirx.all(j < n_ext, k < k_ext), v, tvm.tirx.const(0, "int8"))
+
+    return te.compute((*batch, n16, k4, BLOCK_N, BLOCK_K), f, name="int8_pack")
+
+
+def _const(expr):
+    """The numpy value of a relax constant, else None."""
+    if isinstance(expr, tvm.ir.GenericConst) and isinstance(expr.value, tvm.runtime.Tensor):
+        return expr.value.numpy()
+    return None
+
+
+def _is_op(call, name: str) -> bool:
+    return isinstance(call, relax.Call) and isinstance(call.op, tvm.ir.Op) and call.op.name == name
+
+
+def _static_shape(expr):
+    try:
+        return [int(d) for d in expr.ty.shape.values]
+    except (AttributeError, TypeError, ValueError):
+        return None
+
+
+def _quantized(value):
+    """(q, scale, zero point) of `dequantize(q, scale, zp)` with per-tensor constants, q of at least 2
+    dims and static shape, float32 out; else None."""
+    if not _is_op(value, "relax.dequantize") or str(value.attrs.out_dtype) != "float32":
+        return None
+    q, s, z = value.args
+    s, z = _const(s), _const(z)
+    shape = _static_shape(q)
+    if s is None or z is None or s.size != 1 or z.size != 1 or s.dtype != np.float32 or shape is None or len(shape) < 2:
+        return None
+    return q, np.float32(s.reshape(())), int(z.reshape(()))
+
+
+def match_act(lhs_value, rhs_value):
+    """(qa, za, sa, qb, zb, sb) where `R.matmul(lhs, rhs)` multiplies two quantized activations
+    (attention's Q.K^T and P.V): lhs uint8, rhs uint8 or int8, per-tensor, the same leading dims;
+    else None."""
+    a, b = _quantized(lhs_value), _quantized(rhs_value)
+    if a is None or b is None:
+        return None
+    (qa, sa, za), (qb, sb, zb) = a, b
+    sa_shape, sb_shape = _static_shape(qa), _static_shape(qb)
+    if str(qa.ty.dtype) != "uint8" or str(qb.ty.dtype) not in ("uint8", "int8"):
+        return None
+    if sa_shape[:-2] != sb_shape[:-2] or sa_shape[-1] != sb_shape[-2]:
+        return None
+    return qa, za, sa, qb, zb, sb
+
+
+def match(lhs_value, rhs_value):
+    """(q, za, sa, W, sw) where `R.matmul(lhs, rhs)` is a QDQ matmul this pass takes, else None.
+    `lhs_value` / `rhs_value`: the values the matmul's operands are bound to."""
+    if not (_is_op(lhs_value, "relax.dequantize") and _is_op(rhs_value, "relax.dequantize")):
+        return None
+    q, sa, za = lhs_value.args
+    w_expr, sw, zw = rhs_value.args
+    sa, za, w, sw, zw = _const(sa), _const(za), _const(w_expr), _const(sw), _const(zw)
+    if any(v is None for v in (sa, za, w, sw, zw)):
+        return None
+    q_shape = _static_shape(q)
+    if q_shape is None or len(q_shape) < 2 or str(q.ty.dtype) != "uint8":
+        return None
+    if str(lhs_value.attrs.out_dtype) != "float32" or str(rhs_value.attrs.out_dtype) != "float32":
+        return None
+    if sa.size != 1 or za.size != 1 or w.dtype != np.int8 or w.ndim != 2 or w.shape[0] != q_shape[-1]:
+        return None
+    if np.any(zw != 0):
+        return None
+    n = w.shape[1]
+    if sw.size != 1:
+        if int(rhs_value.attrs.axis) not in (1, -1) or sw.size != n:
+            return None
+    if sa.dtype != np.float32 or sw.dtype != np.float32:
+        return None
+    return q, int(za.reshape(())), np.float32(sa.reshape(())), w, sw.reshape(-1)
+
+
+@relax.expr_functor.mutator
+class _IntegerMatmul(relax.PyExprMutator):
+    def __init__(self, mod):
+        super().__init__(mod)
+        self.count = 0
+
+    def _bound(self, expr):
+        if isinstance(expr, relax.Var):
+            v = self.lookup_binding(expr)
+            return v if v is not None else expr
+        return expr
+
+    def visit_var_binding_(self, binding):
+        value = binding.value
+        if not (_is_op(value, "relax.matmul") and len(value.args) == 2):
+            return super().visit_var_binding_(binding)
+        lhs, rhs = (self.visit_expr(a) for a in value.args)
+        found = match(self._bound(lhs), self._bound(rhs))
+        if found is None:
+            act = match_act(self._bound(lhs), self._bound(rhs))
+            if act is None:
+                return super().visit_var_binding_(binding)
+            self._act_matmul(binding, *act)
+            return None
+        q, za, sa, w, sw = found
+        n = w.shape[1]
+        bb = self.builder_
+        wp = relax.const(pack_weight(w), "int8")
+        acc = bb.emit_te(int8_matmul_te, q, wp, n, primfunc_name_hint="int8_matmul")
+        if za:
+            corr = (za * w.astype(np.int64).sum(axis=0)).astype(np.int32)
+            acc = bb.emit(relax.op.subtract(acc, relax.const(corr, "int32")))
+        scale = (np.float32(sa) * sw.astype(np.float32)).astype(np.float32)
+        scale = scale.reshape(()) if scale.size == 1 else scale
+        y = relax.op.multiply(bb.emit(relax.op.astype(acc, "float32")), relax.const(scale, "float32"))
+        bb.emit_normalized(relax.VarBinding(binding.var, bb.normalize(y)))
+        self.count += 1
+        return None
+
+    def _act_matmul(self, binding, qa, za, sa, qb, zb, sb):
+        """sum_k (a - za)(b - zb) with b' = b - 128 in int8 (b uint8) and zb' = zb - 128:
+        sum a*b' - zb' * rowsum(a) - za * colsum(b') + K * za * zb', all int32, times sa * sb."""
+        bb = self.builder_
+        k_ext, n = _static_shape(qb)[-2:]
+        shift = 128 if str(qb.ty.dtype) == "uint8" else 0
+        zb_s = zb - shift
+        bp = bb.emit_te(pack_act_te, qb, primfunc_name_hint="int8_pack")
+        acc = bb.emit_te(int8_matmul_te, qa, bp, n, primfunc_name_hint="int8_matmul")
+        if zb_s:
+            rows = bb.emit(relax.op.sum(bb.emit(relax.op.astype(qa, "int32")), axis=[-1], keepdims=True))
+            acc = bb.emit(relax.op.subtract(acc, bb.emit(relax.op.multiply(rows, relax.const(zb_s, "int32")))))
+        if za:
+            cols = bb.emit(relax.op.sum(bb.emit(relax.op.astype(qb, "int32")), axis=[-2], keepdims=True))
+            # za * colsum(b') = za * (colsum(b) - K * shift)
+            acc = bb.emit(relax.op.subtract(acc, bb.emit(relax.op.multiply(cols, relax.const(za, "int32")))))
+        const = za * shift * k_ext + k_ext * za * zb_s
+        if const:
+            acc = bb.emit(relax.op.add(acc, relax.const(const, "int32")))
+        y = relax.op.multiply(bb.emit(relax.op.astype(acc, "float32")), relax.const(np.float32(sa) * np.float32(sb), "float32"))
+        bb.emit_normalized(relax.VarBinding(binding.var, bb.normalize(y)))
+        self.count += 1
+
+
+def apply(mod: tvm.IRModule) -> tvm.IRModule:
+    """`mod` with every QDQ matmul of `main` this pass takes written as an int8 matmul (see the
+    module doc); other functions and every other binding are kept."""
+    if "main" not in [gv.name_hint for gv in mod.get_global_vars()]:
+        return mod
+    m = _IntegerMatmul(mod)
+    main = mod["main"]
+    new_main = m.visit_expr(main)
+    if not m.count:
+        return mod
+    out = m.builder_.get()
+    out["main"] = new_main
+    return relax.transform.DeadCodeElimination(["main"])(out)
