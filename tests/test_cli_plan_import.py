@@ -52,6 +52,10 @@ def test_plan_from_a_file_prints_and_writes_it_as_plan_does(planned, tmp_path):
     assert r.stdout.startswith(f"greedy: {d['kernels']} kernels for {len(d['nodes'])} ops of tiny ({d['model']['layout']})")
     assert d["kernels"] > json.loads(plan.read_text())["kernels"]     # re-counted for the groups now
     assert f"decided by: imported from {edited}" in r.stdout and f"wrote {out}" in r.stdout
+    # not planned here; priced as the app prices it (issue 30, item 6): the estimate names its source
+    first = r.stdout.splitlines()[0]
+    assert "imported: not planned here" in first and "planned in" not in first
+    assert f"({d['notes']['estimate']} estimate;" in first and d["planning_ms"] == 0
     assert [g["nodes"] for g in d["groups"]] == [g["nodes"] for g in json.loads(edited.read_text())["groups"]]
     assert d["notes"]["imported_from"] == str(edited) and d["notes"]["imported_strategy"] == "greedy"
     # every edge between groups is explained for the groups now, not for greedy's
@@ -106,11 +110,16 @@ def test_bench_times_plans_from_files_round_robin_with_the_strategies(planned, t
     d = json.loads(out.read_text())
     rows = {s["strategy"]: s for s in d["strategies"]}
     assert list(rows) == ["none", "greedy.json", "split.json"]            # with --plan, --strategies is none
-    assert all(s["correct"] is True and s["error"] is None for s in rows.values())
-    assert set(d["round_robin"]) == set(rows)                             # sampled together
-    assert rows["split.json"]["kernels"] == rows["none"]["kernels"] > rows["greedy.json"]["kernels"]
+    # every op its own group is none's plan: timed once, as none, and named so (issue 30, item 5)
+    assert rows["split.json"]["same_plan_as"] == "none" and "latency_ms" not in rows["split.json"]
+    timed = {s: e for s, e in rows.items() if "same_plan_as" not in e}
+    assert all(s["correct"] is True and s["error"] is None for s in timed.values())
+    assert set(d["round_robin"]) == set(timed) == {"none", "greedy.json"}     # sampled together
+    assert rows["none"]["kernels"] > rows["greedy.json"]["kernels"]
     assert rows["greedy.json"]["cost"] == "imported"
-    assert "greedy.json vs none" in r.stdout
+    assert "greedy.json vs none" in r.stdout and "split.json vs" not in r.stdout
+    assert "same plan: split.json = none" in r.stdout
+    assert " imported " in next(ln for ln in r.stdout.splitlines() if ln.startswith("greedy.json"))   # planned in
 
 
 def test_an_empty_plan_path_is_named_as_such(tmp_path):
