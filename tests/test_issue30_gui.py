@@ -124,3 +124,12 @@ def test_the_cost_model_panel_shows_the_benchmarks_kernel_times(qtbot, win):
     text = panel.figures.text()
     assert "nothing measured yet" not in text and "Benchmark timed" in text, text
     assert panel.points and all(abs(p["y"] / p["x"] - 1.3) < 1e-6 for p in panel.points)
+
+
+def test_the_cost_model_panel_after_a_benchmark_without_kernel_times(qtbot, win):
+    bench(qtbot, win, all_strategies=True)
+    for r in win.doc.results_for("cpu").values():
+        r.kernel_us = []           # an RPC device: the whole model timed, not its kernels
+    win.costpanel.redraw()
+    text = win.costpanel.figures.text()
+    assert "nothing measured yet" not in text and "the benchmark timed the whole model, not its kernels" in text

@@ -206,8 +206,12 @@ class CostModelPanel(QtWidgets.QWidget):
                     + figures_text(bench, target))
                 return
             n = sum(1 for u in (plan.group_us or []) if u)
-            self._clear(plain.rich("<b>{s}</b>: nothing measured yet; its figures are the {est} ({n} kernels). ",
-                                   s=strategy, est=estimate_label(plan), n=n)
+            owner = doc.same_plans().get(strategy, strategy)
+            r = doc.result(target, owner)
+            timed = r is not None and not getattr(r, "error", None) and (getattr(r, "latency_ms", None) or {})
+            what = ("the benchmark timed the whole model, not its kernels" if timed else "nothing measured yet")
+            self._clear(plain.rich("<b>{s}</b>: {what}; its figures are the {est} ({n} kernels). ",
+                                   s=strategy, what=what, est=estimate_label(plan), n=n)
                         + (plain.rich("Timing its kernels on {t}...", t=target) if running == strategy else
                            plain.rich("<i>Time kernels</i> builds and times them on {t} "
                                       "and plots the cost model's estimate of each against its time.", t=target)))
