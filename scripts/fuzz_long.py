@@ -5,8 +5,11 @@ or hours instead of a few hundred cases.
 
 The env_ targets fault the environment instead of the input (tests/fuzzing_env.py): env_cache
 (special and damaged files in a filled cache folder), env_net (silent, garbage, dripping and
-hanging-up RPC peers on loopback), env_signal (SIGINT, SIGTERM, SIGHUP at a drawn moment; no process
-may be left) and env_memory (address-space limits from 256 MB).
+hanging-up RPC peers on loopback, and peers that answer TVM's handshake and then drip a byte every 2 s
+or stream a 2 GB message), env_signal (SIGINT, SIGTERM, SIGHUP at a drawn moment; no process may be
+left), env_memory (address-space limits from 256 MB), env_stop (the command's workers stopped by
+SIGSTOP at a drawn moment: ended in one line within FUSELENS_WORKER_STALL_S) and env_closed (stdin,
+stdout, stderr or all three closed for any command).
 
 Each target runs in a worker process (so a crash of TVM or ONNX in the in-process targets is
 caught as a crash too, and the worker restarts with the next seed) for its share of the time.
@@ -37,7 +40,8 @@ sys.path.insert(0, str(ROOT))
 
 # share of the time; the env_ targets fault the environment (tests/fuzzing_env.py)
 TARGETS = {"onnx": 0.25, "onnx_cli": 0.1, "plan_json": 0.1, "cli": 0.25,
-           "env_cache": 0.1, "env_net": 0.06, "env_signal": 0.07, "env_memory": 0.07}
+           "env_cache": 0.1, "env_net": 0.06, "env_signal": 0.07, "env_memory": 0.07,
+           "env_stop": 0.04, "env_closed": 0.04}
 SAVE_PER_SIGNATURE = 3
 
 
@@ -164,7 +168,9 @@ def worker(target: str, seed: int, until: float, out: Path) -> None:
                                                                                                work)[1]),
                         "env_net": (E.network_cases, lambda c: E.check_network(c, fixtures, work)),
                         "env_signal": (E.signal_cases, lambda c: E.check_signal(c, fixtures, work)),
-                        "env_memory": (E.memory_cases, lambda c: E.check_memory(c, fixtures, work))}[target]
+                        "env_memory": (E.memory_cases, lambda c: E.check_memory(c, fixtures, work)),
+                        "env_stop": (E.stop_cases, lambda c: E.check_stopped_worker(c, fixtures, work)),
+                        "env_closed": (E.closed_stream_cases, lambda c: E.check_closed_streams(c, fixtures, work))}[target]
 
         @run_settings
         @given(cases())

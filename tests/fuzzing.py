@@ -779,17 +779,30 @@ def cli_env(cache: Path, **extra) -> dict:
     return env
 
 
+# the standard streams a caller may close (cron jobs, services): the shell's redirections
+CLOSE = {"stdin": "<&-", "stdout": ">&-", "stderr": "2>&-", "all": "<&- >&- 2>&-"}
+
+
 def run_cli(argv: list[str], cache: Path, *, allow=(0, 2), timeout: float = 300, cwd: Path | None = None,
-            env: dict | None = None, mem_limit: int = MEM_LIMIT) -> str:
+            env: dict | None = None, mem_limit: int = MEM_LIMIT, close: str | None = None) -> str:
     """Run `main.py argv` and check the property; returns 'ok' (exit 0), 'error' (2) or the exit code.
     Raises FuzzFailure otherwise. No display (the app exits 3), a private cache, a memory limit;
-    `env`: more variables."""
+    `env`: more variables; `close`: a key of CLOSE, the streams the shell closes before main.py starts
+    (with stderr closed only the exit code is checked)."""
+    cmd = [sys.executable, str(MAIN), *argv]
+    if close:
+        cmd = ["sh", "-c", f'exec "$@" {CLOSE[close]}', "sh", *cmd]
     try:
-        r = subprocess.run([sys.executable, str(MAIN), *argv], capture_output=True, timeout=timeout,
-                           env=cli_env(cache, **(env or {})), cwd=str(cwd or ROOT), stdin=subprocess.DEVNULL,
+        r = subprocess.run(cmd, capture_output=True, timeout=timeout,
+                           env=cli_env(cache, **(env or {})), cwd=str(cwd or ROOT),
+                           stdin=None if close in ("stdin", "all") else subprocess.DEVNULL,
                            preexec_fn=limit_memory(mem_limit))
     except subprocess.TimeoutExpired:
         raise FuzzFailure("hang", f"no exit within {timeout:g} s") from None
+    if close in ("stderr", "all"):   # nothing to read the line from: the code alone
+        if r.returncode < 0 or r.returncode not in allow:
+            raise FuzzFailure(f"exit {r.returncode}", f"with {close} closed")
+        return {0: "ok", 2: "error"}.get(r.returncode, str(r.returncode))
     out = check_exit(r.returncode, r.stderr, allow)
     raw = [c for c in RAW_CONTROLS if c in r.stdout or c in r.stderr]
     if raw and "--debug" not in argv:   # --debug keeps TVM's own output as it is

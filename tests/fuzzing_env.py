@@ -5,7 +5,11 @@ tests/test_fuzz_env.py runs CI-sized and scripts/fuzz_long.py runs for longer.
   by a FIFO, a link to /dev/zero, a folder, a sparse 8 GB file, an empty, truncated or garbage file, or
   a dangling link; then a command that reads it;
 - network peers on loopback that accept and then stay silent, send garbage, drip a byte a second, or
-  hang up, named as an RPC device of bench, plan --cost measured, tune and devices;
+  hang up; and peers that answer TVM's handshake (a tracker's or a server's) and then drip a byte every
+  2 s or stream a 2 GB message at 1 MB/s (issue 31); named as an RPC device of bench, plan --cost
+  measured, tune and devices;
+- a stopped worker: a command whose worker is stopped (SIGSTOP) at a drawn moment ends within the
+  worker's no-progress deadline, in one line, leaving no process;
 - signals (SIGINT, SIGTERM, SIGHUP) delivered at a drawn moment of a running command;
 - memory limits (RLIMIT_AS) from 256 MB up, on commands that load, plan and build.
 
@@ -162,7 +166,10 @@ def _unblock(path: Path) -> None:
 
 # ==== network peers ==============================================================================================
 
-PEER_KINDS = ("silent", "garbage", "drip", "hangup")
+PEER_KINDS = ("silent", "garbage", "drip", "hangup", "handshake_drip", "handshake_stream")
+RPC_MAGIC, TRACKER_MAGIC = 0xFF271, 0x2F271   # tvm.rpc.base's
+STREAM_BYTES = 2 << 30       # what a streaming peer announces
+STREAM_RATE = 1 << 20        # and how fast it sends it (bytes a second)
 
 
 class Peer:
@@ -176,6 +183,8 @@ class Peer:
         self.sock.listen(64)
         self.port = self.sock.getsockname()[1]
         self.conns: list[socket.socket] = []
+        self.ended: list[float] = []
+        self.stream_bytes = STREAM_BYTES   # what a handshake_stream server announces (TVM's client takes it whole)
         self.closed = False
         threading.Thread(target=self.serve, daemon=True).start()
 
@@ -198,9 +207,41 @@ class Peer:
                 while not self.closed:
                     c.sendall(b"\x01")
                     time.sleep(1.0)
+            elif self.kind.startswith("handshake_"):
+                tracker = self.handshake(c)
+                if self.kind == "handshake_drip":   # then a byte every 2 s, forever
+                    while not self.closed:
+                        c.sendall(b"\x01")
+                        time.sleep(2.0)
+                else:                               # then a 2 GB message at 1 MB/s
+                    import struct
+
+                    # a tracker's message: an int32 length (2 GB - 1: above any cap); a server's packet: an int64
+                    c.sendall(struct.pack("<i", 2 ** 31 - 1) if tracker else struct.pack("<q", self.stream_bytes))
+                    chunk = b"\x00" * (STREAM_RATE // 10)
+                    while not self.closed:
+                        c.sendall(chunk)
+                        time.sleep(0.1)
             # silent: hold the connection open, say nothing
         except OSError:
             pass
+        self.ended.append(time.monotonic())   # when the peer saw its connection end (or stopped)
+
+    @staticmethod
+    def handshake(c: socket.socket) -> bool:
+        """Answer TVM's handshake as a tracker or a server would, by the magic the client sends; True
+        for a tracker's."""
+        import struct
+
+        magic = struct.unpack("<i", _recv(c, 4))[0]
+        if magic == TRACKER_MAGIC:
+            c.sendall(struct.pack("<i", TRACKER_MAGIC))
+        elif magic == RPC_MAGIC:
+            keylen = struct.unpack("<i", _recv(c, 4))[0]
+            _recv(c, max(0, min(keylen, 4096)))
+            key = b"server:fuzz"
+            c.sendall(struct.pack("<i", RPC_MAGIC) + struct.pack("<i", len(key)) + key)
+        return magic == TRACKER_MAGIC
 
     def close(self):
         self.closed = True
@@ -210,6 +251,16 @@ class Peer:
             except OSError:
                 pass
         self.sock.close()
+
+
+def _recv(c: socket.socket, n: int) -> bytes:
+    buf = b""
+    while len(buf) < n:
+        chunk = c.recv(n - len(buf))
+        if not chunk:
+            raise OSError("closed")
+        buf += chunk
+    return buf
 
 
 @lru_cache(maxsize=None)
@@ -354,3 +405,139 @@ def check_memory(case, fixtures: dict, work: Path) -> str:
                          timeout=CASE_TIMEOUT_S, cwd=Path(fixtures["{DIR}"]), mem_limit=mb << 20)
     except F.FuzzFailure as e:
         raise F.FuzzFailure(e.kind, f"{' '.join(argv)} under {mb} MB: {e.detail}") from None
+
+
+# ==== a stopped worker (issue 31) ==================================================================================
+
+STALL_S = 3                  # FUSELENS_WORKER_STALL_S for the stopped-worker cases
+_WORKER_COMMANDS = (["bench", "{TINY}", "--strategies", "none,greedy", "--repeat", "3", "--force"],
+                    ["plan", "{TINY}", "--strategy", "dp", "--cost", "measured"],
+                    ["fidelity", "{TINY}", "--strategy", "greedy"],
+                    ["bench", "{TINY}", "--strategies", "none", "--repeat", "1", "--force", "--kernels"])
+
+
+def stop_cases():
+    """(tenths of a second after the start to stop the command's workers, the command)."""
+    return st.tuples(st.integers(10, 120), st.sampled_from(_WORKER_COMMANDS))
+
+
+def _workers(pid: int) -> list:
+    """The command's worker processes (multiprocessing's spawned children; not its resource tracker)."""
+    import psutil
+
+    try:
+        kids = psutil.Process(pid).children(recursive=True)
+    except psutil.Error:
+        return []
+    out = []
+    for k in kids:
+        try:
+            if "multiprocessing.spawn" in " ".join(k.cmdline()) or "--multiprocessing-fork" in k.cmdline():
+                out.append(k)
+        except psutil.Error:
+            pass
+    return out
+
+
+def check_stopped_worker(case, fixtures: dict, work: Path) -> str:
+    """SIGSTOP every worker of the command from the drawn moment on (one that starts later too): the
+    command must end within the no-progress deadline (FUSELENS_WORKER_STALL_S) and a margin, by exit 0
+    (its work was done before) or 2 with one line naming the stopped worker, and leave no process."""
+    import psutil
+
+    tenths, argv = case
+    argv = [a.replace("{TINY}", fixtures["{TINY}"]) for a in argv]
+    proc = subprocess.Popen([sys.executable, str(F.MAIN), *argv], stdout=subprocess.DEVNULL, stderr=subprocess.PIPE,
+                            env=F.cli_env(work / "stop-cache", FUSELENS_WORKER_STALL_S=str(STALL_S)),
+                            cwd=fixtures["{DIR}"], stdin=subprocess.DEVNULL, preexec_fn=F.limit_memory(),
+                            start_new_session=True)
+    where = f"workers stopped from {tenths / 10:.1f} s on, {' '.join(argv)}"
+    err_chunks: list[bytes] = []
+    threading.Thread(target=lambda: err_chunks.append(proc.stderr.read()), daemon=True).start()
+    start = time.time()
+    stopped: dict[int, object] = {}
+    last_stop = None
+    while proc.poll() is None and time.time() - start < CASE_TIMEOUT_S:
+        if time.time() - start >= tenths / 10:
+            for w in _workers(proc.pid):
+                if w.pid not in stopped:
+                    try:
+                        w.suspend()
+                        stopped[w.pid], last_stop = w, time.time()
+                    except psutil.Error:
+                        pass
+        time.sleep(0.05)
+    if proc.poll() is None:
+        os.killpg(proc.pid, signal.SIGKILL)
+        proc.wait()
+        raise F.FuzzFailure("hang", f"{where}: still running after {CASE_TIMEOUT_S} s")
+    ended = time.time()
+    time.sleep(0.3)
+    err = b"".join(err_chunks)
+    left = []
+    for w in stopped.values():
+        try:
+            if w.status() != psutil.STATUS_ZOMBIE:
+                left.append(f"{w.pid}")
+                w.kill()
+        except psutil.Error:
+            pass
+    if left:
+        raise F.FuzzFailure("stray process", f"{where}: stopped workers left behind: {', '.join(left)}")
+    # one stall deadline per worker stopped, and a margin for the command's own work
+    if last_stop is not None and ended - last_stop > STALL_S + 30:
+        raise F.FuzzFailure("slow", f"{where}: ended {ended - last_stop:.0f} s after the last stop "
+                                    f"(deadline {STALL_S} s)")
+    try:
+        out = F.check_exit(proc.returncode, err, (0, 1, 2) if argv[0] == "bench" else (0, 2))
+    except F.FuzzFailure as e:
+        raise F.FuzzFailure(e.kind, f"{where}: {e.detail}") from None
+    text = err.decode("utf-8", "replace")
+    if out == "error" and "no progress" not in text:
+        raise F.FuzzFailure("cause not named", f"{where}: {text.strip()[:500]}")
+    return out
+
+
+# ==== closed standard streams (issue 31) ============================================================================
+
+_CLOSED_COMMANDS = (["zoo", "list"],
+                    ["zoo", "export", "mobilenetv2", "{DIR}/closed-export.onnx", "--resolution", "32"],
+                    ["inspect", "{TINY}"],
+                    ["inspect", "/nonexistent.onnx"],
+                    ["plan", "{TINY}", "--strategy", "greedy", "--out", "{DIR}/closed-plan.json"],
+                    ["plan", "{TINY}", "--strategy", "bogus"],
+                    ["bench", "{TINY}", "--strategies", "none", "--repeat", "1", "--json", "{DIR}/closed-bench.json"],
+                    ["fidelity", "{TINY}", "--strategy", "greedy"],
+                    ["calibrate", "{TINY}"],
+                    ["tune", "{TINY}", "--trials", "0"],
+                    ["table", "--models", "nosuchmodel"],
+                    ["devices"],
+                    ["cache", "clear", "--what", "results"],
+                    ["{TINY}"])   # the app: no display here, exit 3
+
+
+def closed_stream_cases():
+    """(the streams closed: a key of fuzzing.CLOSE, the command)."""
+    return st.tuples(st.sampled_from(sorted(F.CLOSE)), st.sampled_from(_CLOSED_COMMANDS))
+
+
+def check_closed_streams(case, fixtures: dict, work: Path) -> str:
+    """The command-line property with the drawn streams closed by the shell: the documented exit code
+    (0, 2; 1 for a bench that finds an incorrect result, 3 for the app with no display), the one line
+    where stderr is open, and every output file written on exit 0."""
+    close, argv = case
+    argv = [a.replace("{TINY}", fixtures["{TINY}"]).replace("{DIR}", fixtures["{DIR}"]) for a in argv]
+    outs = [Path(a) for a in argv if a.startswith(fixtures["{DIR}"] + "/closed-")]
+    for o in outs:
+        o.unlink(missing_ok=True)
+    allow = (0, 1, 2) if argv[0] in ("bench", "tune") else (3,) if argv[0] == fixtures["{TINY}"] else (0, 2)
+    try:
+        out = F.run_cli(argv, work / "closed-cache", allow=allow, timeout=CASE_TIMEOUT_S,
+                        cwd=Path(fixtures["{DIR}"]), close=close)
+    except F.FuzzFailure as e:
+        raise F.FuzzFailure(e.kind, f"{' '.join(argv)} with {close} closed: {e.detail}") from None
+    if out == "ok":
+        missing = [str(o) for o in outs if not o.is_file() or o.stat().st_size == 0]
+        if missing:
+            raise F.FuzzFailure("lost output", f"{' '.join(argv)} with {close} closed: exit 0 but no {missing}")
+    return out

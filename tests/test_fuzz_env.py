@@ -1,5 +1,6 @@
 """Fuzzing a user's environment, CI-sized (issue 22): damaged and special files in a real cache folder,
-misbehaving network peers, signals at random moments and memory limits (tests/fuzzing_env.py: the
+misbehaving network peers (issue 31: ones that drip or stream after the handshake), signals at random
+moments, memory limits, stopped workers and closed standard streams (issue 31) (tests/fuzzing_env.py: the
 strategies and the properties). Derandomized, so every run draws the same cases; scripts/fuzz_long.py
 runs the same targets for as long as one likes.
 
@@ -65,8 +66,26 @@ def test_every_cache_file_as_a_fifo_and_a_sparse_file(fixtures, seed, work):
 @example(case=("silent", "", ["devices"]))
 @example(case=("silent", "/board", ["tune", "{TINY}", "--trials", "2", "--target", "{URL}"]))
 @example(case=("garbage", "", ["bench", "{TINY}", "--strategies", "none", "--repeat", "1", "--target", "{URL}"]))
+@example(case=("handshake_drip", "/board", ["devices"]))    # issue 31: a byte every 2 s after the handshake
+@example(case=("handshake_stream", "", ["bench", "{TINY}", "--strategies", "none", "--repeat", "1", "--target", "{URL}"]))
 def test_fuzz_network_peers(case, fixtures, work):
     E.check_network(case, fixtures, work)
+
+
+@settings(max_examples=2, **CI)
+@given(case=E.stop_cases())
+@example(case=(30, ["bench", "{TINY}", "--strategies", "none,greedy", "--repeat", "3", "--force"]))
+def test_fuzz_stopped_worker(case, fixtures, work):
+    """Issue 31: a worker stopped by SIGSTOP is ended after FUSELENS_WORKER_STALL_S, in one line."""
+    E.check_stopped_worker(case, fixtures, work)
+
+
+@settings(max_examples=4, **CI)
+@given(case=E.closed_stream_cases())
+@example(case=("all", ["plan", "{TINY}", "--strategy", "greedy", "--out", "{DIR}/closed-plan.json"]))
+def test_fuzz_closed_streams(case, fixtures, work):
+    """Issue 31: every command with stdin, stdout, stderr or all three closed by the caller."""
+    E.check_closed_streams(case, fixtures, work)
 
 
 @settings(max_examples=5, **CI)

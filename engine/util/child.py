@@ -150,7 +150,7 @@ def run_in_child(job_fn, job, *, progress=None, cancel=None, timeout_s: float = 
         finally:
             writer.close()   # the child's end: EOF here once the child is gone
         t0 = last = time.monotonic()
-        idle, ticks, next_look = 0.0, None, t0 + 1.0
+        idle, ticks, next_look = 0.0, None, t0
         while True:
             if cancel is not None and cancel.is_set():
                 raise Cancelled(f"{what} cancelled")
@@ -160,7 +160,7 @@ def run_in_child(job_fn, job, *, progress=None, cancel=None, timeout_s: float = 
             idle += min(now - last, 0.5)   # a caller that was not running (stopped itself) counts no time
             last = now
             if now >= next_look:            # CPU time is progress too (a long build sends no message)
-                next_look = now + 1.0
+                next_look = now + min(1.0, stall / 3)
                 t = _cpu_ticks(proc.pid)
                 if t != "stopped" and (t is None or t != ticks):
                     idle, ticks = 0.0, t
