@@ -111,6 +111,8 @@ SLOW = frozenset({
     'tests/test_hardening_process.py::test_tunes_rpc_runner_gives_up_on_a_silent_device_naming_it',
     'tests/test_hardening_process.py::test_with_debug_a_crashed_worker_keeps_the_terminal',
     'tests/test_input_shapes_cli.py::test_one_message_names_every_input_and_its_suggestion_works_as_printed',
+    'tests/test_int8_matmul.py::test_qdq_matmul_before_and_after_the_pass_matches_onnxruntime',
+    'tests/test_int8_matmul.py::test_qdq_mlp_none_and_greedy_match_onnxruntime_with_int8_groups',
     'tests/test_kernel_report.py::test_bench_kernels_end_to_end',
     'tests/test_kernel_report.py::test_bench_kernels_refuses_another_target',
     'tests/test_kinds.py::test_measured_cost_on_a_target_that_is_not_there_is_one_line_and_exit_2',

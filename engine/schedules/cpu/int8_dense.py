@@ -160,12 +160,13 @@ class Int8Dense(CPURule):
             sch.parallel(mo)
         else:
             sch.parallel(sch.fuse(mo, no))
+        if not vnni:   # the 4 k of a step outside the 16 columns: a vector of int32 multiply-adds per k
+            sch.reorder(ki, nv)
+            sch.vectorize(nv)
+            sch.unroll(ki)
         init = sch.decompose_reduction(rv, ko)
         if vnni:
             sch.tensorize(nv, register())
-        else:
-            sch.vectorize(nv)
-            sch.unroll(ki)
         sch.unroll(mi)
         sch.unroll(nt)
         vectorize_tile(sch, init, LANES)

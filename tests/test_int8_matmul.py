@@ -1,0 +1,234 @@
+"""int8 QDQ matmuls: the Relax pass (engine/model/int8_matmul.py) against ONNX Runtime, and the
+cpu.Int8Dense rule (engine/schedules/cpu/int8_dense.py) on tiny PrimFuncs: exact int32 results,
+`vpdpbusd` in the assembly where the host has AVX-512 VNNI, the widening fallback elsewhere."""
+from __future__ import annotations
+
+import numpy as np
+import onnx
+import pytest
+from onnx import TensorProto, helper, numpy_helper
+
+tvm = pytest.importorskip("tvm")
+
+from tvm import te  # noqa: E402
+
+from engine import schedules  # noqa: E402
+from engine.devices.tvm_target import make_target  # noqa: E402
+from engine.model import int8_matmul  # noqa: E402
+from engine.schedules.base.vnni import has_vnni  # noqa: E402
+
+# ---- the rule on tiny PrimFuncs ---------------------------------------------------------------
+
+
+def _int8_func(m, k, n, batch=None, seed=0):
+    """A PrimFunc int8_matmul (A uint8 [1, m, k] or [*batch, m, k], the packed B) + the zero-point
+    correction, the scale and a requantize to uint8, as the pass and FuseOps make it; with the
+    numpy inputs and the expected output."""
+    rng = np.random.default_rng(seed)
+    lead = [1] if batch is None else list(batch)
+    a_np = rng.integers(0, 256, (*lead, m, k)).astype("uint8")
+    if batch is None:
+        b_np = rng.integers(-128, 128, (k, n)).astype("int8")
+        bp_np = int8_matmul.pack_weight(b_np)
+        prod = a_np.astype(np.int64) @ b_np.astype(np.int64)
+    else:
+        b_np = rng.integers(-128, 128, (*batch, k, n)).astype("int8")
+        bp_np = np.stack([int8_matmul.pack_weight(b) for b in b_np.reshape(-1, k, n)]).reshape(*batch, *int8_matmul.pack_weight(b_np.reshape(-1, k, n)[0]).shape)
+        prod = np.matmul(a_np.astype(np.int64), b_np.astype(np.int64))
+    A = te.placeholder(a_np.shape, "uint8", name="A")
+    W = te.placeholder(bp_np.shape, "int8", name="W")
+    C = int8_matmul.int8_matmul_te(A, W, n)
+    corr_np = rng.integers(-5000, 5000, (n,)).astype("int32")
+    sc_np = (rng.random(n) * 1e-3 + 1e-4).astype("float32")
+    corr = te.placeholder((n,), "int32", name="corr")
+    sc = te.placeholder((n,), "float32", name="sc")
+    nd = len(a_np.shape)
+    D = te.compute(C.shape, lambda *i: (C[i] - corr[i[nd - 1]]).astype("float32") * sc[i[nd - 1]], name="D")
+    E = te.compute(C.shape, lambda *i: te.max(te.min(te.round(D[i] / np.float32(0.05)) + np.float32(3), np.float32(255)),
+                                             np.float32(0)).astype("uint8"), name="E")
+    f = te.create_prim_func([A, W, corr, sc, E])
+    y = ((prod - corr_np).astype(np.float32) * sc_np)
+    want = np.clip(np.round(y / np.float32(0.05)) + 3, 0, 255).astype(np.uint8)
+    return f, [a_np, bp_np, corr_np, sc_np], want
+
+
+def _schedule_build_run(f, args, out_like, target):
+    mod, report = schedules.schedule(tvm.IRModule({"main": f}), target)
+    lib = tvm.compile(mod, target=target)
+    ts = [tvm.runtime.tensor(x) for x in args] + [tvm.runtime.tensor(np.zeros_like(out_like))]
+    lib(*ts)
+    return ts[-1].numpy(), report, lib.mod.inspect_source("asm")
+
+
+def _host_vnni() -> bool:
+    return has_vnni(make_target("cpu"))
+
+
+@pytest.mark.parametrize("m,k,n,batch", [(16, 32, 48, None), (5, 64, 32, None), (1, 16, 16, None), (8, 16, 32, (2, 3))])
+def test_int8_dense_rule_is_exact_and_uses_vnni_where_the_host_has_it(m, k, n, batch):
+    f, args, want = _int8_func(m, k, n, batch)
+    target = make_target("cpu")
+    got, report, asm = _schedule_build_run(f, args, want, target)
+    assert report.rule_of("main") == "cpu.Int8Dense", report.summary()
+    np.testing.assert_array_equal(got, want)
+    if _host_vnni():
+        assert "vpdpbusd" in asm
+    else:
+        assert "vpdpbusd" not in asm
+
+
+def test_int8_dense_rule_without_vnni_is_exact_and_has_no_vpdpbusd():
+    """An AVX-512 target without VNNI (skylake-avx512; runs on any AVX-512 host) takes the widening
+    fallback: the same tile, int32 multiply-adds of widened bytes over 16 columns, which LLVM emits
+    as vpmaddwd (int16 pairs -> int32)."""
+    target = tvm.target.Target({"kind": "llvm", "mcpu": "skylake-avx512", "mtriple": "x86_64-pc-linux-gnu",
+                                "num-cores": 2})
+    assert not has_vnni(target)
+    f, args, want = _int8_func(8, 32, 32)
+    if "avx512f" not in open("/proc/cpuinfo").read():
+        pytest.skip("the host cannot run AVX-512 code")
+    got, report, asm = _schedule_build_run(f, args, want, target)
+    assert report.rule_of("main") == "cpu.Int8Dense"
+    np.testing.assert_array_equal(got, want)
+    assert "vpdpbusd" not in asm and "vpmaddwd" in asm
+
+
+def test_rule_refuses_what_it_cannot_tile():
+    """N not a multiple of 16 (the packed block is padded, the tile is not) goes to the next rule,
+    still exact."""
+    f, args, want = _int8_func(4, 16, 20)
+    got, report, _ = _schedule_build_run(f, args, want, make_target("cpu"))
+    assert report.rule_of("main") != "cpu.Int8Dense"
+    np.testing.assert_array_equal(got, want)
+
+
+# ---- the pass against ONNX Runtime ------------------------------------------------------------
+
+def qdq_matmul_model(m=24, k=64, n=48, seed=0, per_channel=True, za=128, act_rhs=False):
+    """x [1, m, k] -> Q/DQ (uint8) -> MatMul with DQ(int8 weight [k, n], per column or per tensor)
+    or, with act_rhs, with a second quantized input y [1, k, n] (uint8, zero point 120) -> Q/DQ."""
+    rng = np.random.default_rng(seed)
+    inits = [numpy_helper.from_array(np.array(0.02, np.float32), "x_s"), numpy_helper.from_array(np.array(za, np.uint8), "x_z"),
+             numpy_helper.from_array(np.array(0.05, np.float32), "o_s"), numpy_helper.from_array(np.array(100, np.uint8), "o_z")]
+    nodes = [helper.make_node("QuantizeLinear", ["x", "x_s", "x_z"], ["xq"]),
+             helper.make_node("DequantizeLinear", ["xq", "x_s", "x_z"], ["xd"])]
+    inputs = [helper.make_tensor_value_info("x", TensorProto.FLOAT, [1, m, k])]
+    if act_rhs:
+        inits += [numpy_helper.from_array(np.array(0.03, np.float32), "y_s"), numpy_helper.from_array(np.array(120, np.uint8), "y_z")]
+        nodes += [helper.make_node("QuantizeLinear", ["y", "y_s", "y_z"], ["yq"]),
+                  helper.make_node("DequantizeLinear", ["yq", "y_s", "y_z"], ["wd"])]
+        inputs.append(helper.make_tensor_value_info("y", TensorProto.FLOAT, [1, k, n]))
+    else:
+        w = rng.integers(-127, 128, (k, n)).astype(np.int8)
+        sw = (rng.random(n if per_channel else 1) * 0.01 + 0.001).astype(np.float32)
+        sw = sw if per_channel else sw.reshape(())
+        inits += [numpy_helper.from_array(w, "w_q"), numpy_helper.from_array(sw, "w_s"),
+                  numpy_helper.from_array(np.zeros(sw.shape, np.int8), "w_z")]
+        nodes.append(helper.make_node("DequantizeLinear", ["w_q", "w_s", "w_z"], ["wd"], **({"axis": 1} if per_channel else {})))
+    nodes += [helper.make_node("MatMul", ["xd", "wd"], ["mm"]),
+              helper.make_node("QuantizeLinear", ["mm", "o_s", "o_z"], ["oq"]),
+              helper.make_node("DequantizeLinear", ["oq", "o_s", "o_z"], ["out"])]
+    g = helper.make_graph(nodes, "qdq_matmul", inputs, [helper.make_tensor_value_info("out", TensorProto.FLOAT, [1, m, n])], inits)
+    return helper.make_model(g, opset_imports=[helper.make_opsetid("", 13)])
+
+
+def qdq_mlp_model(m=32, k=64, h=96, n=32, seed=1):
+    """Two QDQ matmuls with a bias and a Relu between, as a quantizer writes an MLP block."""
+    rng = np.random.default_rng(seed)
+    w1 = rng.integers(-127, 128, (k, h)).astype(np.int8)
+    w2 = rng.integers(-127, 128, (h, n)).astype(np.int8)
+    s1 = (rng.random(h) * 0.004 + 0.001).astype(np.float32)
+    s2 = (rng.random(n) * 0.004 + 0.001).astype(np.float32)
+    c = {"x_s": np.array(0.02, np.float32), "x_z": np.array(128, np.uint8), "a_s": np.array(0.04, np.float32),
+         "a_z": np.array(110, np.uint8), "r_s": np.array(0.03, np.float32), "r_z": np.array(0, np.uint8),
+         "o_s": np.array(0.05, np.float32), "o_z": np.array(128, np.uint8), "w1": w1, "s1": s1,
+         "z1": np.zeros(h, np.int8), "w2": w2, "s2": s2, "z2": np.zeros(n, np.int8),
+         "b1": (rng.standard_normal(h) * 0.1).astype(np.float32)}
+    N = helper.make_node
+    nodes = [N("QuantizeLinear", ["x", "x_s", "x_z"], ["xq"]), N("DequantizeLinear", ["xq", "x_s", "x_z"], ["xd"]),
+             N("DequantizeLinear", ["w1", "s1", "z1"], ["w1d"], axis=1), N("MatMul", ["xd", "w1d"], ["h1"]),
+             N("QuantizeLinear", ["h1", "a_s", "a_z"], ["h1q"]), N("DequantizeLinear", ["h1q", "a_s", "a_z"], ["h1d"]),
+             N("Add", ["h1d", "b1"], ["h2"]), N("Relu", ["h2"], ["h3"]),
+             N("QuantizeLinear", ["h3", "r_s", "r_z"], ["h3q"]), N("DequantizeLinear", ["h3q", "r_s", "r_z"], ["h3d"]),
+             N("DequantizeLinear", ["w2", "s2", "z2"], ["w2d"], axis=1), N("MatMul", ["h3d", "w2d"], ["y"]),
+             N("QuantizeLinear", ["y", "o_s", "o_z"], ["yq"]), N("DequantizeLinear", ["yq", "o_s", "o_z"], ["out"])]
+    g = helper.make_graph(nodes, "qdq_mlp", [helper.make_tensor_value_info("x", TensorProto.FLOAT, [1, m, k])],
+                          [helper.make_tensor_value_info("out", TensorProto.FLOAT, [1, m, n])],
+                          [numpy_helper.from_array(v, name) for name, v in c.items()])
+    return helper.make_model(g, opset_imports=[helper.make_opsetid("", 13)])
+
+
+def _load(model, tmp_path, name="m"):
+    from engine.model import loader
+
+    path = tmp_path / f"{name}.onnx"
+    onnx.save(model, str(path))
+    return loader.load(str(path), use_cache=False)
+
+
+def _steps_off(graph, groups, step):
+    """(outputs of the plan `groups`, ONNX Runtime's, how many output values differ, by at most how
+    many quantization steps)."""
+    from engine.devices import targets
+    from engine.measure import build
+    from engine.measure.runner import build_plan
+
+    x = build.random_inputs(graph, 0)
+    x = [v * 2 for v in x]    # spread over the quantized range
+    ort = build.onnxruntime_outputs(graph, x)[0]
+    exe, _ = build_plan(graph, groups, targets.as_target("cpu"), scheduled=True)
+    out = build.run(exe, x)[0]
+    d = np.abs(out.astype(np.float64) - ort) / step
+    return out, int((d > 0.5).sum()), float(d.max())
+
+
+def _int8_calls(graph) -> int:
+    main = graph.mod["main"].script()
+    return main.count("call_tir(int8_matmul")
+
+
+@pytest.mark.parametrize("kind", ["per_channel", "per_tensor", "zero_point_0", "act_x_act"])
+def test_qdq_matmul_before_and_after_the_pass_matches_onnxruntime(kind, tmp_path, monkeypatch):
+    model = qdq_matmul_model(per_channel=kind != "per_tensor", za=0 if kind == "zero_point_0" else 128,
+                             act_rhs=kind == "act_x_act")
+    g = _load(model, tmp_path, "after")
+    assert _int8_calls(g) == 1
+    out_after, off, worst = _steps_off(g, [[nd.id] for nd in g.nodes], 0.05)
+    assert off == 0, f"{off} values off by up to {worst} steps"
+    monkeypatch.setattr(int8_matmul, "apply", lambda mod: mod)   # TVM's float import, as before the pass
+    g0 = _load(model, tmp_path, "before")
+    assert _int8_calls(g0) == 0
+    out_before, off0, worst0 = _steps_off(g0, [[nd.id] for nd in g0.nodes], 0.05)
+    # the float matmul rounds differently from ONNX Runtime's integer one: a borderline value may
+    # land one step away (act_x_act: 1 of 1,152); the integer one is exact
+    assert off0 <= 2 and worst0 <= 1.01
+    assert np.abs(out_after - out_before).max() <= 0.05 * 1.01
+
+
+def test_pass_leaves_what_it_does_not_take(tmp_path):
+    """A float MatMul (no DequantizeLinear) and a weight with a non-zero zero point stay float."""
+    model = qdq_matmul_model()
+    for init in model.graph.initializer:
+        if init.name == "w_z":
+            init.CopyFrom(numpy_helper.from_array(np.full(48, 3, np.int8), "w_z"))
+    g = _load(model, tmp_path)
+    assert _int8_calls(g) == 0
+
+
+def test_qdq_mlp_none_and_greedy_match_onnxruntime_with_int8_groups(tmp_path):
+    """Two QDQ matmuls end to end: each is an int8 kernel (Int8Dense), greedy fuses the requantize
+    and the bias + Relu into it, and both builds give ONNX Runtime's quantized output."""
+    from engine.planner import greedy
+
+    g = _load(qdq_mlp_model(), tmp_path)
+    assert _int8_calls(g) == 2
+    none_out, off_none, _ = _steps_off(g, [[nd.id] for nd in g.nodes], 0.05)
+    groups = greedy.partition(g)[0]
+    greedy_out, off_greedy, _ = _steps_off(g, groups, 0.05)
+    assert off_none == 0 and off_greedy == 0
+    np.testing.assert_array_equal(none_out, greedy_out)
+    # the int8 matmul and its requantize are one group
+    by_id = {nd.id: nd for nd in g.nodes}
+    mm_groups = [grp for grp in groups if any(by_id[i].func.startswith("int8_matmul") for i in grp)]
+    assert len(mm_groups) == 2
+    assert all(any(by_id[i].op == "quantize" for i in grp) for grp in mm_groups)
