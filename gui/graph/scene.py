@@ -17,6 +17,28 @@ from .legend import delta_colour
 from .items import NODE_PEN_W, Z_EDGE, Z_NODE, EdgeItem, edge_path, rounded, routed_path
 
 
+class _Elider:
+    """Op names and shapes elided ("...") to the width of their node, so that no text runs over its edge."""
+
+    MARGIN = 8.0
+
+    def __init__(self, title_font: QtGui.QFont, sub_font: QtGui.QFont):
+        self._t, self._s = QtGui.QFontMetricsF(title_font), QtGui.QFontMetricsF(sub_font)
+
+    @staticmethod
+    def _fit(fm: QtGui.QFontMetricsF, text: str, w: float) -> str:
+        room = max(8.0, w - _Elider.MARGIN)
+        if fm.horizontalAdvance(text) <= room:
+            return text
+        return fm.elidedText(text, QtCore.Qt.ElideRight, room)
+
+    def title(self, text: str, w: float) -> str:
+        return self._fit(self._t, text, w)
+
+    def sub(self, text: str, w: float) -> str:
+        return self._fit(self._s, text, w)
+
+
 class GraphScene(QtWidgets.QGraphicsScene):
     """Draws one graph under one plan. Group indices refer to `plan.groups`.
 
@@ -256,6 +278,7 @@ class GraphScene(QtWidgets.QGraphicsScene):
         heat = self._text_mode == "heat"
         title_brush, sub_brush = QtGui.QBrush(self.theme.text), QtGui.QBrush(self.theme.subtext)
         white, black = QtGui.QBrush(QtGui.QColor("white")), QtGui.QBrush(QtGui.QColor("#111"))
+        fits = _Elider(self.title_font, self.sub_font)
         for n in self.graph.nodes:
             nid = n.id
             if nid in done:
@@ -272,8 +295,9 @@ class GraphScene(QtWidgets.QGraphicsScene):
                     continue
             done.add(nid)
             made += 1
-            _, h = self.layout.sizes.get(nid) or L.node_size(n)
+            w, h = self.layout.sizes.get(nid) or L.node_size(n)
             title, sub = L.node_lines(n)
+            title, sub = fits.title(title, w), fits.sub(sub, w)   # elided to the node's width (the tooltip has all)
             if heat:
                 tb = sb = white if self.node_colours.get(nid, self.theme.grey).lightness() < 110 else black
             else:
@@ -801,8 +825,31 @@ class GraphScene(QtWidgets.QGraphicsScene):
 
     # ---- export -------------------------------------------------------------------------------------
 
+    def full_detail(self):
+        """A context in which the scene draws everything as at 100 % zoom, whatever the view's zoom: every
+        op's labels made and shown, the text of collapsed nodes shown, badges at their own size. An export
+        (render_png, render_svg) always carries full detail; the view's level of detail comes back after."""
+        import contextlib
+
+        @contextlib.contextmanager
+        def ctx():
+            was_text, was_badge = self.text_visible, self.group_boxes.badge_scale
+            self.ensure_labels(None)
+            self.set_text_visible(True)
+            self.set_badge_zoom(1.0)
+            try:
+                yield
+            finally:
+                self.set_text_visible(was_text)
+                self.group_boxes.set_badge_zoom(1.0 / was_badge if was_badge > 1.0 else 1.0)
+
+        return ctx()
+
     def render_png(self, path: str, max_side: int = 16000) -> tuple[int, int]:
-        self.ensure_labels(None)
+        with self.full_detail():
+            return self._render_png(path, max_side)
+
+    def _render_png(self, path: str, max_side: int) -> tuple[int, int]:
         r = self.content_rect().adjusted(-20, -20, 20, 20)
         scale = min(2.0, max_side / max(r.width(), r.height(), 1))
         img = QtGui.QImage(max(1, int(r.width() * scale)), max(1, int(r.height() * scale)),
@@ -817,9 +864,12 @@ class GraphScene(QtWidgets.QGraphicsScene):
         return img.width(), img.height()
 
     def render_svg(self, path: str, title: str = "FuseLens graph"):
+        with self.full_detail():
+            self._render_svg(path, title)
+
+    def _render_svg(self, path: str, title: str):
         from PySide6 import QtSvg
 
-        self.ensure_labels(None)
         r = self.content_rect().adjusted(-20, -20, 20, 20)
         gen = QtSvg.QSvgGenerator()
         gen.setFileName(path)

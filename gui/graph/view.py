@@ -60,6 +60,7 @@ class GraphView(QtWidgets.QGraphicsView):
     def resizeEvent(self, ev):  # noqa: N802
         super().resizeEvent(ev)
         self.place_overlays()
+        self._changed()   # a larger viewport shows more nodes: they get their labels now, not on the next scroll
 
     def place_overlays(self):
         vp = self.viewport().geometry()
