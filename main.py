@@ -23,11 +23,12 @@ EXIT_CODES = """exit codes:
   0    ok
   1    a benchmark found an incorrect result (or a tuning run failed)
   2    bad input or usage: one line "error: ..." (checked before any work); also a fault of the
-       environment: out of memory, a full disk, a silent network peer
+       environment: out of memory, a full disk, a silent or endless network peer, the limit on open
+       files or on processes and threads, a worker that made no progress (stopped)
   3    no display: the app cannot open a window
   70   internal error: one line "internal error: ... (details in LOG)"; LOG holds the traceback
        (--debug shows it on the terminal instead)
-  130  interrupted (Ctrl+C); workers are stopped
+  130  interrupted (Ctrl+C, a real SIGINT only); workers are stopped
   143  terminated (SIGTERM), 129 hung up (SIGHUP): as Ctrl+C, one line "interrupted (SIGTERM)";
        workers are stopped"""
 
