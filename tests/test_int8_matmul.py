@@ -232,3 +232,39 @@ def test_qdq_mlp_none_and_greedy_match_onnxruntime_with_int8_groups(tmp_path):
     mm_groups = [grp for grp in groups if any(by_id[i].func.startswith("int8_matmul") for i in grp)]
     assert len(mm_groups) == 2
     assert all(any(by_id[i].op == "quantize" for i in grp) for grp in mm_groups)
+
+
+def qdq_siblings_model(m=32, k=64, n=48, seed=2):
+    """One quantized input, two QDQ matmuls on it (Q/K/V's shape), their requantized outputs added."""
+    rng = np.random.default_rng(seed)
+    c = {"x_s": np.array(0.02, np.float32), "x_z": np.array(128, np.uint8), "o_s": np.array(0.05, np.float32),
+         "o_z": np.array(128, np.uint8)}
+    N = helper.make_node
+    nodes = [N("QuantizeLinear", ["x", "x_s", "x_z"], ["xq"]), N("DequantizeLinear", ["xq", "x_s", "x_z"], ["xd"])]
+    for i in (1, 2):
+        c[f"w{i}"] = rng.integers(-127, 128, (k, n)).astype(np.int8)
+        c[f"s{i}"] = (rng.random(n) * 0.004 + 0.001).astype(np.float32)
+        c[f"z{i}"] = np.zeros(n, np.int8)
+        nodes += [N("DequantizeLinear", [f"w{i}", f"s{i}", f"z{i}"], [f"w{i}d"], axis=1),
+                  N("MatMul", ["xd", f"w{i}d"], [f"h{i}"]),
+                  N("QuantizeLinear", [f"h{i}", "o_s", "o_z"], [f"h{i}q"]),
+                  N("DequantizeLinear", [f"h{i}q", "o_s", "o_z"], [f"h{i}d"])]
+    nodes.append(N("Add", ["h1d", "h2d"], ["out"]))
+    g = helper.make_graph(nodes, "qdq_siblings", [helper.make_tensor_value_info("x", TensorProto.FLOAT, [1, m, k])],
+                          [helper.make_tensor_value_info("out", TensorProto.FLOAT, [1, m, n])],
+                          [numpy_helper.from_array(v, name) for name, v in c.items()])
+    return helper.make_model(g, opset_imports=[helper.make_opsetid("", 13)])
+
+
+def test_dp_never_puts_two_int8_matmuls_in_one_kernel(tmp_path):
+    """Sibling int8 matmuls are a horizontal group the host profile allows for float anchors; an
+    int8 matmul's group is one int8 matmul with its epilogue (planner/kinds.py), so its kernel is
+    always the VNNI one."""
+    from engine.planner import make_plan, profiles
+
+    g = _load(qdq_siblings_model(), tmp_path)
+    hw = profiles.get("host")
+    assert hw.kinds.get("horizontal", {}).get("enabled")
+    p = make_plan(g, "dp", hw, cost="roofline")
+    by_id = {nd.id: nd for nd in g.nodes}
+    assert all(sum(by_id[i].op == "int8_matmul" for i in grp) <= 1 for grp in p.groups)

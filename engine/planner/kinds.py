@@ -54,6 +54,10 @@ PRIORITY = ("anchor_chain", "reduction_stitch", "horizontal", "prologue")
 # a value this small (an SE block's pooled vector) needs no tiling to stay on chip
 SMALL_BYTES = 64 * 1024
 
+# the op of engine/model/int8_matmul.py's integer matmul, and the kinds its group never has
+INT8_MATMUL = "int8_matmul"
+INT8_BLOCKED = ("anchor_chain", "horizontal", "reduction_stitch")
+
 
 @dataclass(frozen=True)
 class KindConfig:
@@ -87,7 +91,7 @@ class GroupShape:
     anchor upstream of it joins the group.
     """
     __slots__ = ("cm", "inside", "feeds", "after", "after_reduce", "pending", "small_links", "anchors",
-                 "sink_anchors", "chain", "stitch", "members")
+                 "sink_anchors", "chain", "stitch", "members", "int8")
 
     def __init__(self, cm, inside):
         self.cm, self.inside = cm, inside
@@ -99,10 +103,12 @@ class GroupShape:
         self.members: list[int] = []
         self.anchors = self.sink_anchors = 0
         self.chain = self.stitch = False
+        self.int8 = False                 # an int8 matmul (engine/model/int8_matmul.py) is a member
 
     def add(self, v: int) -> None:
         cm = self.cm
         pat = cm.pattern[v]
+        self.int8 = self.int8 or cm.graph.nodes[v].op == INT8_MATMUL
         inside_cons = [c for c in cm.consumers[v] if self.inside(c)]
         feeds = any(cm.pattern[c] == ANCHOR or c in self.feeds for c in inside_cons)
         if feeds:
@@ -156,8 +162,13 @@ class GroupShape:
     def blocked(self, hw) -> tuple[str, bool, str]:
         """(the first feature the profile does not allow, whether adding earlier members can never
         allow it, why) or ("", False, ""). Not final: a prologue that an anchor upstream may make
-        part of a chain, and a chain of small values that a reduction upstream makes a stitch."""
+        part of a chain, and a chain of small values that a reduction upstream makes a stitch.
+        An int8 matmul's group is one int8 matmul with its epilogue (and prologue): its kernel
+        (cpu.Int8Dense, vpdpbusd) takes no sibling anchor, chain or stitched reduction, which the
+        float Stages rule would run at a fraction of its speed (smart_turn_v3's dp, 3x none)."""
         for f in self.features():
+            if self.int8 and f in INT8_BLOCKED:
+                return f, True, "an int8 matmul's kernel takes one int8 matmul with its epilogue"
             bad = why_blocked(f, hw) if not enabled(hw, f) else ""
             if not bad and f == "anchor_chain":
                 shape = chain_shape(self.cm, self.members)
@@ -170,8 +181,8 @@ class GroupShape:
 
 
 def is_mac(op: str) -> bool:
-    """A multiply-accumulate anchor (convolution, matmul); pools and means are reductions."""
-    return op.startswith(("conv", "matmul", "dense", "batch_matmul"))
+    """A multiply-accumulate anchor (convolution, matmul, int8 matmul); pools and means are reductions."""
+    return op.startswith(("conv", "matmul", "dense", "batch_matmul", INT8_MATMUL))
 
 
 def chain_shape(cm, members) -> str:

@@ -1,12 +1,14 @@
 """CPU rule `Int8Dense` ("cpu.Int8Dense"): an int8 matmul with int32 accumulation and its fused
 epilogue, as a register-blocked `vpdpbusd` micro-kernel (AVX-512 VNNI).
 
-Recognised by its blocks, never by name: exactly one reduction block
+Recognised by its blocks, never by name: exactly one int8 reduction block
     C[..., m, n] += int32(A[..., m, k]) * int32(W[..., n // 16, k // 4, n % 16, k % 4])
 with A uint8 and W int8 of shape [..., N/16, K/4, 16, 4] (a weight packed once per model by
 engine/model/int8_matmul.py, or an activation packed per call, batched: attention's), the other
 blocks spatial (the epilogue: zero-point correction, the
-scale, bias, activation, the next quantize; or a prologue computing A).
+scale, bias, activation, the next quantize; or a prologue computing A) or other reductions (the
+row and column sums of an activation x activation matmul's zero-point correction), which run as
+passes of their own, parallel over their leading spatial loops.
 
 * Register tile: `mr` rows x `nr` blocks of 16 columns of int32 accumulators (at most 24 zmm) in a
   `local` tile; each step of 4 k broadcasts 4 bytes of a row and runs one `vpdpbusd` per block
@@ -24,10 +26,10 @@ from __future__ import annotations
 from tvm import s_tir, tirx
 from tvm.s_tir.schedule import ScheduleError
 
-from ..base.analysis import block_info, child_blocks
+from ..base.analysis import block_info, child_blocks, same_domain_consumer
 from ..base.anchor import tidy_outside
 from ..base.config import config_for
-from ..base.primitives import inline_all, place_epilogue, vectorize_tile
+from ..base.primitives import inline_all, parallel_spatial, vectorize_tile
 from ..base.rule import CPURule
 from ..base.vnni import GROUP, LANES, has_vnni, register
 
@@ -113,10 +115,11 @@ class Int8Dense(CPURule):
             return None
         sch = s_tir.Schedule(func)
         blocks = [block_info(sch, b) for b in child_blocks(sch)]
-        reductions = [b for b in blocks if b.is_reduction]
-        if len(reductions) != 1 or int8_mac(reductions[0].block) is None:
+        macs = [b for b in blocks if b.is_reduction and int8_mac(b.block) is not None]
+        if len(macs) != 1:
             return None
-        info = reductions[0]
+        info = macs[0]
+        others = [b.block.name_hint for b in blocks if b.is_reduction and b is not info]   # row/column sums
         if not info.trivial or any(e is None for e in info.extents) or info.kinds[-1] != "R" or \
                 any(k != "S" for k in info.kinds[:-1]) or len(info.kinds) < 3:
             return None
@@ -128,7 +131,7 @@ class Int8Dense(CPURule):
         rv = info.rv
         # the epilogue as one expression per output (a value read twice, as GELU's x, is recomputed
         # in registers); the blocks computing A stay blocks: tensorize reads A from a buffer
-        keep = {sch.get(p).name_hint for p in sch.get_producers(rv)} | {info.block.name_hint}
+        keep = {sch.get(p).name_hint for p in sch.get_producers(rv)} | {info.block.name_hint, *others}
         inline_all(sch, keep=keep)
         *batch, m, n, k = info.loops
         m_ext = 1
@@ -146,15 +149,22 @@ class Int8Dense(CPURule):
         # the write-back of the accumulator tile, at the column-tile loop, with the epilogue inlined
         wb = sch.cache_write(rv, 0, "local")
         sch.reverse_compute_at(wb, no, preserve_unit_loops=True)
+        produced = sch.get(wb).writes[0].source
         consumers = list(sch.get_consumers(wb))
+        inlined = False
         if len(consumers) == 1:   # inlined into the write-back only when it is the one reader
-            place_epilogue(sch, consumers[0], no)
-        else:
-            for c in consumers:
-                try:
-                    sch.reverse_compute_at(c, no, preserve_unit_loops=True)
-                except ScheduleError:  # a consumer over another domain: a pass of its own after the tile
-                    pass
+            try:
+                sch.reverse_compute_inline(consumers[0])
+                inlined = True
+            except ScheduleError:  # not inlinable: computed at the tile below, if it can be
+                pass
+        if not inlined:
+            for c in consumers:   # only a consumer over the tile's own domain (a reduction over the
+                if same_domain_consumer(sch, c, produced):   # rows, a repack, runs after the tile)
+                    try:
+                        sch.reverse_compute_at(c, no, preserve_unit_loops=True)
+                    except ScheduleError:
+                        pass
         # parallel: row tiles, or row x column tiles when the row tiles are few
         if m_ext // mr >= 4 * cfg.cores:
             sch.parallel(mo)
@@ -175,4 +185,9 @@ class Int8Dense(CPURule):
         except ScheduleError:  # an epilogue the write-back cannot vectorise (a gather): scalar, still correct
             pass
         tidy_outside(sch, None, cfg)
+        for name in others:
+            try:
+                parallel_spatial(sch, sch.get_sblock(name), cfg.cores)
+            except ScheduleError:  # left serial: still correct
+                pass
         return sch
