@@ -44,6 +44,9 @@ class LayoutInput:
     scopes: dict[str, tuple[str, str | None]] = field(default_factory=dict)
     scope_of: dict[str, str] = field(default_factory=dict)
     cluster_scope: list[str | None] = field(default_factory=list)
+    direction: str = "TB"                     # "TB": inputs at the top, edges downwards; "LR": left to right
+    # a collapsed group's node id ("g5") -> its group's key (group_key): what the id stood for when laid out
+    stands_for: dict[str, str] = field(default_factory=dict)
 
     def key(self) -> str:
         """A content key for caching a layout of exactly this input."""
@@ -54,6 +57,10 @@ class LayoutInput:
                              sorted(sorted(c) for c in self.clusters)]).encode())
         if self.scopes:
             h.update(json.dumps([sorted(self.scopes.items()), sorted(self.scope_of.items())]).encode())
+        if self.direction != "TB":
+            h.update(self.direction.encode())
+        if self.stands_for:
+            h.update(json.dumps(sorted(self.stands_for.items())).encode())
         return h.hexdigest()[:32]
 
 
@@ -67,20 +74,33 @@ class Layout:
     seconds: float = 0.0
     note: str = ""
     # (src, dst) -> the edge's route around the nodes: cubic Bezier control points p0 c1 c2 p1 c1 c2 p2 ...
-    # from the producer's bottom to the consumer's top (dot's splines; none from the built-in layout)
+    # from the producer's bottom to the consumer's top (dot's splines; none from the built-in layout); left
+    # to right: from the producer's right side to the consumer's left side
     routes: dict = field(default_factory=dict)
+    direction: str = "TB"                     # LayoutInput.direction
+    stands_for: dict = field(default_factory=dict)   # LayoutInput.stands_for
 
     def to_dict(self) -> dict:
         return {"pos": self.pos, "sizes": self.sizes, "width": self.width, "height": self.height,
                 "engine": self.engine, "seconds": self.seconds, "note": self.note,
-                "routes": [[a, b, [list(p) for p in pts]] for (a, b), pts in self.routes.items()]}
+                "routes": [[a, b, [list(p) for p in pts]] for (a, b), pts in self.routes.items()],
+                "direction": self.direction, "stands_for": self.stands_for}
 
     @classmethod
     def from_dict(cls, d: dict) -> "Layout":
         routes = {(a, b): [tuple(p) for p in pts] for a, b, pts in d.get("routes") or []}
         return cls(pos={k: tuple(v) for k, v in d["pos"].items()}, sizes={k: tuple(v) for k, v in d["sizes"].items()},
                    width=d["width"], height=d["height"], engine=d["engine"], seconds=d.get("seconds", 0.0),
-                   note=d.get("note", ""), routes=routes)
+                   note=d.get("note", ""), routes=routes, direction=d.get("direction", "TB"),
+                   stands_for=dict(d.get("stands_for") or {}))
+
+    def stands_for_group(self, gi: int, members) -> bool:
+        """Whether this layout's node for collapsed group `gi` ("g<gi>") was laid out for these members (a
+        layout made for another plan numbers its groups otherwise)."""
+        cid = collapsed_id(gi)
+        if cid not in self.pos:
+            return False
+        return self.stands_for.get(cid, group_key(members)) == group_key(members)
 
 
 # ---- labels and names ---------------------------------------------------------------------------
@@ -175,11 +195,12 @@ def scope_reps(tree: dict, collapsed_scopes=()) -> dict[str, str]:
 
 
 def build_input(graph, groups=None, collapsed=(), clusters: bool = True, kinds=None, scopes=None,
-                collapsed_scopes=()) -> LayoutInput:
+                collapsed_scopes=(), scope_clusters: bool = True, direction: str = "TB") -> LayoutInput:
     """The layout problem for `graph`: one node per op, or per collapsed group (`collapsed`: group indices;
     `kinds`: the plan's group_kinds, which a collapsed group's label names). `scopes`: the model's scope
-    tree for these groups (engine/model/scopes.scope_tree), laid out as nested clusters; those in
-    `collapsed_scopes` (keys) as one node each."""
+    tree for these groups (engine/model/scopes.scope_tree), laid out as nested clusters (unless
+    scope_clusters=False: the blocks are not drawn); those in `collapsed_scopes` (keys) as one node each.
+    `direction`: "TB" (top to bottom) or "LR" (left to right)."""
     groups = groups or [[n.id] for n in graph.nodes]
     collapsed = set(collapsed)
     tree = scopes or {}
@@ -220,8 +241,11 @@ def build_input(graph, groups=None, collapsed=(), clusters: bool = True, kinds=N
         for gi, g in enumerate(groups):
             if len(g) > 1 and not (gi in collapsed) and not any(m in in_scope for m in g):
                 cl.append(list(g))
-    inp = LayoutInput(sizes=sizes, order=order, edges=laid, loose_edges=loose, clusters=cl)
-    if tree and clusters:
+    inp = LayoutInput(sizes=sizes, order=order, edges=laid, loose_edges=loose, clusters=cl,
+                      direction="LR" if direction == "LR" else "TB")
+    inp.stands_for = {collapsed_id(gi): group_key(groups[gi]) for gi in collapsed
+                      if gi < len(groups) and collapsed_id(gi) in sizes}
+    if tree and clusters and scope_clusters:
         _scope_clusters(inp, tree, rep, set(collapsed_scopes))
     return inp
 
@@ -263,7 +287,7 @@ def to_dot(inp: LayoutInput, flags: dict | None = None) -> str:
     """dot source: fixed-size boxes (sizes in inches), clusters for groups, speed flags."""
     if flags is None:
         flags = dict(SPEED_FLAGS, splines="true") if len(inp.order) <= SPLINES_MAX_NODES else SPEED_FLAGS
-    attrs = {"rankdir": "TB", "nodesep": f"{NODE_SEP / 72:.3f}", "ranksep": f"{RANK_SEP / 72:.3f}",
+    attrs = {"rankdir": inp.direction, "nodesep": f"{NODE_SEP / 72:.3f}", "ranksep": f"{RANK_SEP / 72:.3f}",
              "ordering": "", **flags}
     attrs.pop("ordering")
     out = ["digraph G {", "  graph [" + ", ".join(f"{k}={_q(v)}" for k, v in attrs.items()) + "];",
@@ -330,7 +354,8 @@ def parse_dot_json(text: str, inp: LayoutInput) -> Layout:
         pts = _spline_points(e.get("pos", ""), x0, y1)
         if a in pos and b in pos and pts:
             routes[(a, b)] = pts
-    return Layout(pos=pos, sizes=dict(inp.sizes), width=x1 - x0, height=y1 - y0, engine="dot", routes=routes)
+    return Layout(pos=pos, sizes=dict(inp.sizes), width=x1 - x0, height=y1 - y0, engine="dot", routes=routes,
+                  direction=inp.direction, stands_for=dict(inp.stands_for))
 
 
 def _spline_points(text: str, x0: float, y1: float) -> list[tuple[float, float]] | None:
@@ -359,7 +384,19 @@ def _spline_points(text: str, x0: float, y1: float) -> list[tuple[float, float]]
 def layered(inp: LayoutInput, sweeps: int = 4) -> Layout:
     """A Sugiyama-style layout in pure Python: longest-path ranks, barycentre ordering (members of a
     cluster kept together), then x positions pulled towards the parents' and children's mean.
-    Linear-ish in the number of nodes and edges: a 5,000-node graph takes about a second."""
+    Linear-ish in the number of nodes and edges: a 5,000-node graph takes about a second. Left to right
+    (inp.direction "LR"): laid out top to bottom with each node's sides swapped, then transposed."""
+    if inp.direction == "LR":
+        import dataclasses
+
+        t = _layered(dataclasses.replace(inp, sizes={n: (h, w) for n, (w, h) in inp.sizes.items()}), sweeps)
+        return Layout(pos={n: (y, x) for n, (x, y) in t.pos.items()}, sizes=dict(inp.sizes), width=t.height,
+                      height=t.width, engine="builtin", seconds=t.seconds, direction="LR",
+                      stands_for=dict(inp.stands_for))
+    return _layered(inp, sweeps)
+
+
+def _layered(inp: LayoutInput, sweeps: int) -> Layout:
     import time
 
     t0 = time.perf_counter()
@@ -450,7 +487,7 @@ def layered(inp: LayoutInput, sweeps: int = 4) -> Layout:
             width = max(width, px + w[n] / 2 + CLUSTER_PAD * 2)
         y += hmax + RANK_SEP
     return Layout(pos=pos, sizes=dict(inp.sizes), width=width, height=y + CLUSTER_PAD * 2, engine="builtin",
-                  seconds=time.perf_counter() - t0)
+                  seconds=time.perf_counter() - t0, stands_for=dict(inp.stands_for))
 
 
 # ---- group boxes ---------------------------------------------------------------------------------

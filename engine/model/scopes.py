@@ -9,6 +9,14 @@ Two spellings of an ONNX node name are understood:
 
 A fused group sits in one scope: the deepest one holding all its operators (so that scope boxes
 nest around group boxes, never cut through them). Operators without an ONNX name follow their group.
+
+Where the names carry no scopes (`names_carry_scopes`: most operators have none, or the "scopes" are
+not regions of the graph but buckets of one op type scattered all over it, as in Paddle's exports, where
+every node is "p2o.<OpType>.<k>"), the blocks come from the graph itself (`structure`): its stages between
+the cuts of the operator order that the fewest tensors cross (a single tensor where there is one), split
+again inside until a block holds at most 16 operators, and named by number and their main ops ("2.3: conv
+x4, add"); a block built like an earlier one of its level says so ("= 2.1"). Their keys start with
+STRUCT_PREFIX.
 """
 from __future__ import annotations
 
@@ -54,11 +62,186 @@ def _common(paths) -> tuple[str, ...]:
     return out
 
 
+# ---- do the names carry scopes? -------------------------------------------------------------------
+
+STRUCT_PREFIX = "#"      # the keys of blocks found in the graph's structure ("#2", "#2.3")
+STRUCT_MIN_OPS = 40      # a smaller graph gets no blocks from its structure (it reads well without)
+STRUCT_LEAF = 16         # a block of at most this many operators is not split again
+STRUCT_FANOUT = 8        # about this many blocks inside a block
+STRUCT_MAX_DEPTH = 4
+_HEAVY = ("OutEWiseFusable", "CommReduce", "Opaque")
+
+
+def names_carry_scopes(graph) -> bool:
+    """Whether the operators' ONNX names describe regions of the graph: at least half of them lie in a
+    scope, and the scopes are dense where they lie (the innermost scope of an operator holds, on average,
+    at least half of the operators between its first and its last one in graph order). Paddle's
+    "p2o.Conv.12" (scope "p2o.Conv": every convolution of the model) and "Conv.3" fail the second test,
+    names without scopes ("Conv_3", "/Conv") the first."""
+    nodes = graph.nodes
+    paths = [scope_path(n.onnx_name) for n in nodes]
+    if not nodes or sum(1 for p in paths if p) < 0.5 * len(nodes):
+        return False
+    where: dict[str, list[int]] = {}
+    for i, p in enumerate(paths):
+        if p:
+            where.setdefault(p[-1], []).append(i)
+    dense = total = 0.0
+    for pos in where.values():
+        dense += len(pos) * min(1.0, len(pos) / (pos[-1] - pos[0] + 1))
+        total += len(pos)
+    return dense >= 0.5 * total
+
+
+def _crossings(graph) -> list[int]:
+    """cross[i]: how many operators' outputs at positions <= i (graph order) are read after position i."""
+    nodes = graph.nodes
+    pos = {n.id: i for i, n in enumerate(nodes)}
+    last = list(range(len(nodes)))
+    for i, n in enumerate(nodes):
+        for x in n.inputs:
+            j = pos.get(x)
+            if j is not None and i > last[j]:
+                last[j] = i
+    diff = [0] * (len(nodes) + 1)
+    for j, lj in enumerate(last):
+        if lj > j:
+            diff[j] += 1
+            diff[lj] -= 1
+    out, run = [], 0
+    for i in range(len(nodes)):
+        run += diff[i]
+        out.append(run)
+    return out
+
+
+def _split(cross, heavy, a: int, b: int) -> list[tuple[int, int]]:
+    """The blocks inside positions [a, b): cut where the fewest tensors cross (preferably before a heavy
+    op, where fused groups start), the pieces joined into about STRUCT_FANOUT runs of similar size; the
+    next-fewest crossings are tried while that leaves one run holding most of the range. [] for a leaf."""
+    m = b - a
+    if m <= STRUCT_LEAF:
+        return []
+    target = max(m / STRUCT_FANOUT, STRUCT_LEAF / 2)
+    levels = sorted({cross[i] for i in range(a, b - 1)})
+    best: list[tuple[int, int]] = []
+    for c in levels:
+        cut = [i for i in range(a, b - 1) if cross[i] <= c]
+        good = [i for i in cut if heavy[i + 1]]
+        cut = good or cut
+        pieces, lo = [], a
+        for i in cut:
+            pieces.append((lo, i + 1))
+            lo = i + 1
+        pieces.append((lo, b))
+        runs: list[list[int]] = []
+        for p0, p1 in pieces:
+            if runs and runs[-1][1] - runs[-1][0] < target:
+                runs[-1][1] = p1
+            else:
+                runs.append([p0, p1])
+        if len(runs) > 1 and runs[-1][1] - runs[-1][0] < target / 2:
+            tail = runs.pop()
+            runs[-1][1] = tail[1]
+        if len(runs) < 2:
+            continue
+        best = [(r0, r1) for r0, r1 in runs]
+        if max(r1 - r0 for r0, r1 in best) <= 0.75 * m:
+            break
+    return best
+
+
+def _summary(graph, lo: int, hi: int) -> str:
+    """A block's main ops: its two commonest heavy ops (else its two commonest ops), with their counts."""
+    from engine.report.group_names import op_word
+
+    counts: dict[str, int] = {}
+    rest: dict[str, int] = {}
+    for n in graph.nodes[lo:hi]:
+        if n.kind != "call_tir":
+            continue
+        w = op_word(n)
+        (counts if n.pattern in _HEAVY else rest)[w] = (counts if n.pattern in _HEAVY else rest).get(w, 0) + 1
+    top = sorted((counts or rest).items(), key=lambda kv: (-kv[1], kv[0]))[:2]
+    return ", ".join(f"{w} \u00d7{c}" if c > 1 else w for w, c in top)
+
+
+def _signature(graph, lo: int, hi: int) -> tuple:
+    """How a block is built: its ops in order and where each one's inputs come from (relative positions)."""
+    nodes = graph.nodes[lo:hi]
+    pos = {n.id: i for i, n in enumerate(nodes)}
+    return tuple((n.op, tuple(sorted(pos[x] - i if x in pos else 1 for x in n.inputs))) for i, n in enumerate(nodes))
+
+
+def structure(graph) -> tuple[dict[str, tuple[str, ...]], dict[str, str]]:
+    """Blocks from the graph's structure (for a graph whose names carry no scopes): (operator id -> the
+    keys of its blocks, outermost first; block key -> its label)."""
+    nodes = graph.nodes
+    paths: dict[str, tuple[str, ...]] = {n.id: () for n in nodes}
+    labels: dict[str, str] = {}
+    if len(nodes) < STRUCT_MIN_OPS:
+        return paths, labels
+    cross = _crossings(graph)
+    heavy = [n.pattern in _HEAVY for n in nodes]
+    seen: dict[tuple, str] = {}
+
+    def walk(a, b, num, path, depth):
+        if depth > STRUCT_MAX_DEPTH:
+            return
+        for k, (lo, hi) in enumerate(_split(cross, heavy, a, b), 1):
+            if hi - lo < 2:
+                continue
+            n = f"{num}.{k}" if num else str(k)
+            key = STRUCT_PREFIX + n
+            label = f"{n}: {_summary(graph, lo, hi)}"
+            sig = _signature(graph, lo, hi)
+            if sig in seen:
+                label += f" (= {seen[sig]})"
+            else:
+                seen[sig] = n
+            labels[key] = label
+            here = path + (key,)
+            for x in nodes[lo:hi]:
+                paths[x.id] = here
+            walk(lo, hi, n, here, depth + 1)
+
+    walk(0, len(nodes), "", (), 1)
+    return paths, labels
+
+
+_CACHE: dict[int, tuple] = {}
+
+
+def _paths(graph) -> tuple[dict[str, tuple[str, ...]], dict[str, str], bool]:
+    """(operator id -> its scope keys, key -> label (blocks from the structure), whether the blocks come
+    from the structure), worked out once per graph."""
+    import weakref
+
+    hit = _CACHE.get(id(graph))
+    if hit is not None and hit[0]() is graph:
+        return hit[1]
+    if names_carry_scopes(graph):
+        out = ({n.id: scope_path(n.onnx_name) for n in graph.nodes}, {}, False)
+    else:
+        paths, labels = structure(graph)
+        out = (paths, labels, True)
+    for k in [k for k, v in _CACHE.items() if v[0]() is None]:
+        del _CACHE[k]
+    _CACHE[id(graph)] = (weakref.ref(graph), out)
+    return out
+
+
+def from_structure(graph) -> bool:
+    """Whether the graph's blocks come from its structure (its names carry no scopes)."""
+    return _paths(graph)[2]
+
+
 def op_scopes(graph, groups=None) -> dict[str, tuple[str, ...]]:
     """Operator id -> the scope keys it is drawn in, outermost first. A fused group's operators all
-    lie in the deepest scope common to those of its operators that have an ONNX name."""
-    own = {n.id: scope_path(n.onnx_name) for n in graph.nodes}
-    named = {n.id for n in graph.nodes if n.onnx_name}
+    lie in the deepest scope common to those of its operators that have an ONNX name (blocks from the
+    structure: of all its operators)."""
+    own, _, structural = _paths(graph)
+    named = set(own) if structural else {n.id for n in graph.nodes if n.onnx_name}
     out = dict(own)
     for g in groups or ():
         if len(g) > 1:
@@ -73,6 +256,7 @@ def scope_tree(graph, groups=None) -> dict[str, Scope]:
     in graph order. A scope holding exactly the operators of the one scope inside it is left out (the
     inner one is drawn in its place)."""
     where = op_scopes(graph, groups)
+    labels = _paths(graph)[1]
     ops: dict[str, list[str]] = {}
     inner: dict[str, dict[str, None]] = {}
     for n in graph.nodes:
@@ -100,7 +284,7 @@ def scope_tree(graph, groups=None) -> dict[str, Scope]:
                 depth = tree[parent].depth + 1 if parent is not None else 1
                 # a scope drawn in place of the ones left out above it names them too ('lstm1/LSTM': two
                 # recurrent layers exported as '/rnn/lstm1/LSTM' and '/rnn/lstm2/LSTM' are told apart)
-                label = "/".join([scope_label(x) for x in skipped if "/" in x] + [scope_label(k)])
+                label = labels.get(k) or "/".join([scope_label(x) for x in skipped if "/" in x] + [scope_label(k)])
                 tree[k] = Scope(key=k, label=label, depth=depth, parent=parent, ops=ops[k])
                 if parent is not None:
                     tree[parent].children.append(k)
@@ -109,7 +293,10 @@ def scope_tree(graph, groups=None) -> dict[str, Scope]:
 
 
 def group_scope(graph, members) -> tuple[str, ...]:
-    """The scope keys a group's operators share, outermost first (its drawn scope is the last)."""
+    """The scope keys a group's operators share, outermost first (its drawn scope is the last); none where
+    the names carry no scopes (a group is then not named after "p2o.Conv")."""
+    if _paths(graph)[2]:
+        return ()
     named = [scope_path(graph.by_id[m].onnx_name) for m in members if graph.by_id[m].onnx_name]
     return _common(named)
 
@@ -139,5 +326,5 @@ def innermost(tree: dict[str, Scope], graph, groups=None) -> dict[str, str | Non
     return {nid: next((k for k in reversed(path) if k in tree), None) for nid, path in where.items()}
 
 
-__all__ = ["Scope", "scope_path", "scope_label", "op_scopes", "scope_tree", "group_scope", "max_depth",
+__all__ = ["Scope", "names_carry_scopes", "structure", "from_structure", "STRUCT_PREFIX", "scope_path", "scope_label", "op_scopes", "scope_tree", "group_scope", "max_depth",
            "at_depth", "breadcrumb", "innermost"]

@@ -260,7 +260,8 @@ class GroupBoxes:
             b = self._make_badge(it)
             self._style_badge(b, badge, sc.kind_of(gi)["kind"])
             b.setPos(w / 2 - 6, -h / 2)
-        pos = sc.layout.pos.get(L.collapsed_id(gi)) if sc.layout else None
+        # the layout's place for "g<gi>", if it was laid out for these members (not for another plan's group gi)
+        pos = sc.layout.pos[L.collapsed_id(gi)] if sc.layout and sc.layout.stands_for_group(gi, members) else None
         if pos is not None:
             it.setPos(*pos)
         elif rect is not None:

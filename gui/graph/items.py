@@ -42,7 +42,22 @@ def edge_path(x1: float, y1: float, x2: float, y2: float) -> QtGui.QPainterPath:
     return path
 
 
-def routed_path(pts) -> QtGui.QPainterPath:
+def edge_path_lr(x1: float, y1: float, x2: float, y2: float) -> QtGui.QPainterPath:
+    """Left to right: a curve from a producer's right side (x1, y1) to a consumer's left side (x2, y2),
+    with an arrow head pointing right."""
+    path = QtGui.QPainterPath(QtCore.QPointF(x1, y1))
+    dx = x2 - x1
+    if dx <= 0:
+        path.cubicTo(x1 + 40, y1, x2 - 40, y2, x2, y2)
+    else:
+        path.cubicTo(x1 + dx / 2, y1, x2 - dx / 2, y2, x2, y2)
+    path.moveTo(x2 - 6, y2 - 4)  # arrow head
+    path.lineTo(x2, y2)
+    path.lineTo(x2 - 6, y2 + 4)
+    return path
+
+
+def routed_path(pts, lr: bool = False) -> QtGui.QPainterPath:
     """An edge along a route the layout made around the nodes (engine.layout.graph.Layout.routes): cubic
     segments through the control points p0 c1 c2 p1 ..., then a straight stretch to the arrow's tip."""
     path = QtGui.QPainterPath(QtCore.QPointF(*pts[0]))
@@ -52,6 +67,11 @@ def routed_path(pts) -> QtGui.QPainterPath:
     x2, y2 = pts[-1]
     if len(pts) > n:
         path.lineTo(x2, y2)
+    if lr:
+        path.moveTo(x2 - 6, y2 - 4)  # arrow head, pointing right
+        path.lineTo(x2, y2)
+        path.lineTo(x2 - 6, y2 + 4)
+        return path
     path.moveTo(x2 - 4, y2 - 6)  # arrow head
     path.lineTo(x2, y2)
     path.lineTo(x2 + 4, y2 - 6)

@@ -14,7 +14,7 @@ from .. import style
 from .boxes import GroupBoxes
 from .scope_boxes import ScopeBoxes
 from .legend import delta_colour
-from .items import NODE_PEN_W, Z_EDGE, Z_NODE, EdgeItem, edge_path, rounded, routed_path
+from .items import NODE_PEN_W, Z_EDGE, Z_NODE, EdgeItem, edge_path, edge_path_lr, rounded, routed_path
 
 
 class _Elider:
@@ -370,8 +370,8 @@ class GraphScene(QtWidgets.QGraphicsScene):
                 if k % chunk == chunk - 1:
                     yield
             for gi, it in self.collapsed_items.items():
-                p = lay.pos.get(L.collapsed_id(gi))
-                if p is not None:
+                if lay.stands_for_group(gi, self.plan.groups[gi]):
+                    p = lay.pos[L.collapsed_id(gi)]
                     it.setPos(p[0], p[1])
             for key, it in self.collapsed_scope_items.items():
                 p = lay.pos.get(L.scope_node_id(self.scope_index[key]))
@@ -421,18 +421,32 @@ class GraphScene(QtWidgets.QGraphicsScene):
         if not e.isVisible():
             e.setVisible(True)
         pa, pb = self._pos(ra), self._pos(rb)
-        (_, ha), (_, hb) = self._size(ra), self._size(rb)
+        (wa, ha), (wb, hb) = self._size(ra), self._size(rb)
         route = self.layout.routes.get((ra, rb)) if self.layout is not None else None
-        if route and self._route_fits(route, pa, ha, pb, hb):
+        if self.left_to_right:
+            if route and self._route_fits(route, pa, wa, pb, wb, lr=True):
+                e.setPath(routed_path(route, lr=True))
+            else:
+                e.setPath(edge_path_lr(pa.x() + wa / 2, pa.y(), pb.x() - wb / 2, pb.y()))
+        elif route and self._route_fits(route, pa, ha, pb, hb):
             e.setPath(routed_path(route))
         else:
             e.setPath(edge_path(pa.x(), pa.y() + ha / 2, pb.x(), pb.y() - hb / 2))
 
+    @property
+    def left_to_right(self) -> bool:
+        """The layout runs left to right (edges from a node's right side to the next one's left side)."""
+        return self.layout is not None and getattr(self.layout, "direction", "TB") == "LR"
+
     @staticmethod
-    def _route_fits(route, pa, ha, pb, hb, tol: float = 3.0) -> bool:
+    def _route_fits(route, pa, ha, pb, hb, tol: float = 3.0, lr: bool = False) -> bool:
         """Whether a layout's route still joins the two ends where they are drawn now (it starts on the
-        producer's bottom edge and ends on the consumer's top edge)."""
+        producer's bottom edge and ends on the consumer's top edge; lr: its right and left sides, and
+        `ha`, `hb` are the widths)."""
         (x0, y0), (x1, y1) = route[0], route[-1]
+        if lr:
+            return abs(x0 - (pa.x() + ha / 2)) < tol and abs(x1 - (pb.x() - hb / 2)) < tol and \
+                abs(y0 - pa.y()) < 200 and abs(y1 - pb.y()) < 200
         return abs(y0 - (pa.y() + ha / 2)) < tol and abs(y1 - (pb.y() - hb / 2)) < tol and \
             abs(x0 - pa.x()) < 200 and abs(x1 - pb.x()) < 200
 
