@@ -313,7 +313,8 @@ def test_hostile_names_are_shown_as_text(qtbot, new_window, tmp_path):
 
     km = win.kernels.model
     km.set_rows(kernel_rows(g, doc.plans["greedy"], None, doc.plans.get("greedy")))
-    tips = [km.data(km.index(r, 1), QtCore.Qt.ToolTipRole) for r in range(km.rowCount())]
+    from gui.panels.kernels import NAME_COL
+    tips = [km.data(km.index(r, NAME_COL), QtCore.Qt.ToolTipRole) for r in range(km.rowCount())]
     assert tips and all(t == plain.tooltip(shown(t)) for t in tips), tips
     # the Recommendation's verdict and the side-by-side summary, Differences
     assert "<img" not in win.recpanel.verdict.text()

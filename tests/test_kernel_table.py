@@ -76,7 +76,8 @@ def test_kernels_panel_sorts_filters_and_selects(new_window, qtbot):
     qtbot.waitUntil(lambda: panel.model.rowCount() == plan.kernels, timeout=5000)
     assert panel.model.rowCount() == plan.kernels and "fused_" not in " ".join(r.name for r in panel.rows)
     # sorted by estimated time, largest first
-    panel.table.sortByColumn(4, __import__("PySide6").QtCore.Qt.DescendingOrder)
+    from gui.panels.kernels import COLUMNS
+    panel.table.sortByColumn(COLUMNS.index("estimated us"), __import__("PySide6").QtCore.Qt.DescendingOrder)
     order = panel.visible_groups()
     est = [plan.group_us[gi] for gi in order]
     assert est == sorted(est, reverse=True)
@@ -105,3 +106,26 @@ def test_kernels_panel_sorts_filters_and_selects(new_window, qtbot):
     cur = panel.table.selectionModel().selectedRows()
     assert cur and cur[0].data(QtCore.Qt.UserRole + 1) == other
     shot(win, "kernels-panel.png")
+
+
+def test_kernels_panel_is_legible_at_1400x900(new_window, qtbot):
+    """Issue 30 (11): in the bottom dock at 1400x900 the measured time is in view without scrolling,
+    every kind's name is whole (no "ancho..."), and the panel shows more than 6 rows."""
+    from tests.gui_helpers import TIMEOUT_MS, open_graph
+    from gui.panels.kernels import COLUMNS, KIND_COL
+    from engine.planner.kinds import KINDS
+
+    win = new_window(size=(1400, 900), strategy="greedy")
+    open_graph(qtbot, win, chain(40))
+    qtbot.waitUntil(lambda: win.view.scene().plan is win.doc.plans.get("greedy"), timeout=TIMEOUT_MS)
+    win.dock_kernels.raise_()
+    panel = win.kernels
+    qtbot.waitUntil(lambda: panel.model.rowCount() > 0, timeout=5000)
+    qtbot.wait(50)
+    t = panel.table
+    for name in ("kernel", "measured us", "share"):
+        c = COLUMNS.index(name)
+        assert t.columnViewportPosition(c) + t.columnWidth(c) <= t.viewport().width(), (name, t.viewport().width())
+    fm = t.fontMetrics()
+    assert t.columnWidth(KIND_COL) >= max(fm.horizontalAdvance(k) for k in KINDS)
+    assert t.viewport().height() // t.rowHeight(0) >= 8, (t.viewport().height(), t.rowHeight(0))

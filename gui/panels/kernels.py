@@ -14,10 +14,13 @@ from engine.report.kernel_table import LINTS, SLOW_FACTOR, kernel_rows
 
 from .. import plain
 
-COLUMNS = ("#", "kernel", "kind", "ops", "estimated us", "measured us", "share", "flags",
+# what a reader looks for first comes first: at 1400x900 the panel is a tab about 520 px wide, and the
+# measured time must be in view without scrolling (the efficiency columns follow to the right)
+COLUMNS = ("#", "kernel", "measured us", "share", "estimated us", "kind", "ops", "flags",
            "FLOP/s of peak", "bytes/s of BW", "bound", "ORT us", "ours/ORT")
-_NUMERIC = {0, 3, 4, 5, 6, 8, 9, 11, 12}
-FLAGS_COL = 7
+_NUMERIC = {0, 2, 3, 4, 6, 8, 9, 11, 12}
+NAME_COL, KIND_COL, FLAGS_COL = 1, 5, 7
+NAME_WIDTH = 190          # the kernel name column at most (its tooltip has the whole name)
 
 
 GROUP_ROLE = int(QtCore.Qt.UserRole) + 1     # the row's group index
@@ -57,9 +60,9 @@ class KernelModel(QtCore.QAbstractTableModel):
         out = self._cells.get(row)
         if out is None:
             r = self.rows[row]
-            raw = [(str(r.group), r.group), (r.name, None), (r.kind, None), (str(len(r.ops)), len(r.ops)),
-                   (_us(r.estimated_us), r.estimated_us), (_us(r.measured_us), r.measured_us),
-                   (f"{100 * r.share:.1f} %", r.share), (r.flags, None),
+            raw = [(str(r.group), r.group), (r.name, None), (_us(r.measured_us), r.measured_us),
+                   (f"{100 * r.share:.1f} %", r.share), (_us(r.estimated_us), r.estimated_us),
+                   (r.kind, None), (str(len(r.ops)), len(r.ops)), (r.flags, None),
                    (_pct(r.flops_share), r.flops_share), (_pct(r.bytes_share), r.bytes_share), (r.bound, None),
                    (_us(r.ort_us), r.ort_us), ("" if r.ort_ratio is None else f"{r.ort_ratio:.2f}x", r.ort_ratio)]
             out = self._cells[row] = [(t, (float(n) if n is not None else -1.0) if c in _NUMERIC else t.lower())
@@ -94,7 +97,7 @@ class KernelModel(QtCore.QAbstractTableModel):
         if role == _TIP:
             if c == FLAGS_COL and r.lints:
                 return plain.tooltip("\n".join(_LINT_TIPS[k] for k in r.lints))
-            if c == 1:
+            if c == NAME_COL:
                 return plain.tooltip(f"group {r.group}: {', '.join(f'{o} {n}' for o, n in zip(r.ops, r.op_names))}")
             if c > FLAGS_COL and r.eff_source:
                 return plain.tooltip(_eff_tip(r))
@@ -149,6 +152,9 @@ class KernelsPanel(QtWidgets.QWidget):
         self.table.setSelectionMode(QtWidgets.QAbstractItemView.SingleSelection)
         self.table.setEditTriggers(QtWidgets.QAbstractItemView.NoEditTriggers)
         self.table.verticalHeader().hide()
+        # rows as tall as the text needs: the default (about 30 px) shows 6 rows in the bottom dock at 900 px
+        self.table.verticalHeader().setDefaultSectionSize(self.table.fontMetrics().height() + 6)
+        self.table.verticalHeader().setMinimumSectionSize(self.table.fontMetrics().height() + 4)
         self.table.setWordWrap(False)
         self.table.setTextElideMode(QtCore.Qt.ElideRight)
         hh = self.table.horizontalHeader()
@@ -225,7 +231,10 @@ class KernelsPanel(QtWidgets.QWidget):
         if not self._sized:     # column widths once, from the first rows (measuring thousands is slow)
             self._sized = True
             self.table.resizeColumnsToContents()
-            self.table.setColumnWidth(1, min(self.table.columnWidth(1), 240))   # numbers and flags stay in view
+            self.table.setColumnWidth(NAME_COL, min(self.table.columnWidth(NAME_COL), NAME_WIDTH))  # numbers in view
+            fm = self.table.fontMetrics()       # every kind's name whole, whichever rows came first
+            widest = max(fm.horizontalAdvance(k) for k in _KIND_NAMES) + 16
+            self.table.setColumnWidth(KIND_COL, max(self.table.columnWidth(KIND_COL), widest))
         self._show_selection()
 
     def visible_groups(self) -> list[int]:
@@ -270,6 +279,14 @@ class KernelsPanel(QtWidgets.QWidget):
                     QtCore.QTimer.singleShot(0, table, lambda: table.scrollTo(table.currentIndex()))
                 return
         self.table.clearSelection()
+
+
+def _kind_names() -> tuple[str, ...]:
+    from engine.planner.kinds import KINDS
+    return tuple(KINDS)
+
+
+_KIND_NAMES = _kind_names()
 
 
 _LINT_TIPS = {"slow": f"measured at least {SLOW_FACTOR:g}x its estimate: the cost model misjudges this kernel",
