@@ -125,7 +125,7 @@ def qdq_matmul_model(m=24, k=64, n=48, seed=0, per_channel=True, za=128, act_rhs
         inits += [numpy_helper.from_array(w, "w_q"), numpy_helper.from_array(sw, "w_s"),
                   numpy_helper.from_array(np.zeros(sw.shape, np.int8), "w_z")]
         nodes.append(helper.make_node("DequantizeLinear", ["w_q", "w_s", "w_z"], ["wd"], **({"axis": 1} if per_channel else {})))
-    nodes += [helper.make_node("MatMul", ["xd", "wd"], ["mm"]),
+    nodes += [helper.make_node("MatMul", ["xd", "wd"], ["mm"], name="the_matmul"),
               helper.make_node("QuantizeLinear", ["mm", "o_s", "o_z"], ["oq"]),
               helper.make_node("DequantizeLinear", ["oq", "o_s", "o_z"], ["out"])]
     g = helper.make_graph(nodes, "qdq_matmul", inputs, [helper.make_tensor_value_info("out", TensorProto.FLOAT, [1, m, n])], inits)
@@ -193,6 +193,7 @@ def test_qdq_matmul_before_and_after_the_pass_matches_onnxruntime(kind, tmp_path
                              act_rhs=kind == "act_x_act")
     g = _load(model, tmp_path, "after")
     assert _int8_calls(g) == 1
+    assert {nd.onnx_name for nd in g.nodes if nd.op.startswith("int8_") or nd.op == "sum"} == {"the_matmul"}  # provenance kept
     out_after, off, worst = _steps_off(g, [[nd.id] for nd in g.nodes], 0.05)
     assert off == 0, f"{off} values off by up to {worst} steps"
     monkeypatch.setattr(int8_matmul, "apply", lambda mod: mod)   # TVM's float import, as before the pass

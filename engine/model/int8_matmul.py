@@ -160,79 +160,102 @@ def match(lhs_value, rhs_value):
     return q, int(za.reshape(())), np.float32(sa.reshape(())), w, sw.reshape(-1)
 
 
-@relax.expr_functor.mutator
-class _IntegerMatmul(relax.PyExprMutator):
+class _Rewriter:
+    """Rewrites the matched matmul bindings of main's dataflow blocks; every other binding object is
+    kept as it is, so its variable (and the ONNX provenance relax_import keys by Var.id_) survives.
+    A rewritten matmul's last binding keeps the matmul's own variable; the bindings before it are new
+    (relax_import._carry gives them the provenance of the next known one: the matmul's)."""
+
     def __init__(self, mod):
-        super().__init__(mod)
+        self.bb = relax.BlockBuilder(mod)
         self.count = 0
+        self.out: list = []
 
-    def _bound(self, expr):
-        if isinstance(expr, relax.Var):
-            v = self.lookup_binding(expr)
-            return v if v is not None else expr
-        return expr
+    def _bind(self, expr, name):
+        e = self.bb.normalize(expr)
+        v = relax.DataflowVar(name, e.ty)
+        self.out.append(relax.VarBinding(v, e))
+        return v
 
-    def visit_var_binding_(self, binding):
-        value = binding.value
-        if not (_is_op(value, "relax.matmul") and len(value.args) == 2):
-            return super().visit_var_binding_(binding)
-        lhs, rhs = (self.visit_expr(a) for a in value.args)
-        found = match(self._bound(lhs), self._bound(rhs))
-        if found is None:
-            act = match_act(self._bound(lhs), self._bound(rhs))
-            if act is None:
-                return super().visit_var_binding_(binding)
-            self._act_matmul(binding, *act)
-            return None
-        q, za, sa, w, sw = found
+    def binding(self, b, values) -> None:
+        value = b.value
+        if isinstance(b, relax.VarBinding) and _is_op(value, "relax.matmul") and len(value.args) == 2:
+            lhs, rhs = (values.get(a, a) if isinstance(a, relax.Var) else a for a in value.args)
+            found = match(lhs, rhs)
+            if found is not None:
+                self._weight_matmul(b, *found)
+                return
+            act = match_act(lhs, rhs)
+            if act is not None:
+                self._act_matmul(b, *act)
+                return
+        self.out.append(b)
+
+    def _finish(self, b, acc, scale) -> None:
+        f = self._bind(relax.op.astype(acc, "float32"), f"{b.var.name}_f")
+        y = self.bb.normalize(relax.op.multiply(f, relax.const(scale, "float32")))
+        self.out.append(relax.VarBinding(b.var, y))
+        self.count += 1
+
+    def _weight_matmul(self, b, q, za, sa, w, sw) -> None:
         n = w.shape[1]
-        bb = self.builder_
+        name = b.var.name
         wp = relax.const(pack_weight(w), "int8")
-        acc = bb.emit_te(int8_matmul_te, q, wp, n, primfunc_name_hint="int8_matmul")
+        acc = self._bind(self.bb.call_te(int8_matmul_te, q, wp, n, primfunc_name_hint="int8_matmul"), f"{name}_acc")
         if za:
             corr = (za * w.astype(np.int64).sum(axis=0)).astype(np.int32)
-            acc = bb.emit(relax.op.subtract(acc, relax.const(corr, "int32")))
+            acc = self._bind(relax.op.subtract(acc, relax.const(corr, "int32")), f"{name}_zp")
         scale = (np.float32(sa) * sw.astype(np.float32)).astype(np.float32)
-        scale = scale.reshape(()) if scale.size == 1 else scale
-        y = relax.op.multiply(bb.emit(relax.op.astype(acc, "float32")), relax.const(scale, "float32"))
-        bb.emit_normalized(relax.VarBinding(binding.var, bb.normalize(y)))
-        self.count += 1
-        return None
+        self._finish(b, acc, scale.reshape(()) if scale.size == 1 else scale)
 
-    def _act_matmul(self, binding, qa, za, sa, qb, zb, sb):
+    def _act_matmul(self, b, qa, za, sa, qb, zb, sb) -> None:
         """sum_k (a - za)(b - zb) with b' = b - 128 in int8 (b uint8) and zb' = zb - 128:
         sum a*b' - zb' * rowsum(a) - za * colsum(b') + K * za * zb', all int32, times sa * sb."""
-        bb = self.builder_
+        name = b.var.name
         k_ext, n = _static_shape(qb)[-2:]
         shift = 128 if str(qb.ty.dtype) == "uint8" else 0
         zb_s = zb - shift
-        bp = bb.emit_te(pack_act_te, qb, primfunc_name_hint="int8_pack")
-        acc = bb.emit_te(int8_matmul_te, qa, bp, n, primfunc_name_hint="int8_matmul")
+        bp = self._bind(self.bb.call_te(pack_act_te, qb, primfunc_name_hint="int8_pack"), f"{name}_packed")
+        acc = self._bind(self.bb.call_te(int8_matmul_te, qa, bp, n, primfunc_name_hint="int8_matmul"), f"{name}_acc")
         if zb_s:
-            rows = bb.emit(relax.op.sum(bb.emit(relax.op.astype(qa, "int32")), axis=[-1], keepdims=True))
-            acc = bb.emit(relax.op.subtract(acc, bb.emit(relax.op.multiply(rows, relax.const(zb_s, "int32")))))
+            a32 = self._bind(relax.op.astype(qa, "int32"), f"{name}_a32")
+            rows = self._bind(relax.op.sum(a32, axis=[-1], keepdims=True), f"{name}_rows")
+            corr = self._bind(relax.op.multiply(rows, relax.const(zb_s, "int32")), f"{name}_rowcorr")
+            acc = self._bind(relax.op.subtract(acc, corr), f"{name}_zb")
         if za:
-            cols = bb.emit(relax.op.sum(bb.emit(relax.op.astype(qb, "int32")), axis=[-2], keepdims=True))
+            b32 = self._bind(relax.op.astype(qb, "int32"), f"{name}_b32")
+            cols = self._bind(relax.op.sum(b32, axis=[-2], keepdims=True), f"{name}_cols")
             # za * colsum(b') = za * (colsum(b) - K * shift)
-            acc = bb.emit(relax.op.subtract(acc, bb.emit(relax.op.multiply(cols, relax.const(za, "int32")))))
+            corr = self._bind(relax.op.multiply(cols, relax.const(za, "int32")), f"{name}_colcorr")
+            acc = self._bind(relax.op.subtract(acc, corr), f"{name}_za")
         const = za * shift * k_ext + k_ext * za * zb_s
         if const:
-            acc = bb.emit(relax.op.add(acc, relax.const(const, "int32")))
-        y = relax.op.multiply(bb.emit(relax.op.astype(acc, "float32")), relax.const(np.float32(sa) * np.float32(sb), "float32"))
-        bb.emit_normalized(relax.VarBinding(binding.var, bb.normalize(y)))
-        self.count += 1
+            acc = self._bind(relax.op.add(acc, relax.const(const, "int32")), f"{name}_k")
+        self._finish(b, acc, np.float32(np.float32(sa) * np.float32(sb)))
 
 
 def apply(mod: tvm.IRModule) -> tvm.IRModule:
     """`mod` with every QDQ matmul of `main` this pass takes written as an int8 matmul (see the
-    module doc); other functions and every other binding are kept."""
+    module doc); other functions and every other binding are kept (the same objects)."""
     if "main" not in [gv.name_hint for gv in mod.get_global_vars()]:
         return mod
-    m = _IntegerMatmul(mod)
     main = mod["main"]
-    new_main = m.visit_expr(main)
-    if not m.count:
+    body = main.body
+    if not isinstance(body, relax.SeqExpr):
         return mod
-    out = m.builder_.get()
-    out["main"] = new_main
+    r = _Rewriter(mod)
+    blocks = []
+    for blk in body.blocks:
+        if not isinstance(blk, relax.DataflowBlock):
+            blocks.append(blk)
+            continue
+        values = {b.var: b.value for b in blk.bindings if isinstance(b, relax.VarBinding)}
+        r.out = []
+        for b in blk.bindings:
+            r.binding(b, values)
+        blocks.append(relax.DataflowBlock(r.out))
+    if not r.count:
+        return mod
+    out = r.bb.get()
+    out["main"] = relax.Function(main.params, relax.SeqExpr(blocks, body.body), main.ret_ty, main.is_pure, main.attrs)
     return relax.transform.DeadCodeElimination(["main"])(out)
