@@ -56,6 +56,11 @@ class Recommendation:
                 "same_plan": self.same_plan, "others": self.others}
 
 
+def _pct(v: float) -> str:
+    """A compile-time overhead: "+20%", "-5%", and "+0%" (never "-0%") for less than half a percent."""
+    return f"{round(v):+d}%"
+
+
 def count_ops(graph) -> int:
     """Operators in the published sense: kernels of the unfused model (tuples excluded)."""
     return sum(n.kind == "call_tir" for n in graph.nodes)
@@ -175,7 +180,7 @@ def _add_measured(rec: Recommendation, measured: dict, budget_pct: float) -> Non
 
     def cost(s):
         v = rows[s]["compile_overhead_pct"]
-        return f"{v:+.0f}% compile" + ("" if s in within else f", over the {budget_pct:.0f}% budget")
+        return f"{_pct(v)} compile" + ("" if s in within else f", over the {budget_pct:.0f}% budget")
 
     def ms(s):
         return f"{(rows.get(s) or others.get(s))['latency_ms']:.2f} ms"
@@ -192,7 +197,7 @@ def _add_measured(rec: Recommendation, measured: dict, budget_pct: float) -> Non
         if c is not None:
             decided.append(f"{s}'s lower median ({ms(s)} against {best}'s {ms(best)}) is within noise: "
                            f"{s} vs {best} {c.ratio:.2f}x {c.interval}"
-                           + (f", at {cost(s)} against {rows[best]['compile_overhead_pct']:+.0f}%"
+                           + (f", at {cost(s)} against {_pct(rows[best]['compile_overhead_pct'])}"
                               if best != "greedy" else f", at {cost(s)}"))
     also = ""
     if others:   # the plans the rule does not choose among, with their figures against greedy
@@ -216,7 +221,7 @@ def _add_measured(rec: Recommendation, measured: dict, budget_pct: float) -> Non
         b = rows[best]
         head = (f"{best} was {c.ratio:.2f}x faster than greedy, 95% interval {c.interval} "
                 f"(median {b['latency_ms']:.2f} vs {rows['greedy']['latency_ms']:.2f} ms), "
-                f"at {b['compile_overhead_pct']:+.0f}% compile time")
+                f"at {_pct(b['compile_overhead_pct'])} compile time")
         detail = lead + head
         if prev not in (None, "greedy"):  # it replaced a cheaper strategy that also beat greedy
             detail += f"; {why.text(best, prev)}"
@@ -228,7 +233,7 @@ def _add_measured(rec: Recommendation, measured: dict, budget_pct: float) -> Non
     if best == "greedy":
         short = head
     else:
-        short = (f"{best} was {c.ratio:.2f}x faster than greedy {c.interval} at {b['compile_overhead_pct']:+.0f}% "
+        short = (f"{best} was {c.ratio:.2f}x faster than greedy {c.interval} at {_pct(b['compile_overhead_pct'])} "
                  "compile")
     rec.summary = "; ".join([lead.rstrip("; ")] * bool(lead and best != "none") + [short] + [d.split(", at ")[0] for d in decided]
                             + [also] * bool(also)
