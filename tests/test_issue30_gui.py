@@ -133,3 +133,27 @@ def test_the_cost_model_panel_after_a_benchmark_without_kernel_times(qtbot, win)
     win.costpanel.redraw()
     text = win.costpanel.figures.text()
     assert "nothing measured yet" not in text and "the benchmark timed the whole model, not its kernels" in text
+
+
+def test_a_long_verdict_needs_no_scrolling_in_the_docks_room(qtbot):
+    """Every kind of line at once (hybrid over a dp with a lower median, three plans that are no candidate,
+    a same plan, a disagreement), in the Recommendation dock's room at 1400x900 (566x278)."""
+    from engine.report.recommend import recommend
+    from gui.panels.recommendation import RecommendationPanel
+    from tests.test_issue30_verdicts import BIG, hw, res
+
+    pan = RecommendationPanel()
+    qtbot.addWidget(pan)
+    pan.resize(566, 278)
+    pan.show()
+    m = {"greedy": res("greedy", 1.80), "hybrid": res("hybrid", 1.40, build_s=11.0, spread=0.05),
+         "dp": res("dp", 1.364, build_s=13.0, spread=0.05, order=(1, -1, 0.5, 0, -0.5)),
+         "optimal": res("optimal", 1.45, build_s=12.0), "tvm": res("tvm", 1.81), "custom": res("custom", 1.70),
+         "none": res("none", 2.5)}
+    rec = recommend(BIG, hw(), 40, m, same={"hybrid2": "hybrid"})
+    pan.show_recommendation(rec, "mobilenetv2 on This machine: Intel(R) Xeon(R) Processor (2 cores), budget 40%, "
+                                 "measured on cpu", list(m))
+    pump()
+    assert "dp's lower median" in pan.measured.text() and "custom" in pan.measured.text()
+    assert pan.measured.verticalScrollBar().maximum() == 0, pan.measured.document().size()
+    assert pan.view.height() >= 60      # the tree keeps room (it scrolls at its minimum scale; Expand shows it whole)

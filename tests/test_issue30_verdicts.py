@@ -63,7 +63,7 @@ def test_optimal_tvm_and_custom_are_named_beside_the_verdict():
     assert r.measured_verdict == "dp"
     for s in ("optimal", "tvm", "custom"):
         assert s in r.summary and s in r.measured_detail, (s, r.summary)
-    assert "not candidates of the rule" in r.summary
+    assert "not the rule's candidates" in r.summary
     assert "optimal 1.45 ms" in r.summary
 
 

@@ -201,7 +201,7 @@ def _add_measured(rec: Recommendation, measured: dict, budget_pct: float) -> Non
                               if best != "greedy" else f", at {cost(s)}"))
     also = ""
     if others:   # the plans the rule does not choose among, with their figures against greedy
-        also = ("also measured, not candidates of the rule: "
+        also = ("also measured (not the rule's candidates): "
                 + ", ".join(f"{s} {ms(s)}" + (f" ({others[s]['speedup_vs_greedy']:.2f}x greedy)") for s in others))
 
     others_txt = [f"{vs_greedy[s].text(s, 'greedy')}, at {cost(s)}" for s in rows if s in vs_greedy and s != best]

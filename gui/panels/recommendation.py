@@ -18,6 +18,7 @@ NODE_W, NODE_H, LEAF_W, LEAF_H = 120.0, 64.0, 72.0, 28.0
 HGAP, VGAP = 28.0, 26.0
 FONT_PT = 9.5
 MIN_SCALE = 0.8    # the tree's text at least ~7.5 pt (10 px) on screen: below that the view scrolls
+MAX_DETAILS = 0.62  # the verdict's box takes up to this share of the tree's and its room, to need no scrolling
 
 
 def normalise_tree(tree) -> tuple[str, dict[str, tuple[str, str, str]]]:
@@ -225,8 +226,9 @@ class RecommendationPanel(QtWidgets.QWidget):
         self._draw(rec)
 
     def fit_details(self):
-        """The verdict's box as tall as its text (no scrolling), up to half the panel, taken from the tree
-        (which then scrolls at MIN_SCALE rather than shrink its text)."""
+        """The verdict's box as tall as its text (no scrolling), up to MAX_DETAILS of the room below the
+        headlines, taken from the tree (which then scrolls at MIN_SCALE rather than shrink its text; Expand
+        shows it whole)."""
         sizes = self.split.sizes()
         if len(sizes) != 2 or not self.isVisible() or self.details.currentWidget() is not self.measured:
             return
@@ -234,7 +236,7 @@ class RecommendationPanel(QtWidgets.QWidget):
         doc.setTextWidth(self.measured.viewport().width())
         need = int(doc.size().height()) + (self.details.height() - self.measured.viewport().height()) + 2
         total = sum(sizes)
-        want = min(need, total // 2)
+        want = min(need, int(total * MAX_DETAILS))
         if want > sizes[1]:
             self.split.setSizes([total - want, want])
 
