@@ -4,9 +4,12 @@ beside the rule's (with any disagreement stated, a note when the unfused plan me
 caveat where it was timed on a busy machine).
 
 The tree is laid out as a chain (each question's leaf below it, the next question to its right), so it
-suits a wide, low dock; it is never drawn smaller than MIN_SCALE (the view scrolls instead), and the
-verdict's text scrolls in a tab of its own, so a longer verdict never shrinks the tree. Expand (or a
-double-click on the tree) opens it in a window of its own, as large as the user makes it."""
+suits a wide, low dock; it is never drawn smaller than MIN_SCALE (the view scrolls instead). The
+measured verdict's tab says what decided it, short (engine.report.recommend's `summary`: the pick, each
+candidate with a lower median and why it lost, the plans that are no candidate, the same plans), in a box
+as tall as its text up to MAX_DETAILS of the room (no scrolling at 1400x900); the whole detail is its
+tooltip. Expand (or a double-click on the tree) opens the tree in a window of its own, as large as the
+user makes it."""
 from __future__ import annotations
 
 from PySide6 import QtCore, QtGui, QtWidgets
