@@ -48,8 +48,9 @@ class Differences:
             members = plan.groups[gi]
             info = group_kind(plan, gi)
             badge = style.kind_badge_text(info)
-            text = (f"only in {s}: group {gi}  {L.group_name(doc.graph, members, info and info.get('kind'))} ({len(members)} ops)"
-                    + (f"  [{badge}]" if badge else ""))
+            # the group's name first and whole (the list wraps it at word boundaries), then where it is
+            text = (f"{L.group_name(doc.graph, members, info and info.get('kind'))} ({len(members)} ops)\n"
+                    f"only in {s}, group {gi}" + (f"  [{badge}]" if badge else ""))
             tip = (f"{'left' if side == 0 else 'right'} pane ({s}), group {gi}: {len(members)} ops from "
                    f"{min(members, key=L.node_number)}" + (f"\nkind: {kind_title(info)}" if info else ""))
             rows.append(((s, gi), text, tip, style.STRATEGY_COLOURS.get(s)))

@@ -20,8 +20,11 @@ class DifferencesPanel(QtWidgets.QWidget):
         self.header = QtWidgets.QLabel()
         self.header.setWordWrap(True)
         self.list = QtWidgets.QListWidget()
-        self.list.setUniformItemSizes(True)
-        self.list.setTextElideMode(QtCore.Qt.ElideMiddle)
+        # a row's text wraps at word boundaries: an elided group name was cut mid-word at 1400x900
+        self.list.setWordWrap(True)
+        self.list.setTextElideMode(QtCore.Qt.ElideNone)
+        self.list.setResizeMode(QtWidgets.QListView.Adjust)
+        self.list.setSpacing(1)
         self.list.setHorizontalScrollBarPolicy(QtCore.Qt.ScrollBarAlwaysOff)
         self.list.currentRowChanged.connect(self._on_row)
         # a click shows its row (again, too: to re-centre it); keys and Previous / Next through _on_row
