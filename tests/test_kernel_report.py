@@ -183,6 +183,16 @@ def test_bench_kernels_end_to_end(tmp_path):
              "--kernel-runs", "5", "--top", "5", "--json", out, cache=tmp_path / "cache")
     assert r.returncode == 0, r.stderr[-3000:] + r.stdout[-3000:]
     assert "threads: TVM" in r.stdout and "Kernels of greedy" in r.stdout and "total: " in r.stdout
+    # the kernel report fits the terminal's width (issue 30, 15: it ran over 250 characters) and says why the
+    # model's four times differ
+    import shutil
+
+    out_lines = r.stdout.splitlines()
+    start = next(i for i, ln in enumerate(out_lines) if ln.startswith("Kernels of greedy"))
+    end = next(i for i, ln in enumerate(out_lines) if ln.startswith("why these times differ"))
+    width = shutil.get_terminal_size((120, 24)).columns
+    assert max(len(ln) for ln in out_lines[start:end + 1]) <= width, out_lines[start:end + 1]
+    assert "bench's whole-model median for greedy" in r.stdout
     d = json.loads(out.read_text())
     assert d["threads"]["tvm_threads"] >= 1 and "tvm_bind_threads" in d["threads"]
     rep = d["kernel_reports"]["greedy"]
