@@ -203,3 +203,11 @@ def test_an_imported_plan_is_priced_as_the_app_prices_it_and_was_not_planned_her
     text = report.plan_summary(g, cli, h)
     assert "imported: not planned here" in text and "planned in" not in text
     assert f"estimated {app.estimated_us / 1000:.3f} ms (learned estimate" in text
+
+
+def test_the_published_table_notes_the_same_plan():
+    b = _bench()
+    row = benchmark.table_row({**b, "graph": None})
+    assert row["same_plan"] == {"dp": "greedy"} and row["dp_ms"] is None and row["dp_vs_greedy"] is None
+    md = report.published_table_md([row], "cpu")
+    assert "m: dp: same plan as greedy (timed once, as greedy)" in md
