@@ -220,6 +220,26 @@ def test_an_ort_profile_colours_every_group_of_any_plan(small, tmp_path):
     assert len(ort_import.read(f, g).nodes) == len(prof.nodes)
 
 
+def test_ort_nodes_named_after_output_tensors_map_to_their_nodes(tmp_path):
+    """Paddle's exports name nodes one way and tensors another; ORT names a fused node after its output
+    (`conv2d_53.tmp_0_nchwc`): tiny_onnx's relu0 and add0 write r and y; ORT's nodes r_nchwc and y."""
+    import onnx
+
+    from engine.measure import ort_import
+    from engine.model import loader
+    from tests.models import tiny_onnx
+
+    p = tmp_path / "tiny.onnx"
+    onnx.save(tiny_onnx(batch=1), p)
+    g = loader.load(str(p))
+    f = tmp_path / "ort.json"
+    f.write_text(json.dumps(_events([("r_nchwc", "Conv"), ("y", "Add"), ("split0", "Split"), ("mul0", "Mul")])))
+    prof = ort_import.read(f, g)
+    cover = {n.name: n.onnx_nodes for n in prof.nodes}
+    assert "relu0" in cover["r_nchwc"] and "add0" in cover["y"] and cover["mul0"] == ["mul0"]
+    assert not prof.missing     # conv0 (its output read by relu0 and add0) joins one of them
+
+
 @pytest.mark.parametrize("content, why", [
     (b"\x89PNG\r\n\x1a\n\x00\x00", "not UTF-8"),
     (b"{not json", "not valid JSON"),

@@ -132,6 +132,26 @@ def _names_graph(graph):
     return helper.make_graph(nodes, "names", [], [])
 
 
+def _by_output(model, ort_names) -> dict[str, str]:
+    """ORT node name -> the ONNX node it stands for, for ORT names that are no node's name (nor one
+    plus `_suffix`) but an output tensor's, or one plus `_suffix`: ORT names a fused node after its
+    output where the model's nodes carry other names (Paddle's exports: node `p2o.Conv.3`, its output
+    `conv2d_53.tmp_0`, ORT's node `conv2d_53.tmp_0_nchwc`). Each ONNX node is taken once."""
+    known = {n.name for n in model.node if n.name}
+    out_of = {t: n.name for n in model.node if n.name for t in n.output if t}
+    taken, alias = set(), {}
+    for o in ort_names:
+        if o in known or any(o.startswith(n + "_") for n in known):
+            taken.add(o)
+    for o in ort_names:
+        if o in taken:
+            continue
+        best = o if o in out_of else max((t for t in out_of if o.startswith(t + "_")), key=len, default=None)
+        if best is not None and out_of[best] not in taken and out_of[best] not in alias.values():
+            alias[o] = out_of[best]
+    return alias
+
+
 def _as_ort_graph(model, ort_names):
     """The model's graph with each ONNX node an ORT node represents (its name, or its name plus
     `_suffix`: ort_profile.match's first rule) renamed to that ORT node: the stand-in for ORT's
@@ -157,12 +177,14 @@ def read(path, graph):
     events = events_of(path)
     per, ops, order, spans = parse_events(events)
     model = _model_graph(graph) or _names_graph(graph)
+    alias = _by_output(model, order)
+    named = [alias.get(o, o) for o in order]
     try:
-        cover, missing = match(model, _as_ort_graph(model, order), order)
+        cover, missing = match(model, _as_ort_graph(model, named), named)
     except RecursionError:
         cover, missing = {}, []
-    nodes = [OrtNode(name=n, op=ops[n], us=statistics.median(per[n]), samples=[], onnx_nodes=cover.get(n, []))
-             for n in order if per.get(n)]
+    nodes = [OrtNode(name=n, op=ops[n], us=statistics.median(per[n]), samples=[],
+                     onnx_nodes=cover.get(alias.get(n, n), [])) for n in order if per.get(n)]
     ours = {n.onnx_name for n in graph.nodes if n.onnx_name}
     if not any(set(n.onnx_nodes) & ours for n in nodes):
         first = ", ".join(repr(n.name[:40]) for n in nodes[:3])
