@@ -19,8 +19,9 @@ class Find:
     match is selected (`select_node`) and where its messages go (`status`); `build(win)` puts the find
     box on the window (its menu bar's corner, or a toolbar of its own) as `win.find_edit`, `win.find_label`."""
 
-    def __init__(self, state, area, select_node, status):
+    def __init__(self, state, area, select_node, status, open_block=None):
         self.state, self.area, self.select_node, self.status = state, area, select_node, status
+        self.open_block = open_block     # (op id): expand the collapsed blocks holding it (Scopes.open_to)
         self.edit: QtWidgets.QLineEdit | None = None
         self.label: QtWidgets.QLabel | None = None
         self.hits: list[str] = []
@@ -90,3 +91,5 @@ class Find:
         nid = self.hits[self.pos]
         plain.plain_label(self.label, f" {self.pos + 1}/{len(self.hits)} ")
         self.select_node(nid)
+        if self.open_block is not None:   # a match inside a collapsed block: the block opens around it
+            self.open_block(nid)

@@ -60,6 +60,7 @@ class ScopeBar(QtWidgets.QWidget):
     expand_requested = QtCore.Signal()
     shown_requested = QtCore.Signal(bool)
     scope_requested = QtCore.Signal(str)
+    direction_requested = QtCore.Signal(str)     # "TB" | "LR"
 
     def __init__(self, parent=None):
         super().__init__(parent)
@@ -70,6 +71,9 @@ class ScopeBar(QtWidgets.QWidget):
         self.shown_box = QtWidgets.QCheckBox("Blocks")
         self.shown_box.setToolTip("Draw the model's blocks (its ONNX name scopes) as boxes around the fused groups")
         self.shown_box.toggled.connect(self.shown_requested.emit)
+        self.lr_box = QtWidgets.QCheckBox("Left to right")
+        self.lr_box.setToolTip("Lay the graph out from left to right (inputs at the left) instead of top to bottom")
+        self.lr_box.toggled.connect(lambda on: self.direction_requested.emit("LR" if on else "TB"))
         self.depth = QtWidgets.QSpinBox()
         self.depth.setRange(1, 1)
         self.depth.setPrefix("depth ")
@@ -82,7 +86,7 @@ class ScopeBar(QtWidgets.QWidget):
         lay = QtWidgets.QHBoxLayout(self)
         lay.setContentsMargins(2, 0, 2, 0)
         lay.addWidget(self.crumbs, 1)
-        for wdg in (self.shown_box, self.collapse_button, self.depth, self.expand_button):
+        for wdg in (self.lr_box, self.shown_box, self.collapse_button, self.depth, self.expand_button):
             lay.addWidget(wdg)
         self._state = self._scene = None
         self._inner: tuple | None = None   # (tree, op id -> innermost scope key)
@@ -101,7 +105,12 @@ class ScopeBar(QtWidgets.QWidget):
 
         sc = self._scene
         tree = sc.scope_tree if sc is not None else {}
-        self.setEnabled(bool(tree))
+        for wdg in (self.shown_box, self.collapse_button, self.depth, self.expand_button):
+            wdg.setEnabled(bool(tree))
+        structural = bool(tree) and scopes.from_structure(sc.graph)
+        self.shown_box.setToolTip("Draw the model's blocks as boxes around the fused groups: "
+                                  + ("its stages, found in the graph's structure (its op names carry no scopes)"
+                                     if structural else "its ONNX name scopes"))
         if not tree:
             plain.rich_label(self.crumbs, plain.rich("<i>no blocks: the operators carry no ONNX scopes</i>"
                                                      if sc and sc.graph else ""))

@@ -32,6 +32,7 @@ class Layouts:
         self.events = EmitterGroup(self, "drawn", "applied")
         self.full: L.Layout | None = None
         self.compact = False
+        self.direction = "TB"          # "TB" (top to bottom) or "LR" (left to right): set_direction
         self._pending: dict = {}       # the layout asked for and not yet applied
         self._deferred = None          # a layout that arrived while the first render was running
         self.service = LayoutService(area, time_limit_s=time_limit_s)
@@ -41,6 +42,37 @@ class Layouts:
         area.layout_wanted.connect(lambda: self.request(full=True))
         area.right_wanted.connect(self.sync_right)
         state.events.side_by_side.connect(lambda ev: self._on_side_by_side(ev.value))
+        # blocks drawn or not: laid out again, with or without their clusters
+        scope_view.events.shown.connect(lambda ev: self.relayout(view="keep"))
+
+    def set_direction(self, direction: str):
+        """Lay out top to bottom ("TB") or left to right ("LR"), and lay the shown model out again (fitted)."""
+        direction = "LR" if direction == "LR" else "TB"
+        if direction != self.direction:
+            self.direction = direction
+            self.relayout(view="fit")
+
+    def relayout(self, view: str = "keep"):
+        """Lay the shown plan out again as it is drawn now (compact where groups or blocks are collapsed)."""
+        doc = self.model.doc
+        if doc is None or self.state.strategy not in doc.plans:
+            return
+        plan = doc.plans[self.state.strategy]
+        compact = not self.state.side_by_side and bool(self.state.collapsed_in(plan) or self.scope_view.collapsed)
+        self.request(full=not compact, view=view)
+
+    def after_plan_shown(self):
+        """The left pane shows another plan (a strategy chosen, a plan imported): where groups or blocks are
+        drawn collapsed, its own compact layout (a collapsed group then sits where its group was laid out,
+        inside its block); else a cleaner layout, if the plan's own draws clearly cleaner group boxes."""
+        doc = self.model.doc
+        plan = doc.plans.get(self.state.strategy) if doc is not None else None
+        if plan is None:
+            return
+        if not self.state.side_by_side and (self.state.collapsed_in(plan) or self.scope_view.collapsed):
+            self.request(full=False)
+        else:
+            self.request(full=True, only_if_better=not self.compact)
 
     def _on_side_by_side(self, on: bool):
         """Side by side draws the right pane at the left one's positions: every op laid out."""
@@ -52,10 +84,12 @@ class Layouts:
         self.full = None
         self.compact = False
 
-    def request(self, full: bool = True, only_if_better: bool = False):
+    def request(self, full: bool = True, only_if_better: bool = False, view: str = "keep"):
         """Lay out the current strategy (full: every op; else with the collapsed groups as one node).
         only_if_better: after a toggle, move the nodes only if the strategy's own layout draws clearly
-        cleaner group boxes than the current positions."""
+        cleaner group boxes than the current positions. `view`: what the left pane shows once the new
+        positions are applied: "keep" (the selection, or the op nearest the view's centre, stays where it
+        is on screen) or "fit" (the whole graph, or its whole width from the top)."""
         doc, strategy = self.model.doc, self.state.strategy
         if doc is None or strategy not in doc.plans:
             return
@@ -66,13 +100,15 @@ class Layouts:
             return   # the same layout is on its way already
         collapsed = () if full else sorted(self.state.collapsed_in(plan))
         blocks = frozenset() if full else self.scope_view.collapsed
+        shown, direction = self.scope_view.shown, self.direction
 
         def make():
             tree = scope_tree(graph, plan.groups)
             cs = sorted(k for k in blocks if k in tree)
             inp = L.build_input(graph, plan.groups, collapsed=collapsed, kinds=plan.group_kinds, scopes=tree,
-                                collapsed_scopes=cs)
-            tag = (f"-c{len(collapsed)}" if collapsed else "") + (f"-s{len(cs)}" if cs else "")
+                                collapsed_scopes=cs, scope_clusters=shown, direction=direction)
+            tag = (f"-c{len(collapsed)}" if collapsed else "") + (f"-s{len(cs)}" if cs else "") + \
+                ("" if shown else "-nob") + ("-lr" if direction == "LR" else "")
             return cache_key(graph.sha256, strategy + tag, inp), inp
 
         cur = self.area.left.scene().layout
@@ -80,7 +116,7 @@ class Layouts:
         token = self.service.request(make, keep_unless_better=keep)
         self._pending = {"token": token, "full": full, "strategy": strategy, "req": self.model.request("layout"),
                          "collapsed": set(collapsed), "blocks": blocks, "t0": time.perf_counter(),
-                         "quiet": keep is not None}
+                         "quiet": keep is not None, "view": view, "anchor": self._anchor()}
         self.activity.hold("layout", None if keep is not None else
                         "laying out the graph" + (" (graphviz dot)" if dot_path() else " (built-in)"),
                         cancel=self.cancel)
@@ -140,6 +176,8 @@ class Layouts:
                 sc.replace_collapsed()   # collapsed groups move to their groups' new positions
                 if p.get("fit_on_open"):  # a model's final layout after its provisional one: fitted alike
                     self.area.left.refit_width_top()
+                else:
+                    self._restore_view(p)
                 self.area.left.refit_if_lost()
                 self.sync_right()
                 self._after_layout(lay, provisional)
@@ -149,10 +187,57 @@ class Layouts:
             self.compact = True
 
             def then_compact():
+                self._restore_view(p)
                 self.area.left.refit_if_lost()
                 self._after_layout(lay, provisional)
 
             self.run_steps(sc.set_layout_steps(lay), then_compact)
+
+    def _anchor(self):
+        """What the left pane should keep in place on screen across new positions: the selected op (or the
+        first op of the selected group) where it is in view, else the op drawn nearest the view's centre;
+        (op id, its viewport position) or None."""
+        v = self.area.left
+        sc = v.scene()
+        if sc.graph is None or sc.plan is None or sc.building:
+            return None
+        shown = v.mapToScene(v.viewport().rect()).boundingRect()
+        sel = self.state.selection.left
+        op = None
+        if sel and sel[0] == "node":
+            op = sel[1]
+        elif sel and sel[0] in ("group", "collapsed") and 0 <= sel[1] < len(sc.plan.groups):
+            op = sc.plan.groups[sel[1]][0]
+        r = sc.rep_rect(op) if op is not None and op in sc.nodes else None
+        if r is None or not shown.intersects(r):
+            c, best = shown.center(), None
+            for nid in sc.nodes:
+                rr = sc.rep_rect(nid)
+                if rr is None:
+                    continue
+                d = (rr.center() - c).manhattanLength()
+                if best is None or d < best:
+                    op, r, best = nid, rr, d
+        if r is None:
+            return None
+        return op, v.mapFromScene(r.center())
+
+    def _restore_view(self, p: dict):
+        """After new positions: the whole graph fitted (view "fit"), or the anchor op back where it was."""
+        v = self.area.left
+        if p.get("view") == "fit":
+            v.fit()
+            return
+        a = p.get("anchor")
+        if not a:
+            return
+        r = v.scene().rep_rect(a[0])
+        if r is None:
+            return
+        s = v.scale_factor() or 1.0
+        vc = v.viewport().rect().center()
+        want = r.center() - QtCore.QPointF(a[1].x() - vc.x(), a[1].y() - vc.y()) / s
+        v.centerOn(want)
 
     def run_steps(self, steps, then, budget_s: float = 0.025):
         """Run a generator a slice at a time between event-loop turns, then call `then()`. While it

@@ -24,6 +24,7 @@ class Scopes:
         bar.expand_requested.connect(self.expand_all)
         bar.shown_requested.connect(lambda on: setattr(sv, "shown", on))
         bar.scope_requested.connect(self.reveal)
+        bar.direction_requested.connect(layouts.set_direction)
         view.scope_double_clicked.connect(self.toggle)
         model.events.document.connect(lambda ev: setattr(sv, "collapsed", frozenset()))
 
@@ -46,12 +47,23 @@ class Scopes:
             self.status("This model's operators carry no ONNX scopes to group them by")
             return
         self.scope_view.collapsed = frozenset(scopes.at_depth(tree, depth))
-        self._relayout()
+        self._relayout(view="fit")   # far fewer nodes: the whole graph in view
         self.status(f"Collapsed {len(self.area.left.scene().collapsed_scopes)} blocks at depth {depth}")
 
     def expand_all(self):
         self.scope_view.collapsed = frozenset()
         self._relayout(expanded=True)
+
+    def open_to(self, nid: str) -> bool:
+        """Expand the collapsed blocks that hold operator `nid` (Find shows a match inside one); whether
+        any was."""
+        tree, sv = self.tree(), self.scope_view
+        keys = {k for k in sv.collapsed if k in tree and nid in tree[k].ops}
+        if not keys:
+            return False
+        sv.collapsed = sv.collapsed - keys
+        self._relayout(expanded=True)
+        return True
 
     def reveal(self, key: str):
         """Bring block `key` into view (a breadcrumb was clicked)."""
@@ -68,10 +80,10 @@ class Scopes:
         v.centerOn(r.center().x(), r.center().y() if r.height() * v.scale_factor() + 40 <= vp.height()
                    else r.top() + vp.height() / (2 * v.scale_factor()) - 20)
 
-    def _relayout(self, expanded: bool = False):
+    def _relayout(self, expanded: bool = False, view: str = "keep"):
         if self.state.side_by_side:
             return  # both panes keep the full layout so that they stay in step
         if self.scope_view.collapsed or self.state.collapsed_in(self.area.left.scene().plan):
-            self.layouts.request(full=False)
+            self.layouts.request(full=False, view=view)
         elif self.layouts.compact or expanded:
-            self.layouts.request(full=True)
+            self.layouts.request(full=True, view=view)

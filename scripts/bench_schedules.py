@@ -7,7 +7,7 @@ against ONNX Runtime on the same cores, all sampled round-robin in one process.
                                       [--threads N] [--kernels resnet50] [--json out.json]
 
 A model is a zoo name (`mobilenetv2`, `resnet50@112`) or an ONNX file (`path.onnx`, with
-`path.onnx:NAME=1,3,H,W` for a dynamic input). For each model, every (layout, strategy) is planned
+`path.onnx:NAME=1,3,H,W[:NAME2=...]` for dynamic inputs). For each model, every (layout, strategy) is planned
 (`--cost`: how dp decides, `model` by default: what `plan` and the app use; a strategy written
 `dp:measured` decides by that cost instead), scheduled by the rules
 (engine/schedules; no tuning records), built, and checked against ONNX Runtime (engine/measure/check.py);
@@ -44,14 +44,26 @@ def _cores() -> int:
 def _spec(model: str, resolution: int | None) -> tuple[str, dict, str]:
     """(loader spec, input shapes, display name) of a --models entry."""
     if model.endswith(".onnx") or ".onnx:" in model:
-        path, _, shape = model.partition(":")
+        path, *given = model.split(":")
         shapes = {}
-        if shape:
+        for shape in given:                 # path.onnx:NAME=D,D[:NAME2=D,D...]
             name, _, dims = shape.partition("=")
             shapes[name] = [int(d) for d in dims.split(",")]
         return path, shapes, os.path.basename(path)[:-5]
     spec = f"zoo:{model}" + (f"@{resolution}" if resolution and "@" not in model else "")
     return spec, {}, model
+
+
+def _models(text: str) -> list[str]:
+    """--models split at commas, except those inside an ONNX file's dims (`m.onnx:x=1,3,224,224`):
+    a piece that starts with a digit continues the model before it."""
+    out: list[str] = []
+    for piece in text.split(","):
+        if piece[:1].isdigit() and out and ".onnx:" in out[-1]:
+            out[-1] += "," + piece
+        elif piece:
+            out.append(piece)
+    return out
 
 
 def _calls(fn) -> int:
@@ -281,7 +293,7 @@ def main():
     results = {"machine": {"cpu": cpu, "threads": a.threads, "mcpu": facts.mcpu, "vector_bits": facts.vector_bits,
                            "tvm": tvm.__version__, "onnxruntime": ort.__version__,
                            "schedule_version": schedules.SCHEDULE_VERSION, "cost": a.cost}, "models": {}}
-    for m in [m for m in a.models.split(",") if m]:
+    for m in _models(a.models):
         results["models"][m] = measure_model(m, a, hw)
 
     print("\nsummary: medians of quiet rounds; ratios with 95% intervals paired by round")
