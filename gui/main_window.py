@@ -123,7 +123,8 @@ class MainWindow(QtWidgets.QMainWindow):
         self.view = self.area.left
         self.rview = self.area.right
         self.area.follow(self.state, self.model)    # the panes draw the strategies, plans, selection, collapsed groups
-        self.finder = Find(self.state, self.area, self.select_node, self.status)   # the find box's matches
+        self.finder = Find(self.state, self.area, self.select_node, self.status,
+                           open_block=lambda nid: self.scopes.open_to(nid))   # the find box's matches
         self.files = Files(self.model, self.state, self.settings, self.area, self.activity, self.planning, self,
                            self.show_document, self.status, self.show_error)   # open, recent, shapes, import / export
         self.scope_view = ScopeView()               # the model's blocks (ONNX scopes): shown, collapsed

@@ -47,7 +47,7 @@ class Strategies:
         self.last_toggle_ms = (time.perf_counter() - self.area.redraw_t0) * 1000
         # positions stay unless group boxes would swallow nodes of other groups and this strategy's
         # own layout does clearly better (decided off the UI thread)
-        self.layouts.request(full=True, only_if_better=not self.layouts.compact)
+        self.layouts.after_plan_shown()   # collapsed groups or blocks: this plan's compact layout
         how = decided_by(plan)
         self.status(f"{strategy_label(s, plan)}: {plan.kernels} kernels, {len(plan.groups)} groups, "
                     f"{estimate_label(plan)} "
