@@ -108,7 +108,9 @@ class GroupShape:
     def add(self, v: int) -> None:
         cm = self.cm
         pat = cm.pattern[v]
-        self.int8 = self.int8 or cm.graph.nodes[v].op == INT8_MATMUL
+        node = cm.graph.nodes[v]
+        # an int8 matmul, or an integer reduction (the row/column sums of its zero-point correction)
+        self.int8 = self.int8 or node.op == INT8_MATMUL or (pat == REDUCE and str(node.dtype).startswith(("int", "uint")))
         inside_cons = [c for c in cm.consumers[v] if self.inside(c)]
         feeds = any(cm.pattern[c] == ANCHOR or c in self.feeds for c in inside_cons)
         if feeds:
@@ -165,7 +167,9 @@ class GroupShape:
         part of a chain, and a chain of small values that a reduction upstream makes a stitch.
         An int8 matmul's group is one int8 matmul with its epilogue (and prologue): its kernel
         (cpu.Int8Dense, vpdpbusd) takes no sibling anchor, chain or stitched reduction, which the
-        float Stages rule would run at a fraction of its speed (smart_turn_v3's dp, 3x none)."""
+        float Stages rule would run at a fraction of its speed (smart_turn_v3's dp, 3x none); nor
+        is an integer reduction (its zero-point correction's row sums) stitched with a softmax
+        (Stages: 25-30 ms a kernel there, against 1-3 ms unfused)."""
         for f in self.features():
             if self.int8 and f in INT8_BLOCKED:
                 return f, True, "an int8 matmul's kernel takes one int8 matmul with its epilogue"
