@@ -91,7 +91,7 @@ class GroupShape:
     anchor upstream of it joins the group.
     """
     __slots__ = ("cm", "inside", "feeds", "after", "after_reduce", "pending", "small_links", "anchors",
-                 "sink_anchors", "chain", "stitch", "members", "int8")
+                 "sink_anchors", "chain", "stitch", "members", "int8", "int8_mm", "not_ewise")
 
     def __init__(self, cm, inside):
         self.cm, self.inside = cm, inside
@@ -104,6 +104,8 @@ class GroupShape:
         self.anchors = self.sink_anchors = 0
         self.chain = self.stitch = False
         self.int8 = False                 # an int8 matmul (engine/model/int8_matmul.py) is a member
+        self.int8_mm = False              # ... an int8 matmul itself
+        self.not_ewise = False            # a member that is neither elementwise nor an int8 matmul
 
     def add(self, v: int) -> None:
         cm = self.cm
@@ -111,6 +113,8 @@ class GroupShape:
         node = cm.graph.nodes[v]
         # an int8 matmul, or an integer reduction (the row/column sums of its zero-point correction)
         self.int8 = self.int8 or node.op == INT8_MATMUL or (pat == REDUCE and str(node.dtype).startswith(("int", "uint")))
+        self.int8_mm = self.int8_mm or node.op == INT8_MATMUL
+        self.not_ewise = self.not_ewise or (node.op != INT8_MATMUL and pat not in EWISE)
         inside_cons = [c for c in cm.consumers[v] if self.inside(c)]
         feeds = any(cm.pattern[c] == ANCHOR or c in self.feeds for c in inside_cons)
         if feeds:
@@ -169,7 +173,12 @@ class GroupShape:
         (cpu.Int8Dense, vpdpbusd) takes no sibling anchor, chain or stitched reduction, which the
         float Stages rule would run at a fraction of its speed (smart_turn_v3's dp, 3x none); nor
         is an integer reduction (its zero-point correction's row sums) stitched with a softmax
-        (Stages: 25-30 ms a kernel there, against 1-3 ms unfused)."""
+        (Stages: 25-30 ms a kernel there, against 1-3 ms unfused); and its epilogue is elementwise:
+        a transpose, reshape, repack or sum after it would read the int32 tile back from memory
+        and recompute the inlined epilogue per consumer (dp's such groups ran at 4-8% of peak
+        where greedy's elementwise ones reached 40-80%)."""
+        if self.int8_mm and self.not_ewise:
+            return "epilogue", True, "an int8 matmul's epilogue is elementwise (a transpose, repack or sum after it is a pass of its own)"
         for f in self.features():
             if self.int8 and f in INT8_BLOCKED:
                 return f, True, "an int8 matmul's kernel takes one int8 matmul with its epilogue"
