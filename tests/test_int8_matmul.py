@@ -269,3 +269,7 @@ def test_dp_never_puts_two_int8_matmuls_in_one_kernel(tmp_path):
     p = make_plan(g, "dp", hw, cost="roofline")
     by_id = {nd.id: nd for nd in g.nodes}
     assert all(sum(by_id[i].op == "int8_matmul" for i in grp) <= 1 for grp in p.groups)
+    # and its epilogue is elementwise (no transpose, repack or sum reading the int32 tile back)
+    for grp in p.groups:
+        if any(by_id[i].op == "int8_matmul" for i in grp):
+            assert all(by_id[i].op == "int8_matmul" or by_id[i].pattern in ("ElemWise", "Broadcast") for i in grp)
