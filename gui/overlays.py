@@ -99,6 +99,14 @@ class Overlays:
         return {"kind": "delta", "values": plan_delta.deltas(a, ta, b, tb), "log": True, "source": ka,
                 "title": f"{ka} latency in {other} vs {strategy}", "other": other}
 
+    @staticmethod
+    def one_meaning(heat: dict, right: str, left: str) -> dict:
+        """The right pane's delta overlay in the left pane's terms: its values (the left plan's time for
+        its ops over its own) inverted, so that a colour means the same in both panes: how the right plan's
+        time compares with the left one's (blue: faster in `right`, red: slower in `right`)."""
+        vals = [None if x is None or x <= 0 else 1.0 / x for x in heat["values"]]
+        return dict(heat, values=vals, title=f"{heat['source']} latency in {right} vs {left}", other=right)
+
     def apply(self):
         """Draw the overlay (or none) on each pane, with its legend."""
         st, doc = self.state, self.model.doc
@@ -113,6 +121,8 @@ class Overlays:
             if doc is not None and sc.plan is not doc.plans.get(s):
                 continue  # the pane still shows an older plan; it gets its heat when the plan is shown
             heat = self.delta_for(s, o) if delta and on else self.heat_for(s) if st.heat and on else None
+            if heat is not None and heat.get("kind") == "delta" and v is self.area.right:
+                heat = self.one_meaning(heat, st.right_strategy, st.strategy)
             sc.set_heat(heat)
             rng = sc.heat_range()
             if heat is not None and heat.get("kind") == "delta":

@@ -64,7 +64,9 @@ class Theme:
         self.grey_small = QtGui.QColor("#45474c" if dark else "#e6e7ea")
         self.node_pen = QtGui.QColor("#15161a" if dark else "#6e737b")
         self.select = QtGui.QColor("#ffcc00" if dark else "#e0115f")
-        self.found = QtGui.QColor("#00c8ff" if dark else "#0066ff")
+        # Find's matches: a dashed orange outline, far from every colour of the heat ramp (viridis) and
+        # from the delta overlay's blue and red, so that it never reads as a heat value
+        self.found = QtGui.QColor("#ff8c1a" if dark else "#f26b00")
         self.only_here = QtGui.QColor("#ff4d4d" if dark else "#d6002a")
 
 

@@ -101,3 +101,76 @@ def test_op_names_fit_inside_their_nodes(qapp, qtbot):
             assert node.left() <= r.left() and r.right() <= node.right(), (nid, t.text(), r, node)
     titles = [it.childItems()[0].text() for it in sc.nodes.values()]
     assert "relu" in titles and any(t.endswith("\u2026") for t in titles)   # elided where too long, else whole
+
+
+def test_the_heat_legend_follows_its_scale_and_shows_its_whole_title(qapp, qtbot):
+    from PySide6 import QtGui
+
+    from gui.graph.legend import HeatLegend
+
+    v = _view(qtbot, residual(40))
+    leg = HeatLegend(v)
+    title = "learned estimate (This machine: Intel(R) Xeon(R) Processor (2 cores))"
+    leg.set_range(title, 10.0, 10000.0, False)
+    lin_ticks, lin = leg.ticks(), leg.grab().toImage()
+    leg.set_range(title, 10.0, 10000.0, True)
+    log_ticks, log = leg.ticks(), leg.grab().toImage()
+    assert lin_ticks[1] != log_ticks[1] and log_ticks[1][1] == "316.2 us"   # the middle: mean vs geometric mean
+    # the drawing under the ramp differs, not only the title
+    below = QtGui.QImage.copy
+    assert below(lin, 0, 34, min(lin.width(), log.width()), 20) != below(log, 0, 34, min(lin.width(), log.width()), 20)
+    f = QtGui.QFont(leg.font())
+    f.setPointSizeF(8)
+    assert QtGui.QFontMetrics(f).horizontalAdvance(leg.full_title()) + 16 <= leg.width()
+
+
+def test_find_marks_matches_with_an_outline_unlike_any_heat_colour(qapp, qtbot):
+    from PySide6 import QtCore
+
+    from gui import style
+
+    g = residual(40)
+    plan = _plan(g, kinds=False)
+    v = _view(qtbot, g, plan)
+    sc = v.scene()
+    sc.set_heat({"values": list(plan.group_us), "log": False, "source": "roofline"})
+    nid = g.nodes[5].id
+    fill = sc.nodes[nid].brush().color().rgba()
+    assert sc.find(g.nodes[5].op) and nid in sc.found
+    pen = sc.nodes[nid].pen()
+    assert sc.nodes[nid].brush().color().rgba() == fill      # the heat fill stays
+    assert pen.style() != QtCore.Qt.SolidLine                  # a dashed outline: no heat colour is drawn so
+    c = pen.color()
+    for k in range(101):
+        r = style.ramp(k / 100)
+        d = ((c.red() - r.red()) ** 2 + (c.green() - r.green()) ** 2 + (c.blue() - r.blue()) ** 2) ** 0.5
+        assert d > 90, (k, c.name(), r.name())
+
+
+def test_delta_colours_mean_the_same_in_both_panes(new_window, qtbot):
+    from tests.gui_helpers import TIMEOUT_MS, open_graph, settle
+    from tests.synthetic import chain
+
+    win = new_window(size=(1400, 900), strategy="greedy")
+    open_graph(qtbot, win, chain(30))
+    win.set_right_strategy("none")
+    win.set_side_by_side(True)
+    settle(qtbot, win)
+    qtbot.waitUntil(lambda: win.rview.scene().plan is win.doc.plans.get("none"), timeout=TIMEOUT_MS)
+    win.diffs.delta_box.setChecked(True)
+    left, right = win.view.scene(), win.rview.scene()
+    from engine.report import plan_delta
+
+    g, n = win.doc.plans["greedy"], win.doc.plans["none"]
+    # one meaning in both panes: the right plan's (none's) time for the ops over the left plan's (greedy's)
+    want_left = plan_delta.deltas(g, list(g.group_us), n, list(n.group_us))
+    want_right = [1.0 / x for x in plan_delta.deltas(n, list(n.group_us), g, list(g.group_us))]
+    assert left.heat["values"] == pytest.approx(want_left)
+    assert right.heat["values"] == pytest.approx(want_right)
+    # so a fused greedy group, slower op by op in none, is red in both panes (none slower)
+    gi = next(gi for gi, grp in enumerate(g.groups) if len(grp) > 1 and want_left[gi] > 1.2)
+    for m in g.groups[gi]:
+        assert left.node_colours[m].red() > left.node_colours[m].blue()
+    assert any(right.node_colours[m].red() > right.node_colours[m].blue() for m in g.groups[gi])
+    assert win.view.delta_legend.title == win.rview.delta_legend.title
+    assert win.view.delta_legend.other == win.rview.delta_legend.other == "none"

@@ -20,16 +20,32 @@ class HeatLegend(QtWidgets.QWidget):
 
     def set_range(self, title: str, lo: float, hi: float, log: bool):
         self.title, self.lo, self.hi, self.log = title, lo, hi, log
+        f = QtGui.QFont(self.font())
+        f.setPointSizeF(8)
+        need = QtGui.QFontMetrics(f).horizontalAdvance(self.full_title()) + 20   # the whole title, never cut
+        self.setFixedSize(max(230, min(need, 560)), 58)
         self.update()
 
+    def full_title(self) -> str:
+        return self.title + ("  (log scale)" if self.log else "  (linear scale)")
+
+    def ticks(self) -> list[tuple[float, str]]:
+        """(where on the ramp, 0..1; the time there) for its two ends and its middle: on a log scale the
+        middle is the geometric mean of the ends, on a linear one their mean."""
+        lo, hi = self.lo, self.hi
+        mid = (lo * hi) ** 0.5 if self.log and lo > 0 else (lo + hi) / 2
+        return [(0.0, _us(lo)), (0.5, _us(mid)), (1.0, _us(hi))]
+
     def paintEvent(self, ev):  # noqa: N802
-        paint_ramp(self, self.title + ("  (log)" if self.log else "  (linear)"), style.ramp,
-                   _us(self.lo), _us(self.hi), 100)
+        ticks = self.ticks()
+        paint_ramp(self, self.full_title(), style.ramp, ticks[0][1], ticks[2][1], 100, middle=ticks[1][1])
 
 
-def paint_ramp(w: QtWidgets.QWidget, title: str, colour_at, left: str, right: str, text_w: int) -> None:
+def paint_ramp(w: QtWidgets.QWidget, title: str, colour_at, left: str, right: str, text_w: int,
+               middle: str = "") -> None:
     """A ramp legend on `w`: a rounded panel in the palette's colours, `title` above a colour ramp
-    (`colour_at(t)` for t from 0 to 1), `left` and `right` under its two ends, `text_w` px wide each."""
+    (`colour_at(t)` for t from 0 to 1), `left` and `right` under its two ends, `text_w` px wide each,
+    and `middle` (with a tick) under its middle."""
     p = QtGui.QPainter(w)
     p.setRenderHint(QtGui.QPainter.Antialiasing)
     pal = w.palette()
@@ -52,6 +68,10 @@ def paint_ramp(w: QtWidgets.QWidget, title: str, colour_at, left: str, right: st
     p.setPen(pal.color(QtGui.QPalette.WindowText))
     p.drawText(QtCore.QRectF(8, 36, text_w, 16), QtCore.Qt.AlignLeft, left)
     p.drawText(QtCore.QRectF(w.width() - 8 - text_w, 36, text_w, 16), QtCore.Qt.AlignRight, right)
+    if middle:
+        cx = w.width() / 2
+        p.drawLine(QtCore.QPointF(cx, 31), QtCore.QPointF(cx, 36))
+        p.drawText(QtCore.QRectF(cx - 40, 36, 80, 16), QtCore.Qt.AlignHCenter, middle)
     p.end()
 
 

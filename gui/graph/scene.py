@@ -784,7 +784,7 @@ class GraphScene(QtWidgets.QGraphicsScene):
             except (RuntimeError, TypeError):  # item deleted with a re-box
                 pass
         self._styled = []
-        fpen = QtGui.QPen(self.theme.found, 2.5)
+        fpen = QtGui.QPen(self.theme.found, 3.0, QtCore.Qt.DashLine)   # an outline, never a fill: not a heat value
         fpen.setCosmetic(True)
         for nid in self.found:
             it = self.nodes.get(nid)
