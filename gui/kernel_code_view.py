@@ -78,10 +78,11 @@ class KernelPane(QtWidgets.QWidget):
         form.setFieldGrowthPolicy(QtWidgets.QFormLayout.AllNonFixedFieldsGrow)
         self.facts = {}
         for key, title in (("ops", "Ops"), ("rule", "Schedule rule"), ("vector", "Vector width"),
-                           ("measured", "Measured"), ("target", "Built for")):
+                           ("measured", "Measured"), ("target", "Built for"), ("func", "PrimFunc")):
             w = plain.label("")
             w.setWordWrap(True)
             w.setTextInteractionFlags(QtCore.Qt.TextSelectableByMouse)
+            w.setSizePolicy(QtWidgets.QSizePolicy.Ignored, QtWidgets.QSizePolicy.Preferred)   # never widens the pane
             self.facts[key] = w
             form.addRow(title, w)
         lay.addLayout(form)
@@ -124,7 +125,10 @@ class KernelPane(QtWidgets.QWidget):
         plain.plain_label(self.facts["vector"], kc.vector_text())
         plain.plain_label(self.facts["measured"], kc.measured_text())
         plain.plain_label(self.facts["target"], f"{kc.target_text}" + ("; built, not run" if kc.is_gpu else "")
-                          + (f"; build error: {kc.error}" if kc.error else "") + f"; PrimFunc {kc.func}")
+                          + (f"; build error: {kc.error}" if kc.error else ""))
+        # a function's name is one long word: shown whole up to the pane's width, all of it in the tooltip
+        plain.plain_label(self.facts["func"], kc.func if len(kc.func) <= 64 else kc.func[:61] + "...")
+        self.facts["func"].setToolTip(plain.tooltip(kc.func))
         for key, v in self.views.items():
             text = kc.section(key)
             if len(text) > MAX_CHARS:
@@ -417,7 +421,10 @@ class KernelCodeController:
             titles = [self._title(c, doc, r) for c, r in zip(others, requests[1:])]
             dlg.right.set_codes(f"{other_s}: {len(others)} kernel{'s' if len(others) > 1 else ''} over the same ops",
                                 others, titles)
-            dlg.right.show()
+            if not dlg.right.isVisible():
+                dlg.right.show()
+                half = max(1, dlg.split.width() // 2)
+                dlg.split.setSizes([half, half])   # the two strategies' kernels side by side, equally wide
         else:
             dlg.right.hide()
             dlg.right.codes = []
