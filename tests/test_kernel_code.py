@@ -107,6 +107,7 @@ def test_groups_are_found_by_index_or_name_and_the_other_plans_kernels_for_the_s
     title = group_title(g, dp.groups[stitch], "reduction_stitch")
     assert K.find_group(g, dp, title.upper()) == stitch
     assert K.find_group(g, dp, "stitched") == stitch
+    assert K.find_group(g, dp, title[:20] + "...") == stitch      # as a table cuts it
     with pytest.raises(UsageError, match="names .* groups"):
         K.find_group(g, greedy, "conv")
     with pytest.raises(UsageError, match="groups 0 to"):
