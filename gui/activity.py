@@ -32,6 +32,10 @@ class Activity:
         sb = status_bar
         self.layout_label = plain.label("")
         self.layout_label.setToolTip(plain.tooltip("How the graph was laid out"))
+        # set off from the status text, which Qt clips 2 px before the label: a rule and some room between
+        self.layout_label.setObjectName("layout_label")
+        self.layout_label.setStyleSheet("#layout_label { border-left: 1px solid palette(mid); padding-left: 8px;"
+                                        " margin-left: 10px; }")
         self.progress = QtWidgets.QProgressBar()
         self.progress.setMaximumWidth(220)
         self.progress.setTextVisible(True)

@@ -174,3 +174,60 @@ def test_delta_colours_mean_the_same_in_both_panes(new_window, qtbot):
     assert any(right.node_colours[m].red() > right.node_colours[m].blue() for m in g.groups[gi])
     assert win.view.delta_legend.title == win.rview.delta_legend.title
     assert win.view.delta_legend.other == win.rview.delta_legend.other == "none"
+
+
+def test_a_long_status_text_stops_clear_of_the_layout_label(new_window, qtbot):
+    from PySide6 import QtGui
+
+    from tests.gui_helpers import open_graph
+
+    win = new_window(size=(1400, 900))
+    open_graph(qtbot, win, residual(40))
+    win.status("a status message long enough to run into the layout label " * 6, 60000)
+    qtbot.wait(50)
+    bar, lab = win.statusBar(), win.activity.layout_label
+    assert lab.isVisible() and lab.text().startswith("layout:")
+    img = bar.grab().toImage()
+    text_x = lab.x() + lab.contentsRect().left()      # where the label's text starts
+    bg = img.pixelColor(text_x - 6, bar.height() // 2)
+    # the columns just before the label's text hold no status text: background, or the one-pixel rule
+    ink = 0
+    for x in range(text_x - 10, text_x - 1):
+        for y in range(2, bar.height() - 2):
+            c = img.pixelColor(x, y)
+            if abs(c.lightness() - bg.lightness()) > 40:
+                ink += 1
+    assert ink <= bar.height(), ink
+    assert lab.x() + lab.contentsRect().left() - 8 >= lab.x() + 2   # room between the clipped text and the label's
+
+
+def test_badges_keep_clear_of_block_names(qapp, qtbot):
+    from engine.model import scopes
+    from gui.scope_view import ScopeView
+    from tests.test_structure_blocks import paddle_like
+
+    g = paddle_like(blocks=12)
+    ids = [n.id for n in g.nodes]
+    # two-op groups, each a stitched kind: a badge on every box, many boxes first in their block
+    plan = Plan("test", [ids[k:k + 2] for k in range(0, len(ids), 2)], group_kinds=[
+        {"kind": "reduction_stitch", "features": []} for _ in range(0, len(ids), 2)])
+    tree = scopes.scope_tree(g, plan.groups)
+    assert tree
+    from gui.graph.scene import GraphScene
+    from gui.graph.view import GraphView
+
+    v = GraphView(GraphScene())
+    qtbot.addWidget(v)
+    v.resize(900, 700)
+    v.show()
+    sc = v.scene()
+    sc.follow_scopes(ScopeView())
+    sc.set_graph(g, L.layered(L.build_input(g, plan.groups, scopes=tree)), plan)
+    assert sc.scope_boxes.boxes and sc.kind_badges
+    for scale in (1.0, 0.6):
+        v.set_scale(scale)
+        names = [t.sceneBoundingRect() for it in sc.scope_boxes.boxes.values() for t in it.childItems()] \
+            if scale == 1.0 else sc.scope_boxes.label_rects(sc.group_boxes.badge_scale)
+        for gi, b in sc.kind_badges.items():
+            br = b.sceneBoundingRect()
+            assert not any(br.intersects(n) for n in names), (scale, gi)

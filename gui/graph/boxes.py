@@ -95,6 +95,8 @@ class GroupBoxes:
         self.badge_scale = k
         for b in self._badge_pool:
             b.setScale(k)
+        if self.scene.scope_boxes.boxes:
+            self._place_badges()   # larger badges: clear of the block names again
 
     # ---- boxes ------------------------------------------------------------------------------------
 
@@ -203,6 +205,7 @@ class GroupBoxes:
         pool = self._badge_pool
         self.badges.clear()
         used = 0
+        names = sc.scope_boxes.label_rects(self.badge_scale)   # block names: a badge never covers one
         for gi, box in self.boxes.items():
             text = sc.badge_text(gi)
             if not text:
@@ -219,6 +222,10 @@ class GroupBoxes:
             self._style_badge(b, text, sc.kind_of(gi)["kind"])
             r = box.path().boundingRect()
             b.setPos(r.right() - 8, r.top())
+            if names:
+                br = b.sceneBoundingRect()
+                if any(br.intersects(n) for n in names):   # on the box's bottom edge instead
+                    b.setPos(r.right() - 8, r.bottom())
             b.setData(0, ("badge", gi))
             if not b.isVisible():
                 b.setVisible(True)

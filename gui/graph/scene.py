@@ -598,8 +598,8 @@ class GraphScene(QtWidgets.QGraphicsScene):
     def _rebox_steps(self, incremental: bool = False, chunk: int = 250):
         """Box the fused groups for the current plan and positions (GroupBoxes), then restyle the
         selection, whose box may be another item now."""
+        self.scope_boxes.rebox()      # first: the badges keep clear of the block names
         yield from self.group_boxes.rebox_steps(incremental, chunk)
-        self.scope_boxes.rebox()
         self._restyle_selection()
 
     def group_tooltip(self, gi: int) -> str:
@@ -740,6 +740,7 @@ class GraphScene(QtWidgets.QGraphicsScene):
     def _rebox_scopes(self):
         if self.plan is not None and not self.building:
             self.scope_boxes.rebox()
+            self.group_boxes._place_badges()
             self.fit_scene_rect()
 
     # ---- text level of detail ----------------------------------------------------------------------

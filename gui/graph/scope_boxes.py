@@ -65,6 +65,18 @@ class ScopeBoxes:
         it.setPos(*pos)
         return it
 
+    def label_rects(self, zoom_out: float = 1.0) -> list[QtCore.QRectF]:
+        """Where the block names are drawn, in scene coordinates; `zoom_out`: how many times larger than at
+        100 % a name drawn at a fixed size on screen (the outer blocks') covers the scene."""
+        out = []
+        for it in self.boxes.values():
+            for t in it.childItems():
+                r = t.sceneBoundingRect()
+                if t.flags() & QtWidgets.QGraphicsItem.ItemIgnoresTransformations and zoom_out != 1.0:
+                    r = QtCore.QRectF(r.left(), r.top(), r.width() * zoom_out, r.height() * zoom_out)
+                out.append(r)
+        return out
+
     # ---- boxes ----------------------------------------------------------------------------------
 
     def rebox(self):
@@ -94,7 +106,7 @@ class ScopeBoxes:
             if r.isEmpty():
                 continue
             r = r.adjusted(-PAD, -PAD - LABEL_H, PAD, PAD)
-            need = metrics.horizontalAdvance(s.label) + 12 if s.depth > 2 else 0   # its name fits inside
+            need = metrics.horizontalAdvance(s.label) + 12   # its name fits inside (at 100 %)
             if r.width() < need:
                 r.adjust(-(need - r.width()) / 2, 0, (need - r.width()) / 2, 0)
             rects[key] = r
@@ -115,7 +127,8 @@ class ScopeBoxes:
             t.setFont(self.font)
             t.setBrush(QtGui.QBrush(sc.theme.subtext))
             t.setPos(r.left() + 6, r.top() + 1)
-            if depth <= 2:   # the outer blocks' names stay readable in the overview
-                t.setFlag(QtWidgets.QGraphicsItem.ItemIgnoresTransformations)
+            if depth <= 2 and not sc.left_to_right:   # the outer blocks' names stay readable in the overview
+                t.setFlag(QtWidgets.QGraphicsItem.ItemIgnoresTransformations)   # (side by side, left to right:
+                # they would run into each other)
             sc.addItem(it)
             self.boxes[key] = it

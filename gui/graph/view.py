@@ -117,6 +117,12 @@ class GraphView(QtWidgets.QGraphicsView):
             return
         vp = self.viewport().rect()
         s = min(vp.width() / (r.width() + 40), vp.height() / (r.height() + 40))
+        # wide graphs (left to right): fit the height and show the left, where the inputs are
+        if sc.left_to_right and r.width() / max(r.height(), 1) > 4 * vp.width() / max(vp.height(), 1):
+            s = min(1.0, vp.height() / (r.height() + 40))
+            self.set_scale(s)
+            self.centerOn(r.left() + vp.width() / (2 * s) - 20, r.center().y())
+            return
         # tall graphs: fit the width and show the top, readable, instead of a thin sliver
         if r.height() / max(r.width(), 1) > 4 * vp.height() / max(vp.width(), 1):
             s = min(1.0, vp.width() / (r.width() + 40))
@@ -132,6 +138,13 @@ class GraphView(QtWidgets.QGraphicsView):
         r = self.scene().sceneRect()
         vp = self.viewport().rect()
         if r.isEmpty() or vp.isEmpty():
+            return
+        if self.scene().left_to_right:   # left to right: the whole height, from the left, where the inputs are
+            s = min(1.0, (vp.height() - 2) / r.height())
+            self.set_scale(s)
+            hbar = self.horizontalScrollBar()
+            hbar.setValue(hbar.minimum())
+            self._fitted_on_open = True
             return
         w = vp.width()
         vbar = self.verticalScrollBar()
