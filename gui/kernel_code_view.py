@@ -1,7 +1,7 @@
 """The Kernel code view (issue 30): what the compiler made of a fused group.
 
-Opened from a group (right-click it: "Show Kernel Code", or select it and View > Show Kernel Code, K),
-a window shows that group's kernel: the schedule rule that made it, its vector width, the measured time
+Opened from a group (right-click it: "Show Kernel Code", or select it and View > Show Kernel Code, K;
+while it is open, selecting another group or op shows that group's kernel), a window shows that group's kernel: the schedule rule that made it, its vector width, the measured time
 and its share of the peak (when a benchmark, the kernel report or the kernel-timing cache has one), and
 in tabs the loop nest, the scheduled TIR (TVMScript), and the LLVM IR and assembly for the CPU, or the
 CUDA source for a GPU target (built, not run: no GPU is needed). Side by side, it shows next to it the
@@ -26,6 +26,13 @@ TARGETS = (("cpu", "CPU (this machine): LLVM IR, assembly"),
 TABS = (("loops", "Loop nest"), ("tir", "TIR"), ("llvm", "LLVM IR"), ("asm", "Assembly"), ("cuda", "CUDA"))
 MAX_OTHERS = 6            # side by side: at most this many of the other plan's kernels are built
 MAX_CHARS = 8 << 20       # a code view holds at most this much (LLVM IR of a huge kernel is cut)
+FOLLOW_MS = 400           # the window follows the selection this long after the last click
+
+
+def _launches(graph, group) -> bool:   # engine.report.kernel_code.launches, imported when used
+    from engine.report.kernel_code import launches
+
+    return launches(graph, group)
 
 
 # ---- the worker (no Qt) ------------------------------------------------------------------------------
@@ -273,6 +280,14 @@ class KernelCodeController:
             v.setContextMenuPolicy(QtCore.Qt.CustomContextMenu)
             v.customContextMenuRequested.connect(lambda pos, v=v, pane=pane: self._context_menu(v, pane, pos))
         model.events.document.connect(lambda ev: self._closed_document())
+        # while the window is open, selecting another group shows that one (after a pause: clicks in a row
+        # build only the last)
+        self._follow = QtCore.QTimer()
+        self._follow.setSingleShot(True)
+        self._follow.setInterval(FOLLOW_MS)
+        self._follow.timeout.connect(self._follow_selection)
+        state.events.selection.connect(lambda ev: self._follow.start() if self.dialog is not None
+                                       and self.dialog.isVisible() else None)
 
     # -- which group --
     def _strategy_of(self, pane: str) -> str:
@@ -304,6 +319,15 @@ class KernelCodeController:
             a.triggered.connect(lambda: self.show(*target, pane=pane))
         menu.popup(view.viewport().mapToGlobal(pos))
         self._menu = menu   # kept alive while it is open (and for tests)
+
+    def _follow_selection(self):
+        if self.dialog is None or not self.dialog.isVisible():
+            return
+        sel = self.state.selection
+        hit = self.group_of(sel.pane, sel.shown)
+        if hit is not None and hit != self.shown and self.model.doc is not None \
+                and _launches(self.model.doc.graph, self.model.doc.plans[hit[0]].groups[hit[1]]):
+            self.show(*hit, pane=sel.pane)
 
     def show_selected(self):
         """The window's action: the selected group (or the group of the selected op)."""

@@ -128,11 +128,12 @@ def test_context_menu_stitched_reduction_and_measured_time(new_window, qtbot, sm
     assert dlg.left.facts["measured"].text().startswith("12.5 us (benchmark on cpu")
     assert "of its roofline bound" in dlg.left.facts["measured"].text()
     assert not dlg.right.isVisible()
-    # an epilogue group of greedy: hostile names stay text (QPlainTextEdit, plain labels)
+    # an epilogue group of greedy, selected while the window is open
     win.set_strategy("greedy")
     settle(qtbot, win)
     epi = _group(win, "greedy", "epilogue")
-    win.kernel_code.show("greedy", epi)
+    assert dlg.isVisible()
+    win.state.select(("group", epi), None, "left")     # the open window follows the selection
     qtbot.waitUntil(lambda: "kernel_code" not in win.activity.running and dlg.left.code is not None
                     and dlg.left.code.strategy == "greedy", timeout=TIMEOUT_MS)
     assert dlg.left.code.rule not in (None, "cpu.Fallback") and dlg.left.code.kind == "epilogue"
