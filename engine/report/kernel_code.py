@@ -123,6 +123,7 @@ class KernelCode:
     error: str | None = None    # the build failed: what is above it is still there (the TIR, the rule)
     measured: Measured | None = None
     seconds: float = 0.0
+    model: str = ""             # the model's name
 
     @property
     def is_gpu(self) -> bool:
@@ -146,7 +147,7 @@ class KernelCode:
         return self.measured.text() if self.measured is not None else "not measured"
 
     def summary(self) -> str:
-        lines = [f"kernel {self.group} of {self.strategy}: {self.name}",
+        lines = [f"kernel {self.group} of {self.strategy}" + (f" on {self.model}" if self.model else "") + f": {self.name}",
                  f"kind: {self.kind or 'single'}; ops: {' + '.join(self.op_words)}",
                  f"ONNX nodes: {', '.join(self.onnx_nodes) or '-'}",
                  f"PrimFunc: {self.func}; target: {self.target} ({self.target_text})"
@@ -436,7 +437,7 @@ def generate(graph, groups, gi: int, target="cpu", *, strategy: str = "", kind: 
     kc = KernelCode(strategy=strategy, group=gi, name=group_title(graph, ops, kind), kind=kind or "",
                     ops=ops, op_words=[op_word(graph.by_id[m]) for m in ops if graph.by_id[m].kind == "call_tir"],
                     onnx_nodes=list(dict.fromkeys(graph.by_id[m].onnx_name for m in ops if graph.by_id[m].onnx_name)),
-                    target=t.build_for)
+                    target=t.build_for, model=str(graph.name))
     name, func = primfunc(graph, groups, gi)
     kc.func = name
     tgt = make_target(t.build_for)
