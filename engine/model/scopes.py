@@ -146,7 +146,7 @@ def _split(cross, heavy, a: int, b: int) -> list[tuple[int, int]]:
         if len(runs) < 2:
             continue
         best = [(r0, r1) for r0, r1 in runs]
-        if max(r1 - r0 for r0, r1 in best) <= 0.75 * m:
+        if max(r1 - r0 for r0, r1 in best) <= 0.5 * m:
             break
     return best
 
