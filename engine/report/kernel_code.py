@@ -459,6 +459,8 @@ def generate(graph, groups, gi: int, target="cpu", *, strategy: str = "", kind: 
         notes = []
         if name in rep.fallback:
             notes.append("no rule for its structure: the fallback schedule")
+        if name in getattr(rep, "serial", ()):
+            notes.append("small: its parallel loops made serial (one thread)")
         if name in rep.fast_exp:
             notes.append("exp/sigmoid as a vectorisable polynomial (fastmath)")
         errs = [f"{k.split(': ', 1)[-1]} refused it: {v}" for k, v in rep.errors.items() if k.startswith(name + ": ")]
