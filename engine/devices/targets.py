@@ -149,8 +149,9 @@ def check(t: Target) -> None:
 
 def session(t: Target, timeout_s: float | None = None):
     """An RPC session on the device: from the tracker (a free device of the key) or the server.
-    Every step has a deadline (network_timeout_s: $FUSELENS_NETWORK_TIMEOUT_S, default 10 s); a
-    peer that accepts the connection and then says nothing is one TargetError line naming it."""
+    Every step has a total deadline (network_timeout_s: $FUSELENS_NETWORK_TIMEOUT_S, default 10 s),
+    not one per read; a peer that accepts the connection and then says nothing, or drips its answer,
+    or streams a huge one, is one TargetError line naming it."""
     timeout_s = network_timeout_s() if timeout_s is None else timeout_s
     what = f"tracker {t.host}:{t.port} key {t.key!r}" if t.key else f"RPC server {t.host}:{t.port}"
     try:
