@@ -251,6 +251,9 @@ def test_the_lines_for_limits_name_the_cause(monkeypatch):
     wrapped.__context__ = OSError(24, "Too many open files")
     assert faults.environment_fault(wrapped).startswith("too many open files")
     assert faults.resource_fault(ValueError("a bug")) is None
+    ort = ("ONNX Runtime rejects the model: /onnxruntime_src/env.cc:327 onnxruntime::PosixThread::PosixThread(const "
+           "char*) pthread_create failed, error code: 11 error msg: Resource temporarily unavailable")
+    assert faults.resource_fault(ort).startswith("cannot start a process or thread (ONNX Runtime: pthread_create failed)")
     # under ulimit -v a thread that cannot start ran out of memory for its stack: memory's line
     monkeypatch.setattr(faults, "memory_limited", lambda: True)
     assert faults.resource_fault(RuntimeError("can't start new thread")) is None

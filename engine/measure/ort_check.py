@@ -93,6 +93,11 @@ def run_worker(job_fn, job, src: str, *, progress=None, **kw) -> dict:
                 return {"error": str(e)}
             raise ModelError(src, f"ONNX Runtime crashed or hung running the model ({e})") from None
     if payload.get("model_error"):
+        from engine.util import faults
+
+        fault = faults.resource_fault(payload["model_error"])   # ONNX Runtime could not start its threads:
+        if fault:                                               # the system's limit, not the model's fault
+            raise WorkerFault(fault)
         raise ModelError(src, payload["model_error"])
     return payload
 

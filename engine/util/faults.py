@@ -228,12 +228,27 @@ def resource_fault(what) -> str | None:
     if _FILES_HINT in low or _TASKS_HINT in low:   # a worker's line (engine/util/child.py) says so already
         return text if not isinstance(what, BaseException) else str(what)
     if any(m in low for m in _FILES):
-        return open_files_line(_last_line(text))
+        return open_files_line(_detail(text, _FILES))
     if memory_limited() and out_of_memory(text):
         return None
     if any(m in low for m in _TASKS):
-        return process_limit_line(_last_line(text))
+        return process_limit_line(_detail(text, _TASKS))
     return None
+
+
+def _detail(text: str, markers) -> str:
+    """What failed, short: an exception's own `Type: message` line when that is short, else who said it
+    (ONNX Runtime, OpenMP) and the marker as written ("pthread_create failed")."""
+    last = _last_line(text)
+    if len(last) <= 100 and last.split(":", 1)[0].isidentifier():
+        return last
+    low = text.lower()
+    m = next(m for m in markers if m in low)
+    at = low.index(m)
+    said = text[at:at + len(m)]
+    who = next((w for w in ("ONNX Runtime", "OpenBLAS", "libgomp", "TVM") if w.lower() in low[:at] or w.lower() in low),
+               "")
+    return f"{who}: {said}" if who else said
 
 
 def _last_line(text: str) -> str:
