@@ -153,7 +153,7 @@ def _split(cross, heavy, a: int, b: int) -> list[tuple[int, int]]:
 
 def _summary(graph, lo: int, hi: int) -> str:
     """A block's main ops: its two commonest heavy ops (else its two commonest ops), with their counts."""
-    from engine.report.group_names import op_word
+    from .op_words import op_word
 
     counts: dict[str, int] = {}
     rest: dict[str, int] = {}

@@ -4,35 +4,16 @@ never by TVM's internal function names ("fused_conv2d_subtract_divide_multiply_a
 """
 from __future__ import annotations
 
-import math
 import re
 
 from engine.model import scopes
+from engine.model.op_words import op_word  # noqa: F401 - a readable op name, re-exported for the report
 
-# TVM's names -> the words a user of the model knows
-_WORDS = {"conv2d": "conv", "conv2d_nchwc": "conv", "conv2d_nchwc_dw": "conv", "conv1d": "conv1d", "conv3d": "conv3d", "conv2d_transpose": "deconv",
-          "matmul": "matmul", "dense": "matmul", "max_pool2d": "maxpool", "avg_pool2d": "avgpool",
-          "adaptive_avg_pool2d": "avgpool", "mean": "mean", "subtract": "sub", "multiply": "mul",
-          "divide": "div", "maximum": "max", "minimum": "min", "add": "add", "sigmoid": "sigmoid",
-          "batch_matmul": "matmul", "softmax": "softmax", "layer_norm": "layernorm"}
-_DW_FLOPS_PER_OUTPUT = {18, 50, 98}   # 2 * k * k with one input channel per output: 3x3, 5x5, 7x7 depthwise
 # what an elementwise tail of a group is usually called
 _TAILS = [(("sub", "div", "mul", "add", "max", "min"), "bn + clip"), (("sub", "div", "mul", "add"), "bn"),
           (("max", "min"), "clip")]
 KIND_WORDS = {"anchor_chain": "chain", "prologue": "prologue", "horizontal": "siblings",
               "reduction_stitch": "stitched reduction", "epilogue": "", "single": ""}
-
-
-def op_word(node) -> str:
-    """A readable op name: 'tir_sigmoid' -> 'sigmoid', 'conv2d' -> 'conv' (or 'dwconv' for a depthwise one)."""
-    op = re.sub(r"^(tir_|fused_)+", "", node.op or "")
-    op = re.sub(r"\d+$", "", op).rstrip("_") or node.op
-    word = _WORDS.get(op, op)
-    if word == "conv" and node.shape and node.flops:
-        outs = math.prod(node.shape) if all(isinstance(d, int) for d in node.shape) else 0
-        if outs and round(node.flops / outs) in _DW_FLOPS_PER_OUTPUT:
-            word = "dwconv"
-    return word
 
 
 def _compress(words: list[str]) -> list[str]:
