@@ -91,7 +91,7 @@ class GroupShape:
     anchor upstream of it joins the group.
     """
     __slots__ = ("cm", "inside", "feeds", "after", "after_reduce", "pending", "small_links", "anchors",
-                 "sink_anchors", "chain", "stitch", "members", "int8", "int8_mm", "not_ewise")
+                 "sink_anchors", "chain", "stitch", "members", "int8", "int8_mm", "not_ewise", "int_red", "heavy")
 
     def __init__(self, cm, inside):
         self.cm, self.inside = cm, inside
@@ -106,6 +106,8 @@ class GroupShape:
         self.int8 = False                 # an int8 matmul (engine/model/int8_matmul.py) is a member
         self.int8_mm = False              # ... an int8 matmul itself
         self.not_ewise = False            # a member that is neither elementwise nor an int8 matmul
+        self.int_red = False              # an integer reduction (an int8 matmul's zero-point row sums)
+        self.heavy = 0                    # members that are not elementwise
 
     def add(self, v: int) -> None:
         cm = self.cm
@@ -114,6 +116,8 @@ class GroupShape:
         # an int8 matmul, or an integer reduction (the row/column sums of its zero-point correction)
         self.int8 = self.int8 or node.op == INT8_MATMUL or (pat == REDUCE and str(node.dtype).startswith(("int", "uint")))
         self.int8_mm = self.int8_mm or node.op == INT8_MATMUL
+        self.int_red = self.int_red or (pat == REDUCE and str(node.dtype).startswith(("int", "uint")))
+        self.heavy += pat not in EWISE
         self.not_ewise = self.not_ewise or (node.op != INT8_MATMUL and pat not in EWISE)
         inside_cons = [c for c in cm.consumers[v] if self.inside(c)]
         feeds = any(cm.pattern[c] == ANCHOR or c in self.feeds for c in inside_cons)
@@ -173,12 +177,16 @@ class GroupShape:
         (cpu.Int8Dense, vpdpbusd) takes no sibling anchor, chain or stitched reduction, which the
         float Stages rule would run at a fraction of its speed (smart_turn_v3's dp, 3x none); nor
         is an integer reduction (its zero-point correction's row sums) stitched with a softmax
-        (Stages: 25-30 ms a kernel there, against 1-3 ms unfused); and its epilogue is elementwise:
+        (Stages: 25-30 ms a kernel there, against 1-3 ms unfused), nor with anything that is not
+        elementwise (`softmax + quantize + cast + sum` went to the generic Reduction rule: 7-8 ms
+        against 0.7-1.6 ms for RowReduction's `softmax + quantize`); and its epilogue is elementwise:
         a transpose, reshape, repack or sum after it would read the int32 tile back from memory
         and recompute the inlined epilogue per consumer (dp's such groups ran at 4-8% of peak
         where greedy's elementwise ones reached 40-80%)."""
         if self.int8_mm and self.not_ewise:
             return "epilogue", True, "an int8 matmul's epilogue is elementwise (a transpose, repack or sum after it is a pass of its own)"
+        if self.int_red and self.heavy > 1:
+            return "epilogue", True, "an integer row sum (an int8 matmul's zero-point correction) is a pass of its own"
         for f in self.features():
             if self.int8 and f in INT8_BLOCKED:
                 return f, True, "an int8 matmul's kernel takes one int8 matmul with its epilogue"
