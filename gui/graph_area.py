@@ -108,9 +108,10 @@ class ScopeBar(QtWidgets.QWidget):
         for wdg in (self.shown_box, self.collapse_button, self.depth, self.expand_button):
             wdg.setEnabled(bool(tree))
         structural = bool(tree) and scopes.from_structure(sc.graph)
-        self.shown_box.setToolTip("Draw the model's blocks as boxes around the fused groups: "
-                                  + ("its stages, found in the graph's structure (its op names carry no scopes)"
-                                     if structural else "its ONNX name scopes"))
+        self.shown_box.setToolTip(plain.tooltip(
+            "Draw the model's blocks as boxes around the fused groups: "
+            + ("its stages, found in the graph's structure (its op names carry no scopes)" if structural
+               else "its ONNX name scopes")))
         if not tree:
             plain.rich_label(self.crumbs, plain.rich("<i>no blocks: the operators carry no ONNX scopes</i>"
                                                      if sc and sc.graph else ""))

@@ -210,14 +210,23 @@ class Layouts:
             op = sc.plan.groups[sel[1]][0]
         r = sc.rep_rect(op) if op is not None and op in sc.nodes else None
         if r is None or not shown.intersects(r):
-            c, best = shown.center(), None
-            for nid in sc.nodes:
-                rr = sc.rep_rect(nid)
-                if rr is None:
+            c, best, op, r = shown.center(), None, None, None
+            for it in sc.items(shown):       # what is in view (a scan in C++), not every op
+                d = it.data(0)
+                if not d or not it.isVisible():
                     continue
-                d = (rr.center() - c).manhattanLength()
-                if best is None or d < best:
-                    op, r, best = nid, rr, d
+                if d[0] == "node":
+                    nid = d[1]
+                elif d[0] == "collapsed" and 0 <= d[1] < len(sc.plan.groups):
+                    nid = sc.plan.groups[d[1]][0]
+                elif d[0] == "scope" and d[1] in sc.scope_tree:
+                    nid = sc.scope_tree[d[1]].ops[0]
+                else:
+                    continue
+                rr = it.sceneBoundingRect()
+                dist = (rr.center() - c).manhattanLength()
+                if best is None or dist < best:
+                    op, r, best = nid, rr, dist
         if r is None:
             return None
         return op, v.mapFromScene(r.center())

@@ -115,18 +115,93 @@ def _crossings(graph) -> list[int]:
     return out
 
 
-def _split(cross, heavy, a: int, b: int) -> list[tuple[int, int]]:
-    """The blocks inside positions [a, b): cut where the fewest tensors cross (preferably before a heavy
-    op, where fused groups start), the pieces joined into about STRUCT_FANOUT runs of similar size; the
-    next-fewest crossings are tried while that leaves one run holding most of the range. [] for a leaf."""
+def _ranks(graph) -> tuple[list[int], list[int]]:
+    """Each operator's earliest rank (its longest path from the graph's inputs) and latest rank (as late
+    as its consumers allow: an op that reads only inputs or constants, listed late, ranks by them)."""
+    pos = {n.id: i for i, n in enumerate(graph.nodes)}
+    early: list[int] = []
+    for n in graph.nodes:
+        early.append(max((early[pos[x]] + 1 for x in n.inputs if x in pos and pos[x] < len(early)), default=0))
+    top = max(early, default=0)
+    late = [top] * len(early)
+    for i in range(len(early) - 1, -1, -1):
+        for x in graph.nodes[i].inputs:
+            j = pos.get(x)
+            if j is not None and j < i:
+                late[j] = min(late[j], late[i] - 1)
+    return early, late
+
+
+def _components(graph, a: int, b: int) -> list[tuple[int, int]]:
+    """Positions [a, b) as the weakly connected pieces of the graph they hold (parallel branches), where
+    each piece is a run of consecutive positions; else []."""
+    nodes = graph.nodes
+    pos = {nodes[i].id: i for i in range(a, b)}
+    root = list(range(b - a))
+
+    def find(x):
+        while root[x] != x:
+            root[x] = root[root[x]]
+            x = root[x]
+        return x
+
+    for i in range(a, b):
+        for x in nodes[i].inputs:
+            j = pos.get(x)
+            if j is not None:
+                root[find(i - a)] = find(j - a)
+    runs: list[list[int]] = []
+    for i in range(a, b):
+        r = find(i - a)
+        if runs and runs[-1][2] == r:
+            runs[-1][1] = i + 1
+        else:
+            runs.append([i, i + 1, r])
+    if len(runs) < 2 or len({r[2] for r in runs}) != len(runs):
+        return []
+    return [(r0, r1) for r0, r1, _ in runs]
+
+
+def _split(graph, cross, rank, heavy, a: int, b: int) -> list[tuple[int, int]]:
+    """The blocks inside positions [a, b): stages, cut where the fewest tensors cross (preferably before a
+    heavy op, where fused groups start) and everything before the cut ranks before everything after (a
+    cut never runs through parallel branches), the pieces joined into about STRUCT_FANOUT runs of similar
+    size; the next-fewest crossings are tried while one run holds over half the range. With no such cut:
+    the range's parallel branches, where each is a run of positions. [] for a leaf."""
     m = b - a
     if m <= STRUCT_LEAF:
         return []
     target = max(m / STRUCT_FANOUT, STRUCT_LEAF / 2)
-    levels = sorted({cross[i] for i in range(a, b - 1)})
+    early, late = rank
+    hi_before, lo_after = [0] * m, [0] * m
+    run = -1
+    for i in range(a, b):
+        run = max(run, early[i])
+        hi_before[i - a] = run
+    run = 1 << 30
+    for i in range(b - 1, a - 1, -1):
+        lo_after[i - a] = run
+        run = min(run, late[i])
+    staged = [i for i in range(a, b - 1) if hi_before[i - a] < lo_after[i - a]]
+
+    def branches() -> list[tuple[int, int]]:
+        """The largest stage between staged cuts split into its parallel branches (the stages around it kept)."""
+        bounds = [a] + [i + 1 for i in staged] + [b]
+        stages = [(x, y) for x, y in zip(bounds, bounds[1:]) if y > x]
+        big = max(stages, key=lambda r: r[1] - r[0])
+        comps = _components(graph, *big)
+        if len(comps) < 2:
+            return []
+        k = stages.index(big)
+        runs = _runs(stages[:k], target) + _runs(comps, target) + _runs(stages[k + 1:], target)
+        return runs if len(runs) > 1 else []
+
+    if not staged:
+        return branches()
+    levels = sorted({cross[i] for i in staged})
     best: list[tuple[int, int]] = []
     for c in levels:
-        cut = [i for i in range(a, b - 1) if cross[i] <= c]
+        cut = [i for i in staged if cross[i] <= c]
         good = [i for i in cut if heavy[i + 1]]
         cut = good or cut
         pieces, lo = [], a
@@ -134,21 +209,30 @@ def _split(cross, heavy, a: int, b: int) -> list[tuple[int, int]]:
             pieces.append((lo, i + 1))
             lo = i + 1
         pieces.append((lo, b))
-        runs: list[list[int]] = []
-        for p0, p1 in pieces:
-            if runs and runs[-1][1] - runs[-1][0] < target:
-                runs[-1][1] = p1
-            else:
-                runs.append([p0, p1])
-        if len(runs) > 1 and runs[-1][1] - runs[-1][0] < target / 2:
-            tail = runs.pop()
-            runs[-1][1] = tail[1]
+        runs = _runs(pieces, target)
         if len(runs) < 2:
             continue
-        best = [(r0, r1) for r0, r1 in runs]
+        best = runs
         if max(r1 - r0 for r0, r1 in best) <= 0.5 * m:
             break
+    if not best or max(r1 - r0 for r0, r1 in best) > 0.9 * m:   # one block with a few ops beside it: its branches
+        return branches() or best
     return best
+
+
+def _runs(pieces, target: float) -> list[tuple[int, int]]:
+    """Consecutive pieces joined into runs of at least `target` positions (a short last one joins the one
+    before)."""
+    runs: list[list[int]] = []
+    for p0, p1 in pieces:
+        if runs and runs[-1][1] - runs[-1][0] < target:
+            runs[-1][1] = p1
+        else:
+            runs.append([p0, p1])
+    if len(runs) > 1 and runs[-1][1] - runs[-1][0] < target / 2:
+        tail = runs.pop()
+        runs[-1][1] = tail[1]
+    return [(r0, r1) for r0, r1 in runs]
 
 
 def _summary(graph, lo: int, hi: int) -> str:
@@ -182,13 +266,14 @@ def structure(graph) -> tuple[dict[str, tuple[str, ...]], dict[str, str]]:
     if len(nodes) < STRUCT_MIN_OPS:
         return paths, labels
     cross = _crossings(graph)
+    rank = _ranks(graph)
     heavy = [n.pattern in _HEAVY for n in nodes]
     seen: dict[tuple, str] = {}
 
     def walk(a, b, num, path, depth):
         if depth > STRUCT_MAX_DEPTH:
             return
-        for k, (lo, hi) in enumerate(_split(cross, heavy, a, b), 1):
+        for k, (lo, hi) in enumerate(_split(graph, cross, rank, heavy, a, b), 1):
             if hi - lo < 2:
                 continue
             n = f"{num}.{k}" if num else str(k)

@@ -879,20 +879,17 @@ class GraphScene(QtWidgets.QGraphicsScene):
         return img.width(), img.height()
 
     def render_svg(self, path: str, title: str = "FuseLens graph"):
-        with self.full_detail():
-            self._render_svg(path, title)
-
-    def _render_svg(self, path: str, title: str):
         from PySide6 import QtSvg
 
-        r = self.content_rect().adjusted(-20, -20, 20, 20)
-        gen = QtSvg.QSvgGenerator()
-        gen.setFileName(path)
-        gen.setSize(QtCore.QSize(int(r.width()), int(r.height())))
-        gen.setViewBox(QtCore.QRectF(0, 0, r.width(), r.height()))
-        gen.setTitle(title)
-        p = QtGui.QPainter(gen)
-        p.fillRect(QtCore.QRectF(0, 0, r.width(), r.height()), self.theme.background)
-        self.render(p, QtCore.QRectF(0, 0, r.width(), r.height()), r)
-        p.end()
+        with self.full_detail():
+            r = self.content_rect().adjusted(-20, -20, 20, 20)
+            gen = QtSvg.QSvgGenerator()
+            gen.setFileName(path)
+            gen.setSize(QtCore.QSize(int(r.width()), int(r.height())))
+            gen.setViewBox(QtCore.QRectF(0, 0, r.width(), r.height()))
+            gen.setTitle(title)
+            p = QtGui.QPainter(gen)
+            p.fillRect(QtCore.QRectF(0, 0, r.width(), r.height()), self.theme.background)
+            self.render(p, QtCore.QRectF(0, 0, r.width(), r.height()), r)
+            p.end()
 
