@@ -100,3 +100,25 @@ def test_left_to_right_layouts_and_a_layout_without_block_clusters():
     assert lay.width > lay.height
     bare = L.build_input(g, scopes=tree, scope_clusters=False)
     assert not bare.scopes and bare.key() != tb.key() and "cluster_s" not in L.to_dot(bare)
+
+
+def test_blocks_never_cut_through_parallel_branches():
+    b = Builder()
+    x = b.add("conv2d", [])
+    branches = []
+    for _ in range(6):
+        h, mine = x, []
+        for k in range(12):
+            h = b.add("conv2d" if k % 2 == 0 else "relu", [h])
+            mine.append(h)
+        branches.append(set(mine))
+    b.add("concat", [max(br, key=lambda n: int(n[1:])) for br in branches])
+    g = b.graph("branches6x12")
+    tree = scopes.scope_tree(g)
+    assert tree
+    for s in tree.values():
+        ops = set(s.ops)
+        touched = [br for br in branches if br & ops]
+        # a block lies inside one branch, or holds whole branches: never parts of two running side by side
+        assert len(touched) == 1 or all(br <= ops for br in touched), s.label
+    assert any(sum(br <= set(s.ops) for br in branches) == 1 for s in tree.values())   # a branch is a block
