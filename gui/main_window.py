@@ -135,6 +135,7 @@ class MainWindow(QtWidgets.QMainWindow):
                                      self.show_error)   # the strategies shown, side by side
         self.scopes = Scopes(self.model, self.state, self.scope_view, self.area, self.layouts,
                              self.status)   # blocks: collapse to depth, expand all, breadcrumb
+        self.scopes.remember(self.settings)         # left to right or top to bottom, as last time
         for v in (self.view, self.rview):
             v.activated.connect(lambda sel, v=v: self.selection.activate(v, sel))
             v.double_clicked.connect(lambda sel, v=v: self.selection.double_click(v, sel))

@@ -28,6 +28,15 @@ class Scopes:
         view.scope_double_clicked.connect(self.toggle)
         model.events.document.connect(lambda ev: setattr(sv, "collapsed", frozenset()))
 
+    def remember(self, settings):
+        """Lay out in the direction `settings` remember, and remember each change."""
+        bar = self.area.scope_bar
+        self.layouts.direction = "LR" if settings.left_to_right else "TB"
+        bar.lr_box.blockSignals(True)
+        bar.lr_box.setChecked(settings.left_to_right)
+        bar.lr_box.blockSignals(False)
+        bar.direction_requested.connect(lambda d: setattr(settings, "left_to_right", d == "LR"))
+
     def tree(self) -> dict:
         """The left pane's scope tree (for its plan)."""
         return self.area.left.scene().scope_tree

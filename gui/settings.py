@@ -107,6 +107,15 @@ class Settings:
         self.qs.setValue("minimap", bool(v))
 
     @property
+    def left_to_right(self) -> bool:
+        """The graph laid out left to right (else top to bottom)."""
+        return self._get("left_to_right", False, bool)
+
+    @left_to_right.setter
+    def left_to_right(self, v: bool):
+        self.qs.setValue("left_to_right", bool(v))
+
+    @property
     def tune_budget(self) -> tuple[str, int]:
         """The last Tune budget: ("trials", N) or ("minutes", M)."""
         kind = str(self._get("tune_budget_kind", "trials"))

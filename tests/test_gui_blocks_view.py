@@ -118,3 +118,13 @@ def test_an_imported_plan_with_a_collapsed_group_gets_its_own_compact_layout(win
     for nid, node in sc.nodes.items():
         if node.isVisible():
             assert not r.intersects(node.sceneBoundingRect()), nid
+
+
+def test_left_to_right_is_remembered(new_window, qtbot):
+    w = new_window("lr.ini")
+    assert not w.area.scope_bar.lr_box.isChecked() and w.layouts.direction == "TB"
+    w.area.scope_bar.lr_box.setChecked(True)
+    assert w.settings.left_to_right and w.layouts.direction == "LR"
+    w.settings.sync()
+    w2 = new_window("lr.ini")
+    assert w2.area.scope_bar.lr_box.isChecked() and w2.layouts.direction == "LR"
