@@ -75,9 +75,12 @@ class Layouts:
             self.request(full=True, only_if_better=not self.compact)
 
     def _on_side_by_side(self, on: bool):
-        """Side by side draws the right pane at the left one's positions: every op laid out."""
+        """Side by side draws the right pane at the left one's positions: every op laid out. A view the
+        user has not moved since the model opened is fitted again to its new width."""
         if on and self.compact and self.model.doc is not None:
             self.request(full=True)
+        if not on:
+            QtCore.QTimer.singleShot(0, self.area.left.refit_width_top)
 
     def reset(self):
         """A new document: nothing laid out yet."""
@@ -333,6 +336,7 @@ class Layouts:
         rs = self.area.right.scene()
         rs.set_plan(rp, self.model.doc.plans.get(self.state.strategy))
         self.area.left.scene().set_plan(self.model.doc.plans[self.state.strategy], rp)
+        self.area.left.refit_width_top()   # half the width now: fitted again, unless the user moved the view
         self.area.right.refresh_labels()
         self.events.drawn()
         self.area.right.minimap.rebuild()

@@ -128,3 +128,20 @@ def test_left_to_right_is_remembered(new_window, qtbot):
     w.settings.sync()
     w2 = new_window("lr.ini")
     assert w2.area.scope_bar.lr_box.isChecked() and w2.layouts.direction == "LR"
+
+
+def test_side_by_side_refits_a_view_the_user_has_not_moved(new_window, qtbot):
+    from tests.test_gui_graph import wide
+
+    w = new_window(size=(1400, 900), strategy="greedy")
+    open_graph(qtbot, w, wide())
+    w.set_right_strategy("none")
+    w.set_side_by_side(True)
+    settle(qtbot, w)
+    qtbot.waitUntil(lambda: w.rview.scene().plan is w.doc.plans.get("none"), timeout=TIMEOUT_MS)
+    qtbot.wait(50)
+    v = w.view
+    r, vp, s = v.scene().sceneRect(), v.viewport().rect(), v.scale_factor()
+    assert r.width() * s <= vp.width() + 1, (r.width() * s, vp.width())   # the graph's whole width in the pane
+    bar = v.verticalScrollBar()
+    assert bar.value() - bar.minimum() < 10                                 # from its top
