@@ -231,3 +231,18 @@ def test_badges_keep_clear_of_block_names(qapp, qtbot):
         for gi, b in sc.kind_badges.items():
             br = b.sceneBoundingRect()
             assert not any(br.intersects(n) for n in names), (scale, gi)
+
+
+def test_collapsed_groups_names_fit_their_nodes(qapp, qtbot):
+    g = residual(40)
+    for n in g.nodes:
+        n.op = n.func = "fused_conv2d_add_multiply_WWWWWWWWWWWWWWWW"
+    plan = _plan(g, size=4)
+    v = _view(qtbot, g, plan)
+    sc = v.scene()
+    for gi in range(len(plan.groups)):
+        it = sc.group_boxes.collapsed_node(gi, True)
+        node = it.path().boundingRect()
+        t = next(c for c in it.childItems() if isinstance(c, type(sc.texts[0])))
+        r = t.mapRectToParent(t.boundingRect())
+        assert node.left() <= r.left() and r.right() <= node.right(), (gi, t.text())
