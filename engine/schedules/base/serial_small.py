@@ -16,13 +16,16 @@ import tvm_ffi
 from tvm import s_tir, tirx
 
 # iterations below which a kernel runs on one thread. BlockedConv's own threshold is 150 K multiply-
-# adds, Stages' 64 K loop iterations (both measured quiet on a 2-core AVX-512 host). Measured here
-# (scripts/bench_serial_small.py; 2-core AVX-512 while other processes were busy), the
-# same plan with this pass at 0 / 64 K / 256 K / 1 M: a BiLSTM text encoder (g2pid_encoder) greedy
-# 0.74 / 0.28 / 0.29 / 0.29 ms, dp 0.41 / 0.34 / 0.34 / 0.23 ms; a small BERT (g2pid_bert, 32
-# tokens) greedy 0.33 / 0.22 / 0.20 / 0.16, dp 0.28 / 0.26 / 0.24 / 0.24. 256 K iterations is about
-# 10 us of vector work on one core: what a fork/join saves there is about what it costs.
-SERIAL_WORK = 1 << 18
+# adds, Stages' 64 K loop iterations. Measured with scripts/bench_serial_small.py (2-core AVX-512,
+# 40 of 40 rounds quiet), the same plans with the pass off / at 256 K / 1 M / 4 M iterations:
+#   a BiLSTM text encoder (g2pid_encoder, 24 steps)  greedy 0.76 / 0.30 / 0.30 / -    ms
+#                                                    dp     0.43 / 0.37 / 0.25 / -    ms
+#   a small BERT (g2pid_bert, 32 tokens)             greedy 0.36 / 0.22 / 0.17 / 0.18 ms
+#                                                    dp     0.31 / 0.27 / 0.26 / 0.23 ms
+# and MobileNetV2 at 224 greedy 12.5 / 12.5 / 12.4 / 12.1 ms (its kernels are bigger). 1 M iterations
+# is about 20 us of vector work on one core: a fork/join of TVM's pool (waking its worker) costs
+# about what the second core would save there.
+SERIAL_WORK = 1 << 20
 
 
 def _extent(loop) -> int | None:
