@@ -69,6 +69,7 @@ STRUCT_MIN_OPS = 40      # a smaller graph gets no blocks from its structure (it
 STRUCT_LEAF = 16         # a block of at most this many operators is not split again
 STRUCT_FANOUT = 8        # about this many blocks inside a block
 STRUCT_MAX_DEPTH = 4
+STRUCT_LARGE = 1500      # a larger graph gets two levels of blocks (fewer clusters for dot to lay out)
 _HEAVY = ("OutEWiseFusable", "CommReduce", "Opaque")
 
 
@@ -270,8 +271,10 @@ def structure(graph) -> tuple[dict[str, tuple[str, ...]], dict[str, str]]:
     heavy = [n.pattern in _HEAVY for n in nodes]
     seen: dict[tuple, str] = {}
 
+    deepest = STRUCT_MAX_DEPTH if len(nodes) <= STRUCT_LARGE else 2
+
     def walk(a, b, num, path, depth):
-        if depth > STRUCT_MAX_DEPTH:
+        if depth > deepest:
             return
         for k, (lo, hi) in enumerate(_split(graph, cross, rank, heavy, a, b), 1):
             if hi - lo < 2:
