@@ -273,3 +273,38 @@ def test_dp_never_puts_two_int8_matmuls_in_one_kernel(tmp_path):
     for grp in p.groups:
         if any(by_id[i].op == "int8_matmul" for i in grp):
             assert all(by_id[i].op == "int8_matmul" or by_id[i].pattern in ("ElemWise", "Broadcast") for i in grp)
+
+
+def qdq_conv1d_model(c=8, length=40, o=32, kw=3, stride=2, seed=3):
+    """x [1, c, length] -> Q/DQ (uint8) -> Conv (int8 weight per output channel, padding 1, a bias)
+    -> Q/DQ, as a quantizer writes a Whisper-style encoder's convolutions."""
+    rng = np.random.default_rng(seed)
+    c_ = {"x_s": np.array(0.02, np.float32), "x_z": np.array(120, np.uint8), "o_s": np.array(0.05, np.float32),
+          "o_z": np.array(128, np.uint8), "w": rng.integers(-127, 128, (o, c, kw)).astype(np.int8),
+          "w_s": (rng.random(o) * 0.01 + 0.001).astype(np.float32), "w_z": np.zeros(o, np.int8),
+          "b": (rng.standard_normal(o) * 0.1).astype(np.float32)}
+    N = helper.make_node
+    nodes = [N("QuantizeLinear", ["x", "x_s", "x_z"], ["xq"]), N("DequantizeLinear", ["xq", "x_s", "x_z"], ["xd"]),
+             N("DequantizeLinear", ["w", "w_s", "w_z"], ["wd"], axis=0),
+             N("Conv", ["xd", "wd", "b"], ["y"], kernel_shape=[kw], pads=[1, 1], strides=[stride], name="the_conv"),
+             N("QuantizeLinear", ["y", "o_s", "o_z"], ["yq"]), N("DequantizeLinear", ["yq", "o_s", "o_z"], ["out"])]
+    lo = (length + 2 - kw) // stride + 1
+    g = helper.make_graph(nodes, "qdq_conv1d", [helper.make_tensor_value_info("x", TensorProto.FLOAT, [1, c, length])],
+                          [helper.make_tensor_value_info("out", TensorProto.FLOAT, [1, o, lo])],
+                          [numpy_helper.from_array(v, name) for name, v in c_.items()])
+    return helper.make_model(g, opset_imports=[helper.make_opsetid("", 13)])
+
+
+@pytest.mark.parametrize("stride", [1, 2])
+def test_qdq_conv1d_as_int8_matmul_matches_onnxruntime(stride, tmp_path):
+    """A QDQ Conv1d is an im2col of its uint8 input (padded with the zero point) times the packed
+    weight: none and greedy give ONNX Runtime's quantized output."""
+    from engine.planner import greedy
+
+    g = _load(qdq_conv1d_model(stride=stride), tmp_path)
+    assert _int8_calls(g) == 1 and not any(nd.op == "conv1d" for nd in g.nodes)
+    assert {nd.onnx_name for nd in g.nodes if nd.op.startswith("int8_")} == {"the_conv"}
+    none_out, off_none, _ = _steps_off(g, [[nd.id] for nd in g.nodes], 0.05)
+    greedy_out, off_greedy, _ = _steps_off(g, greedy.partition(g)[0], 0.05)
+    assert off_none == 0 and off_greedy == 0
+    np.testing.assert_array_equal(none_out, greedy_out)

@@ -36,7 +36,7 @@ import numpy as np
 import tvm
 from tvm import relax, te
 
-VERSION = 1   # part of the model cache's key (engine/model/loader.py CACHE_VERSION notes it)
+VERSION = 2   # part of the model cache's key (engine/model/loader.py CACHE_VERSION notes it)
 BLOCK_N, BLOCK_K = 16, 4   # the packed weight's inner block: one vpdpbusd's 16 lanes x 4 bytes
 
 
@@ -83,6 +83,47 @@ def pack_act_te(b: te.Tensor) -> te.Tensor:
         return tvm.tirx.if_then_else(tvm.tirx.all(j < n_ext, k < k_ext), v, tvm.tirx.const(0, "int8"))
 
     return te.compute((*batch, n16, k4, BLOCK_N, BLOCK_K), f, name="int8_pack")
+
+
+def im2col_te(q: te.Tensor, za: int, stride: int, pad: int, kw: int, l_out: int) -> te.Tensor:
+    """A conv1d's uint8 input q[1, C, L] as the rows of a matmul: cols[b, l, c * kw + r] =
+    q[b, c, l * stride + r - pad], the padding filled with the zero point (so that it contributes
+    (za - za) * w = 0, as a zero of the float input does)."""
+    b_ext, c_ext, l_in = [int(d) for d in q.shape]
+
+    def f(b, l, k):
+        c, r = k // kw, k % kw
+        x = l * stride + r - pad
+        return tvm.tirx.if_then_else(tvm.tirx.all(x >= 0, x < l_in), q[b, c, x], tvm.tirx.const(za, "uint8"))
+
+    return te.compute((b_ext, l_out, c_ext * kw), f, name="int8_im2col")
+
+
+def match_conv1d(call, lhs_value, rhs_value):
+    """(q, za, sa, W as [C*kw, O], sw, stride, pad, kw, l_out) where `call` is a QDQ conv1d this pass
+    takes (NCW/OIW, one group, no dilation, symmetric padding, per-tensor uint8 input, int8 weight
+    per output channel or per tensor with zero point 0); else None."""
+    a = call.attrs
+    if str(a.data_layout) != "NCW" or str(a.kernel_layout) != "OIW" or str(a.out_layout) != "NCW" or int(a.groups) != 1:
+        return None
+    if [int(d) for d in a.dilation] != [1] or len(a.padding) != 2 or int(a.padding[0]) != int(a.padding[1]):
+        return None
+    act = _quantized(lhs_value)
+    if act is None or not _is_op(rhs_value, "relax.dequantize") or str(rhs_value.attrs.out_dtype) != "float32":
+        return None
+    q, sa, za = act
+    w, sw, zw = (_const(x) for x in rhs_value.args)
+    q_shape = _static_shape(q)
+    if w is None or sw is None or zw is None or w.dtype != np.int8 or w.ndim != 3 or np.any(zw != 0):
+        return None
+    if str(q.ty.dtype) != "uint8" or len(q_shape) != 3 or q_shape[1] != w.shape[1] or sw.dtype != np.float32:
+        return None
+    o, c, kw = w.shape
+    if sw.size != 1 and (sw.size != o or int(rhs_value.attrs.axis) != 0):
+        return None
+    stride, pad = int(a.strides[0]), int(a.padding[0])
+    l_out = (q_shape[2] + 2 * pad - kw) // stride + 1
+    return q, za, sa, w.reshape(o, c * kw).T.copy(), sw.reshape(-1), stride, pad, kw, l_out
 
 
 def _const(expr):
@@ -189,6 +230,12 @@ class _Rewriter:
             if act is not None:
                 self._act_matmul(b, *act)
                 return
+        if isinstance(b, relax.VarBinding) and _is_op(value, "relax.nn.conv1d") and len(value.args) == 2:
+            lhs, rhs = (values.get(a, a) if isinstance(a, relax.Var) else a for a in value.args)
+            conv = match_conv1d(value, lhs, rhs)
+            if conv is not None:
+                self._conv1d(b, *conv)
+                return
         self.out.append(b)
 
     def _finish(self, b, acc, scale) -> None:
@@ -207,6 +254,25 @@ class _Rewriter:
             acc = self._bind(relax.op.subtract(acc, relax.const(corr, "int32")), f"{name}_zp")
         scale = (np.float32(sa) * sw.astype(np.float32)).astype(np.float32)
         self._finish(b, acc, scale.reshape(()) if scale.size == 1 else scale)
+
+    def _conv1d(self, b, q, za, sa, w, sw, stride, pad, kw, l_out) -> None:
+        """The conv1d as an int8 matmul of its im2col rows ([1, L_out, C*kw]) by W as [C*kw, O],
+        then the transpose back to NCW on the float result."""
+        name = b.var.name
+        cols = self._bind(self.bb.call_te(im2col_te, q, za, stride, pad, kw, l_out, primfunc_name_hint="int8_im2col"),
+                          f"{name}_cols")
+        n = w.shape[1]
+        acc = self._bind(self.bb.call_te(int8_matmul_te, cols, relax.const(pack_weight(w), "int8"), n,
+                                         primfunc_name_hint="int8_matmul"), f"{name}_acc")
+        if za:
+            corr = (za * w.astype(np.int64).sum(axis=0)).astype(np.int32)
+            acc = self._bind(relax.op.subtract(acc, relax.const(corr, "int32")), f"{name}_zp")
+        scale = (np.float32(sa) * sw.astype(np.float32)).astype(np.float32)
+        f = self._bind(relax.op.astype(acc, "float32"), f"{name}_f")
+        y = self._bind(relax.op.multiply(f, relax.const(scale.reshape(()) if scale.size == 1 else scale, "float32")),
+                       f"{name}_nwc")
+        self.out.append(relax.VarBinding(b.var, self.bb.normalize(relax.op.permute_dims(y, [0, 2, 1]))))
+        self.count += 1
 
     def _act_matmul(self, b, qa, za, sa, qb, zb, sb) -> None:
         """sum_k (a - za)(b - zb) with b' = b - 128 in int8 (b uint8) and zb' = zb - 128:

@@ -33,9 +33,9 @@ from engine.util.errors import FuseLensError, ModelError
 
 from . import onnx_input, opgraph
 
-CACHE_VERSION = 11  # 5: graph.json records frozen.onnx's hash; 6: onnx_name of the ops a BatchNormalization lowers into;
+CACHE_VERSION = 12  # 5: graph.json records frozen.onnx's hash; 6: onnx_name of the ops a BatchNormalization lowers into;
 #                   7: the channel layout (graph.json's "layout", in the hash); 8: rewrites (engine/model/rewrites),
-#                   input values and import notes; 9-11: QDQ matmuls as int8 matmuls (engine/model/int8_matmul.py)
+#                   input values and import notes; 9-12: QDQ matmuls and conv1ds as int8 matmuls (engine/model/int8_matmul.py)
 LAYOUTS = ("auto", "blocked", "nchw")  # --layout: the target's, NCHW[x]c with the target's x, NCHW
 MODULE = "module.npz"
 _memo: dict[str, opgraph.OpGraph] = {}
