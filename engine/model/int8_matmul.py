@@ -25,10 +25,17 @@ The result keeps the matmul's variable (its ONNX provenance); the int32 matmul i
 OutEWiseFusable PrimFunc whose epilogue (the correction, the scale, the next quantize) FuseOps,
 greedy and dp all fuse into it. engine/schedules/cpu/int8_dense.py schedules it with `vpdpbusd`.
 
-Taken: lhs `dequantize` of a uint8 tensor with a per-tensor scale and zero point (constants), rhs a
-2-D `dequantize` of an int8 constant, per-tensor or per column (axis 1), zero points 0. Anything
-else (activation x activation matmuls of attention, int8 activations, per-row weight scales) stays
-as TVM imports it.
+Taken:
+- weight matmuls: lhs `dequantize` of a uint8 tensor with a per-tensor scale and zero point
+  (constants), rhs a 2-D `dequantize` of an int8 constant, per tensor or per column (axis 1), zero
+  point 0;
+- activation x activation matmuls (attention's Q.K^T, P.V): both sides quantized per tensor, lhs
+  uint8, rhs uint8 (shifted to int8: b - 128) or int8, packed per call; the zero points come out as
+  int32 row and column sums;
+- conv1d (NCW, one group, no dilation): an im2col of its uint8 input (padded with the zero point)
+  times the weight as [C*kw, O], the float result transposed back to NCW.
+Anything else (int8 activations on the left, per-row weight scales, Gemm's transposed weight,
+conv2d) stays as TVM imports it.
 """
 from __future__ import annotations
 
