@@ -87,12 +87,13 @@ class Layouts:
         self.full = None
         self.compact = False
 
-    def request(self, full: bool = True, only_if_better: bool = False, view: str = "keep"):
+    def request(self, full: bool = True, only_if_better: bool = False, view: str = "keep", anchor=None):
         """Lay out the current strategy (full: every op; else with the collapsed groups as one node).
         only_if_better: after a toggle, move the nodes only if the strategy's own layout draws clearly
         cleaner group boxes than the current positions. `view`: what the left pane shows once the new
         positions are applied: "keep" (the selection, or the op nearest the view's centre, stays where it
-        is on screen) or "fit" (the whole graph, or its whole width from the top)."""
+        is on screen; `anchor`: (op id, viewport point) to keep there instead) or "fit" (the whole graph,
+        or its whole width from the top)."""
         doc, strategy = self.model.doc, self.state.strategy
         if doc is None or strategy not in doc.plans:
             return
@@ -119,7 +120,7 @@ class Layouts:
         token = self.service.request(make, keep_unless_better=keep)
         self._pending = {"token": token, "full": full, "strategy": strategy, "req": self.model.request("layout"),
                          "collapsed": set(collapsed), "blocks": blocks, "t0": time.perf_counter(),
-                         "quiet": keep is not None, "view": view, "anchor": self._anchor()}
+                         "quiet": keep is not None, "view": view, "anchor": anchor or self._anchor()}
         self.activity.hold("layout", None if keep is not None else
                         "laying out the graph" + (" (graphviz dot)" if dot_path() else " (built-in)"),
                         cancel=self.cancel)

@@ -70,8 +70,11 @@ class Scopes:
         keys = {k for k in sv.collapsed if k in tree and nid in tree[k].ops}
         if not keys:
             return False
+        v = self.area.left
+        r = v.scene().rep_rect(nid)     # the block drawn now: the op takes its place on screen
+        anchor = (nid, v.mapFromScene(r.center())) if r is not None else None
         sv.collapsed = sv.collapsed - keys
-        self._relayout(expanded=True)
+        self._relayout(expanded=True, anchor=anchor)
         return True
 
     def reveal(self, key: str):
@@ -89,10 +92,10 @@ class Scopes:
         v.centerOn(r.center().x(), r.center().y() if r.height() * v.scale_factor() + 40 <= vp.height()
                    else r.top() + vp.height() / (2 * v.scale_factor()) - 20)
 
-    def _relayout(self, expanded: bool = False, view: str = "keep"):
+    def _relayout(self, expanded: bool = False, view: str = "keep", anchor=None):
         if self.state.side_by_side:
             return  # both panes keep the full layout so that they stay in step
         if self.scope_view.collapsed or self.state.collapsed_in(self.area.left.scene().plan):
-            self.layouts.request(full=False, view=view)
+            self.layouts.request(full=False, view=view, anchor=anchor)
         elif self.layouts.compact or expanded:
-            self.layouts.request(full=True, view=view)
+            self.layouts.request(full=True, view=view, anchor=anchor)

@@ -17,7 +17,7 @@ from tests.test_structure_blocks import paddle_like  # noqa: E402
 @pytest.fixture
 def win(new_window, qtbot):
     w = new_window(size=(1400, 900), strategy="greedy")
-    open_graph(qtbot, w, paddle_like(blocks=10))
+    open_graph(qtbot, w, paddle_like(blocks=12))
     qtbot.waitUntil(lambda: w.view.scene().plan is w.doc.plans.get("greedy") and bool(w.view.scene().scope_tree),
                     timeout=TIMEOUT_MS)
     settle(qtbot, w)

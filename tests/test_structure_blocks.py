@@ -10,7 +10,7 @@ from engine.model import scopes
 from tests.synthetic import Builder
 
 
-def paddle_like(blocks: int = 8, name_style: str = "p2o") -> object:
+def paddle_like(blocks: int = 12, name_style: str = "p2o") -> object:
     """An input transform, `blocks` residual blocks with a two-conv side branch, a long skip from the
     stem to the end (as an FPN neck reads its backbone), and a final softmax-like tail, named as a
     Paddle export names them ("p2o.Conv.3"), or as given."""

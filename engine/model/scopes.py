@@ -65,7 +65,7 @@ def _common(paths) -> tuple[str, ...]:
 # ---- do the names carry scopes? -------------------------------------------------------------------
 
 STRUCT_PREFIX = "#"      # the keys of blocks found in the graph's structure ("#2", "#2.3")
-STRUCT_MIN_OPS = 40      # a smaller graph gets no blocks from its structure (it reads well without)
+STRUCT_MIN_OPS = 64      # a smaller graph gets no blocks from its structure (it reads well without)
 STRUCT_LEAF = 16         # a block of at most this many operators is not split again
 STRUCT_FANOUT = 8        # about this many blocks inside a block
 STRUCT_MAX_DEPTH = 4
