@@ -121,9 +121,9 @@ def schedule(mod, target_name: str = "cpu", rules: list | None = None, fast_math
                 if isinstance(sch, list):
                     sch = sch[0]
                 done_func = sch.mod["main"]
-                if "gpu" not in tgt.keys:  # a kernel too small for a fork/join runs on one thread
+                if "gpu" not in tgt.keys and rname in serial_small.RULES:  # too small for a fork/join: one thread
                     done_func, serial = serial_small.serial_when_small(
-                        done_func, serial_small.SERIAL_WORK if serial_work is None else serial_work)
+                        done_func, serial_small.RULES[rname] if serial_work is None else serial_work)
                     if serial:
                         report.serial.append(name)
                 updates[gv] = done_func.with_attr("tirx.is_scheduled", True)

@@ -27,6 +27,16 @@ from tvm import s_tir, tirx
 # about what the second core would save there.
 SERIAL_WORK = 1 << 20
 
+# the rules whose kernels it applies to, each with its threshold. Not the convolution rules
+# (BlockedConv and BlockedChain have their own measured threshold, 150 K multiply-adds). Elementwise
+# kernels are memory-bound: a CNN's unfused batch-norm on a 112x112 map (400 K iterations) streams at
+# two cores' bandwidth, while an unrolled LSTM's gate ops (128-512 values each) are all launch cost.
+# With every rule's kernels under 1 M iterations serial, MobileNetV2@224 (blocked) ran 11.7 ms unfused
+# and 4.2 ms greedy against 7.7 and 3.9 with the pass off (scripts/bench_schedules.py, quiet).
+ELEMENTWISE_WORK = 1 << 14
+RULES = {"cpu.Anchor": SERIAL_WORK, "cpu.Stages": SERIAL_WORK, "cpu.RowReduction": SERIAL_WORK,
+         "cpu.Reduction": SERIAL_WORK, "cpu.Elementwise": ELEMENTWISE_WORK, "cpu.Fallback": ELEMENTWISE_WORK}
+
 
 def _extent(loop) -> int | None:
     e = loop.extent
