@@ -39,7 +39,7 @@ def main(argv: list[str]) -> int:
     shapes = {k: [int(t) for t in v.split(",")] for k, v in (a.split("=", 1) for a in rest if "=" in a)}
     strategies = [a for a in rest if "=" not in a and not a.startswith("t")] or ["greedy", "dp"]
     thresholds = [int(a[1:]) << 10 for a in rest if a.startswith("t")] or [1 << 16, 1 << 18]
-    g = loader.load(spec, shapes)
+    g = loader.load(spec, shapes, block=loader.block_for_target("cpu", "blocked"))  # as bench and the app build on CPU
     hw = hardware.get("host")
     dev = tvm.cpu()
     args = [tvm.runtime.tensor(v, dev) for v in eb.random_inputs(g, seed=0)]
