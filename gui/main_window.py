@@ -285,6 +285,7 @@ class MainWindow(QtWidgets.QMainWindow):
         self.kernels = KernelsPanel()
         self.kernels.follow(self.model, self.state, self.kernel_reports)
         self.kernels.group_requested.connect(self._show_group)
+        self.kernels.code_requested.connect(self._show_kernel_code)
         self.dock_props = self._dock("Properties", self.props.container(), QtCore.Qt.RightDockWidgetArea, "props")
         self.dock_latency = self._dock("Latency", self.latency, QtCore.Qt.BottomDockWidgetArea, "latency")
         self.dock_rec = self._dock("Recommendation", self.recpanel, QtCore.Qt.BottomDockWidgetArea, "rec")
@@ -435,6 +436,11 @@ class MainWindow(QtWidgets.QMainWindow):
             ("node", plan.groups[gi][0]) if len(plan.groups[gi]) == 1 else ("group", gi)
         self.selection.activate(self.view, sel)
         self.view.reveal(sel, fit=True)
+
+    def _show_kernel_code(self, gi: int):
+        """The Kernels panel's "Show Kernel Code" on a row: select its group, then open its code."""
+        self._show_group(gi)
+        self.kernel_code.show_selected()
 
     def select_node(self, nid: str):
         """Select operator `nid` in the left pane, reveal it and show its properties."""

@@ -129,3 +129,28 @@ def test_kernels_panel_is_legible_at_1400x900(new_window, qtbot):
     fm = t.fontMetrics()
     assert t.columnWidth(KIND_COL) >= max(fm.horizontalAdvance(k) for k in KINDS)
     assert t.viewport().height() // t.rowHeight(0) >= 8, (t.viewport().height(), t.rowHeight(0))
+
+
+def test_kernels_panel_row_menu_shows_the_groups_kernel_code(new_window, qtbot, monkeypatch):
+    """Issue 30: a Kernels row's context menu has Show Kernel Code, which selects the row's group and
+    opens the Kernel code view on it (the view's build itself is tested in tests/test_gui_kernel_code.py)."""
+    from tests.gui_helpers import TIMEOUT_MS, open_graph
+
+    win = new_window(size=(1400, 900), strategy="greedy")
+    open_graph(qtbot, win, chain(40))
+    qtbot.waitUntil(lambda: win.view.scene().plan is win.doc.plans.get("greedy"), timeout=TIMEOUT_MS)
+    win.dock_kernels.raise_()
+    panel = win.kernels
+    qtbot.waitUntil(lambda: panel.model.rowCount() > 0, timeout=5000)
+    plan = win.doc.plans["greedy"]
+    shown = []
+    monkeypatch.setattr(win.kernel_code, "show", lambda strategy, gi, pane="left", target=None:
+                        shown.append((strategy, gi, pane)))
+    row = next(i for i, gi in enumerate(panel.visible_groups()) if len(plan.groups[gi]) > 1)
+    gi = panel.visible_groups()[row]
+    menu = panel.row_menu(panel.proxy.index(row, 0))
+    assert menu is not None and [a.text() for a in menu.actions()] == ["Show Kernel Code"]
+    menu.actions()[0].trigger()
+    assert shown == [("greedy", gi, "left")]
+    assert win.state.selection.left == ("group", gi)
+    assert panel.row_menu(panel.proxy.index(-1, -1)) is None     # no row under the cursor: no menu

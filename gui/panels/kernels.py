@@ -126,6 +126,7 @@ class _Filter(QtCore.QSortFilterProxyModel):
 
 class KernelsPanel(QtWidgets.QWidget):
     group_requested = QtCore.Signal(int)   # a row was clicked: its group index in the shown plan
+    code_requested = QtCore.Signal(int)    # "Show Kernel Code" on a row's context menu: its group index
 
     def __init__(self, parent=None):
         super().__init__(parent)
@@ -161,6 +162,8 @@ class KernelsPanel(QtWidgets.QWidget):
         hh.setSectionResizeMode(QtWidgets.QHeaderView.Interactive)
         hh.setStretchLastSection(True)
         self.table.clicked.connect(self._on_click)
+        self.table.setContextMenuPolicy(QtCore.Qt.CustomContextMenu)
+        self.table.customContextMenuRequested.connect(self._on_menu)
         self.filter_edit.textChanged.connect(self._on_filter)
         self.flagged.toggled.connect(self._on_flagged)
         bar = QtWidgets.QHBoxLayout()
@@ -255,6 +258,21 @@ class KernelsPanel(QtWidgets.QWidget):
         gi = index.data(GROUP_ROLE)
         if gi is not None:
             self.group_requested.emit(int(gi))
+
+    def row_menu(self, index) -> QtWidgets.QMenu | None:
+        """The context menu of a row: Show Kernel Code (its group's TIR, LLVM IR, assembly or CUDA)."""
+        gi = index.data(GROUP_ROLE) if index.isValid() else None
+        if gi is None:
+            return None
+        menu = QtWidgets.QMenu(self)
+        act = menu.addAction("Show Kernel Code")
+        act.triggered.connect(lambda: self.code_requested.emit(int(gi)))
+        return menu
+
+    def _on_menu(self, pos):
+        menu = self.row_menu(self.table.indexAt(pos))
+        if menu is not None:
+            menu.exec(self.table.viewport().mapToGlobal(pos))
 
     def _show_selection(self):
         """The row of the group selected in the left pane is the table's current row."""
