@@ -184,17 +184,9 @@ QUEUE_WAIT = 6   # a tracker's queue (a free device of a key) is waited on this 
 def network_timeout_s() -> float:
     """The deadline of every network step (connecting, a tracker's answer, an RPC server's handshake):
     $FUSELENS_NETWORK_TIMEOUT_S seconds, else 10; TargetError for a value that is not a positive number."""
-    env = os.environ.get("FUSELENS_NETWORK_TIMEOUT_S", "").strip()
-    if not env:
-        return DEFAULT_NETWORK_TIMEOUT_S
-    try:
-        v = float(env)
-    except ValueError:
-        v = float("nan")
-    if not 0 < v < 1e6:
-        raise TargetError(f"FUSELENS_NETWORK_TIMEOUT_S {env[:40]!r}: give a positive number of seconds (default "
-                          f"{DEFAULT_NETWORK_TIMEOUT_S:g})")
-    return v
+    from engine.util.numbers import env_seconds
+
+    return env_seconds("FUSELENS_NETWORK_TIMEOUT_S", DEFAULT_NETWORK_TIMEOUT_S, 1e6, TargetError)
 
 
 class _Silent(TargetError):

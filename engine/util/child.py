@@ -59,18 +59,9 @@ def stall_s() -> float:
     """How long a worker may go without progress: $FUSELENS_WORKER_STALL_S seconds, else 120; a value
     that is not a positive number is one UsageError line."""
     from .errors import UsageError
+    from .numbers import env_seconds
 
-    env = os.environ.get("FUSELENS_WORKER_STALL_S", "").strip()
-    if not env:
-        return DEFAULT_STALL_S
-    try:
-        v = float(env)
-    except ValueError:
-        v = float("nan")
-    if not 0 < v < 1e7:
-        raise UsageError(f"FUSELENS_WORKER_STALL_S {env[:40]!r}: give a positive number of seconds (default "
-                         f"{DEFAULT_STALL_S:g})")
-    return v
+    return env_seconds("FUSELENS_WORKER_STALL_S", DEFAULT_STALL_S, 1e7, UsageError)
 
 
 def _cpu_ticks(pid: int, top: bool = True):

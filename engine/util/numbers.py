@@ -33,6 +33,23 @@ def positive(x, lo: float = TINY, hi: float = BIG) -> bool:
     return finite(x, lo, hi)
 
 
+def env_seconds(name: str, default: float, hi: float, error=ValueError) -> float:
+    """A number of seconds from environment variable `name`: `default` when unset or empty; `error`
+    (an exception class taking one message) for a value that is not a number in (0, hi)."""
+    import os
+
+    env = os.environ.get(name, "").strip()
+    if not env:
+        return default
+    try:
+        v = float(env)
+    except ValueError:
+        v = float("nan")
+    if not 0 < v < hi:
+        raise error(f"{name} {env[:40]!r}: give a positive number of seconds (default {default:g})")
+    return v
+
+
 def sane(obj, depth: int = 0) -> bool:
     """Every number in parsed JSON `obj` (nested lists and objects) is finite and of a sane magnitude."""
     if depth > 200:
