@@ -27,7 +27,7 @@ from tvm.s_tir.schedule import ScheduleError
 
 from engine.devices.tvm_target import num_cores, vector_lanes
 
-from ..base.analysis import block_info, child_blocks
+from ..base.analysis import block_info, child_blocks, vars_in
 from ..base.primitives import REFUSED_OR_GONE, inline_all, write_contiguous
 from ..base.rule import CPURule
 
@@ -52,7 +52,7 @@ def _reads_last_axis_contiguously(block, var) -> bool:
     for r in block.reads:
         for k, rng in enumerate(r.region):
             idx = rng.min
-            if any(v.same_as(var) for v in _vars(idx)):
+            if any(v.same_as(var) for v in vars_in(idx)):
                 if k != len(r.region) - 1 or not (isinstance(idx, tirx.Var) and idx.same_as(var)):
                     return False
                 used = True
@@ -67,7 +67,7 @@ def _lane_and_step_loops(sch, rf):
     loops = list(sch.get_loops(rf))
     step = lane = None
     for iv, val in zip(sch.get(rf).iter_vars, realize.iter_values):
-        hit = [lp for lp in loops if any(v.same_as(sch.get(lp).loop_var) for v in _vars(val))
+        hit = [lp for lp in loops if any(v.same_as(sch.get(lp).loop_var) for v in vars_in(val))
                and int(sch.get(lp).extent) > 1]
         if len(hit) != 1:
             continue
@@ -78,11 +78,6 @@ def _lane_and_step_loops(sch, rf):
     if step is None or lane is None:
         raise ScheduleError("rfactor loops not found")
     return step, lane
-
-
-def _vars(expr) -> list:
-    from ..base.analysis import vars_in
-    return list(vars_in(expr))
 
 
 class RowReduction(CPURule):
