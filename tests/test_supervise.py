@@ -62,14 +62,18 @@ def test_the_command_ends_with_its_supervisor_and_takes_its_signals(tmp_path):
     for how in ("kill", "term"):
         p = subprocess.Popen([sys.executable, str(ROOT / "main.py"), "inspect", "zoo:mobilenetv2@64"], env=env,
                              stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, preexec_fn=_limited(6 << 10))
-        kids = []
-        for _ in range(100):
+        kids, supervised = [], False
+        for _ in range(200):    # a child between fork and exec still has its parent's environment: wait for exec
             kids = psutil.Process(p.pid).children()
-            if kids:
+            try:
+                supervised = bool(kids) and "FUSELENS_SUPERVISED" in kids[0].environ()
+            except psutil.Error:
+                supervised = False
+            if supervised:
                 break
             time.sleep(0.05)
         assert kids, "no supervised child under a memory limit"
-        assert "FUSELENS_SUPERVISED" in kids[0].environ()
+        assert supervised, "the child is not the supervised command"
         time.sleep(1.0)
         if how == "kill":
             p.kill()
