@@ -1,4 +1,4 @@
-"""The structure the README's "How it works" promises: data flows engine -> front ends. The engine
+"""The structure README.md's map promises: data flows engine -> front ends. The engine
 never imports Qt or the app. engine/ is a stack of stage packages, each importing only the ones
 below it (LAYERS); no module anywhere reaches into another package's private names; the engine's
 and the app's modules import each other without a loop (a lower module never reaches up, even
