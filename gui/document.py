@@ -13,7 +13,8 @@ measured on `target` changed) and `events.fidelity` (a fidelity result for `targ
 arrived); the window's views, panels and signals follow those.
 
 Every estimated figure says which model produced it (`estimate_source`, `estimate_label`,
-`group_estimate`): the profile's roofline, the learned model, or a kernel time measured on the device.
+`group_estimate`, from engine/report/result_rows.py): the profile's roofline, the learned model, or a
+kernel time measured on the device.
 """
 from __future__ import annotations
 
@@ -21,6 +22,11 @@ import csv
 from dataclasses import dataclass, field
 
 from engine.planner import STRATEGIES
+# the labels of a plan's provenance and a result's schedules (engine/report/result_rows.py), which the
+# views import from here
+from engine.report.result_rows import (ESTIMATE_TITLES, RESULT_COLUMNS, cost_tag, csv_row,  # noqa: F401
+                                       decided_by, estimate_label, estimate_source, group_estimate,
+                                       schedule_label, schedule_of, strategy_label)
 
 from .events import EmitterGroup
 
@@ -214,20 +220,6 @@ def _same_plan(cur, measured) -> bool:
     return cur is not None and (cur is measured or cur.groups == measured.groups)
 
 
-def schedule_of(result) -> str:
-    """Whose schedules a result's kernels ran with: rules | tuned | mixed (older results: rules)."""
-    return getattr(result, "schedule", None) or "rules"
-
-
-def schedule_label(result) -> str:
-    """"rules", "tuned 40/40" or "mixed 12/40" (kernels with a tuning record / kernels built)."""
-    kind = schedule_of(result)
-    if kind == "rules":
-        return "rules"
-    total = (getattr(result, "schedule_report", None) or {}).get("kernels_total") or getattr(result, "kernels", 0)
-    return f"{kind} {getattr(result, 'tuned_kernels', 0)}/{total}" if total else kind
-
-
 @dataclass
 class Fidelity:
     """A cost model evaluated on one plan's kernels: the plan whose kernels were timed, the cost asked
@@ -238,69 +230,6 @@ class Fidelity:
     result: dict
 
 
-def decided_by(plan) -> str:
-    """How the plan's strategy decided, for status and summary lines ("" for an estimate)."""
-    return "decided by measured kernel times" if (plan.notes or {}).get("cost") == "measured" else ""
-
-
-ESTIMATE_TITLES = {"roofline": "roofline estimate", "learned": "learned estimate", "measured": "measured"}
-
-
-def estimate_source(plan) -> str:
-    """What a plan's estimated_us and group_us are (engine.planner.annotate's notes["estimate"] and
-    notes["group_source"]): "roofline", "learned", or "measured" when every kernel's figure was timed
-    on the device. A plan without notes is the roofline's (every plan made before the learned model)."""
-    notes = getattr(plan, "notes", None) or {}
-    est = notes.get("estimate", "roofline")
-    if est != "learned":
-        return "roofline"
-    src, us = notes.get("group_source") or [], getattr(plan, "group_us", None) or []
-    kernels = [s for s, u in zip(src, us) if u]
-    return "measured" if kernels and all(s == "measured" for s in kernels) else "learned"
-
-
-def estimate_label(plan) -> str:
-    """"roofline estimate", "learned estimate", "learned estimate (5 of 31 kernels measured)" or
-    "measured": which model produced the plan's estimated total."""
-    source = estimate_source(plan)
-    label = ESTIMATE_TITLES[source]
-    if source == "learned":
-        notes = plan.notes or {}
-        kernels = [s for s, u in zip(notes.get("group_source") or [], plan.group_us or []) if u]
-        n = sum(s == "measured" for s in kernels)
-        if n:
-            label += f" ({n} of {len(kernels)} kernels measured)"
-    return label
-
-
-def group_estimate(plan, gi: int) -> tuple[str, float] | None:
-    """(which model: "roofline estimate" | "learned estimate" | "measured", us) of group `gi`'s figure."""
-    us = getattr(plan, "group_us", None) or []
-    if gi >= len(us):
-        return None
-    notes = getattr(plan, "notes", None) or {}
-    if notes.get("estimate", "roofline") != "learned":
-        return ESTIMATE_TITLES["roofline"], us[gi]
-    src = notes.get("group_source") or []
-    return ESTIMATE_TITLES["measured" if gi < len(src) and src[gi] == "measured" else "learned"], us[gi]
-
-
-def strategy_label(s: str, plan) -> str:
-    """"dp (measured)": a cost-deciding strategy with what decided its plan (cost_tag), as the strategy
-    boxes, the Latency panel and the exports name it; other strategies by their name."""
-    tag = cost_tag(plan) if plan is not None else ""
-    return f"{s} ({tag})" if tag else s
-
-
-def cost_tag(plan) -> str:
-    """What a cost-deciding strategy decided by ("roofline" | "learned" | "measured"); "" for others
-    and for plans without notes."""
-    from engine.planner import COSTED
-
-    notes = getattr(plan, "notes", None) or {}
-    return notes.get("cost", "") if getattr(plan, "strategy", None) in COSTED else ""
-
-
 def estimator(cost: str) -> str:
     """The cost make_plan prices a plan by for the app's `cost`: "roofline" stays, "learned" and
     "measured" price by the learned model (measured plans of dp, hybrid and optimal come from
@@ -308,12 +237,15 @@ def estimator(cost: str) -> str:
     return "roofline" if cost == "roofline" else "learned"
 
 
-def plan_strategies(graph, hw, strategies, progress=None, cancel=None, cost: str = "learned",
-                    target: str = "cpu") -> tuple[dict, dict]:
-    """Plans for `strategies`, every one priced by the same estimator (`estimator(cost)` for the
-    device `target`: dp, hybrid and optimal also decide by it); a strategy that fails gives an error
-    message instead."""
+def plan_strategies(graph, setup, strategies, progress=None, cancel=None) -> tuple[dict, dict]:
+    """Plans for `strategies` on setup.hardware, every one priced by the same estimator
+    (`estimator(setup.cost)` for the device setup.target: dp, hybrid and optimal also decide by it);
+    a strategy that fails gives an error message instead."""
+    from dataclasses import replace
+
     from engine.planner import make_plan
+
+    setup = replace(setup, cost=estimator(setup.cost))
 
     plans, errors = {}, {}
     for k, s in enumerate(strategies):
@@ -322,7 +254,7 @@ def plan_strategies(graph, hw, strategies, progress=None, cancel=None, cost: str
         if progress:
             progress(f"planning {s}", k / max(1, len(strategies)))
         try:
-            plans[s] = make_plan(graph, s, hw, cost=estimator(cost), target=target)
+            plans[s] = make_plan(graph, s, setup)
         except Exception as e:  # noqa: BLE001 - shown in the window, per strategy
             from engine.util.errors import FuseLensError
 
@@ -331,36 +263,22 @@ def plan_strategies(graph, hw, strategies, progress=None, cancel=None, cost: str
     return plans, errors
 
 
-RESULT_COLUMNS = ["model", "strategy", "target", "latency_median_ms", "latency_min_ms", "latency_max_ms",
-                  "planning_ms", "build_s", "kernels", "correct", "estimated_ms", "hardware_profile", "error", "cached",
-                  "schedule", "tuned_kernels", "label", "run_id"]   # label: "dp (measured)"; run_id: engine/measure/runs.py
-
-
 def write_results_csv(doc: Document, path) -> int:
+    """The results CSV (result_rows.RESULT_COLUMNS): every result, the rules-only reference of each
+    tuned or mixed one, and the estimate of every strategy not yet measured. Returns the row count."""
     rows = 0
     with open(path, "w", newline="") as f:
         w = csv.writer(f)
         w.writerow(RESULT_COLUMNS)
         for (target, s), r in sorted(doc.results.items()):
-            p = doc.plans.get(s)
-            lat = r.latency_ms or {}
-            w.writerow([doc.name, s, target, lat.get("median"), lat.get("min"), lat.get("max"), r.planning_ms,
-                        r.build_s, r.kernels, r.correct, p.estimated_us / 1000 if p else None, doc.hw.name,
-                        r.error or "", r.cached, schedule_of(r), getattr(r, "tuned_kernels", 0), strategy_label(s, p),
-                        getattr(r, "run_id", "")])
+            w.writerow(csv_row(doc.name, s, target, r, doc.plans.get(s), doc.hw.name))
             rows += 1
         for (target, s), r in sorted(doc.rules_for_all().items()):  # rules-only references of tuned figures
-            p = doc.plans.get(s)
-            lat = r.latency_ms or {}
-            w.writerow([doc.name, s, target, lat.get("median"), lat.get("min"), lat.get("max"), r.planning_ms,
-                        r.build_s, r.kernels, r.correct, p.estimated_us / 1000 if p else None, doc.hw.name,
-                        "", r.cached, "rules", 0, strategy_label(s, p), getattr(r, "run_id", "")])
+            w.writerow(csv_row(doc.name, s, target, r, doc.plans.get(s), doc.hw.name, rules_only=True))
             rows += 1
         for s in doc.strategies():  # strategies not measured: their estimates
             if any(k[1] == s for k in doc.results) or s not in doc.plans:
                 continue
-            p = doc.plans[s]
-            w.writerow([doc.name, s, "", "", "", "", round(p.planning_ms, 3), "", p.kernels, "",
-                        p.estimated_us / 1000, doc.hw.name, "not yet measured", "", "", "", strategy_label(s, p), ""])
+            w.writerow(csv_row(doc.name, s, "", None, doc.plans[s], doc.hw.name))
             rows += 1
     return rows

@@ -249,8 +249,8 @@ class Files:
         except Exception as e:  # noqa: BLE001
             self.show_error(f"{type(e).__name__}: {e}", "Import plan")
             return None
-        plan.notes = dict(plan.notes or {}, imported_from=str(path), imported_strategy=plan.strategy,
-                          planning_ms_in_file=plan.planning_ms)
+        plan.set_provenance(imported_from=str(path), imported_strategy=plan.strategy,
+                            planning_ms_in_file=plan.planning_ms)
         plan.planning_ms = 0.0   # not planned here (as plan_json.imported): no planning time of its own
         plan.strategy = "custom"
         self.planning.recost(plan)             # the roofline now ...

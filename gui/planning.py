@@ -14,6 +14,7 @@ controller that starts them and puts their plans into the open Document. Plans l
 """
 from __future__ import annotations
 
+from engine.planner.plan import provenance_of
 from engine.util.child import ChildFailed
 from engine.util.errors import FuseLensError
 from engine.jobs.plan_tvm import plan_tvm
@@ -54,12 +55,10 @@ def price(plan, graph, hw, cost: str, target: str):
     from engine.planner import annotate, cost_source
 
     p = copy.copy(plan)
-    p.notes = {k: v for k, v in (plan.notes or {}).items()
-               if k not in ("estimate", "group_source", "roofline_us", "cost", "cost_note")}
+    p.set_provenance(estimate=None, group_source=None, roofline_us=None, cost=None, cost_note=None)
     src = cost_source.resolve(graph, hw, estimator(cost), target, costed=False)
     annotate(p, graph, hw, estimates=src.estimates)
-    p.notes["cost"] = src.name
-    p.notes["cost_note"] = src.note
+    p.set_provenance(cost=src.name, cost_note=src.note)
     return p
 
 
@@ -152,17 +151,16 @@ def recost(plan, graph, hw) -> None:
     on the UI thread; Planning.reprice puts the app's estimator's figures in after, off it)."""
     from engine.planner import annotate
 
-    for k in ("group_source", "roofline_us"):
-        (plan.notes or {}).pop(k, None)
+    plan.set_provenance(group_source=None, roofline_us=None)
     annotate(plan, graph, hw)
-    plan.notes["cost"], plan.notes["cost_note"] = "roofline", f"roofline on profile {hw.name}"
+    plan.set_provenance(cost="roofline", cost_note=f"roofline on profile {hw.name}")
 
 
 def _same_estimate(old, new) -> bool:
     """Whether two plans of a strategy are the same estimate: groups, cost and figures (a plan kept
     where measuring failed stays the object the views show)."""
-    a, b = old.notes or {}, new.notes or {}
-    return (a.get("cost") == b.get("cost") != "measured" and a.get("estimate") == b.get("estimate")
+    a, b = provenance_of(old), provenance_of(new)
+    return (a.cost == b.cost != "measured" and a.estimate == b.estimate
             and old.groups == new.groups and abs(old.estimated_us - new.estimated_us) <= 1e-6 * max(1.0, new.estimated_us))
 
 
@@ -250,8 +248,8 @@ class Planning:
             by = [s for s, p in plans.items() if decided_by(p)]
             sample = next((plans[s] for s in FAST_STRATEGIES if s in plans), None)
             priced = f"priced by the {estimate_label(sample)}" if sample is not None else ""
-            if sample is not None and cost != "roofline" and (sample.notes or {}).get("estimate") == "roofline":
-                priced += f" ({(sample.notes or {}).get('cost_note', 'no learned model for this device')})"
+            if sample is not None and cost != "roofline" and provenance_of(sample).estimate == "roofline":
+                priced += f" ({provenance_of(sample).cost_note or 'no learned model for this device'})"
             self.status(f"Re-planned for {hw.title}: {', '.join(by)} {decided_by(plans[by[0]])} on {target}; {priced}"
                         if by else f"Re-planned every strategy for {hw.title} on {target}, {priced}", 10000)
 

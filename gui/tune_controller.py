@@ -63,7 +63,7 @@ class Tuning:
             return
         doc, strategy, target = self.model.doc, self.state.strategy, self.model.device
         if strategy == "custom":
-            src = (doc.plans["custom"].notes or {}).get("imported_strategy") if "custom" in doc.plans else None
+            src = doc.plans["custom"].provenance.imported_strategy if "custom" in doc.plans else None
             self.show_error("an imported plan cannot be tuned: tune a planned strategy"
                             + (f" (this one came from {src})" if src else ""), "Tune")
             return

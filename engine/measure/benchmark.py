@@ -174,7 +174,7 @@ def bench_model(req: BenchRequest, strategies, imported: dict | None = None) -> 
                 progress(f"{s}: {stage}", share * (k + frac) / n)
         with _planning:
             p = make_plan(g, s, hw, cost=cost, target=t, progress=prog)
-        costs[s] = p.notes.get("cost", "model")
+        costs[s] = p.provenance.cost or "model"
         plans[s] = p
     for name, p in (imported or {}).items():
         costs[name], plans[name] = "imported", p

@@ -26,9 +26,9 @@ def make_plan(graph, strategy: str, hw, cost: str = "roofline", target: str = "c
     predictions of the target's kernel times), "measured" (the learned model with the close calls
     timed on `target`; every candidate timed where no model serves it), "model" (learned where a
     model serves the target and profile, else roofline; the default of the CLI and the app; this
-    call's own default is the roofline, which depends on nothing measured). The plan's notes say which: notes["cost"]
-    (what decided), notes["estimate"] (what the plan's estimated_us and group_us are: "roofline"
-    or "learned", measured kernels included where timed) and notes["cost_note"].
+    call's own default is the roofline, which depends on nothing measured). The plan's provenance
+    (plan.py's Provenance) says which: `cost` (what decided), `estimate` (what the plan's estimated_us
+    and group_us are: "roofline" or "learned", measured kernels included where timed) and `cost_note`.
     `options` go to the strategy's plan() (registry.py lists which each takes)."""
     from engine.devices.targets import spec_of
 
@@ -55,13 +55,13 @@ def make_plan(graph, strategy: str, hw, cost: str = "roofline", target: str = "c
     # calls); for the others, the estimates only price the plan afterwards: not planning (`none` plans nothing)
     p.planning_ms = (time.perf_counter() - (t0 if entry.costed else t_plan)) * 1000
     cm = annotate(p, graph, hw, res.cost_model, src.estimates)
-    p.notes["cost"] = src.name if entry.costed else ("learned" if src.estimates is not None else "roofline")
-    p.notes["cost_note"] = src.note
+    p.set_provenance(cost=src.name if entry.costed else ("learned" if src.estimates is not None else "roofline"),
+                     cost_note=src.note)
     costs = src.costs if src.name == "measured" else None
     if costs is not None:
-        p.notes["measure"] = {**src.stats, "seconds": round(t_measure, 3), "target": spec_of(target)}
-        p.notes["measured_group_us"] = [costs.group_us(g) if src.estimates is None else
-                                        (src.estimates.measured.get(_key(cm, g))) for g in p.groups]
+        p.set_provenance(measure={**src.stats, "seconds": round(t_measure, 3), "target": spec_of(target)},
+                         measured_group_us=[costs.group_us(g) if src.estimates is None else
+                                            (src.estimates.measured.get(_key(cm, g))) for g in p.groups])
     if not p.explanations:
         if strategy == "tvm":
             p.explanations = _borrow_greedy_explanations(graph, hw, p)
@@ -80,7 +80,7 @@ def annotate(p: Plan, graph, hw, cm=None, estimates=None):
     """Set a plan's profile, kernel count, estimated costs and group kinds for `hw`, in place
     (every plan, made here, imported or re-costed, gets them from this one place). With
     `estimates` (estimates.Estimates) the plan's figures are the learned model's (measured where
-    timed) and notes["roofline_us"] keeps the roofline's total. Returns the cost model."""
+    timed) and provenance.roofline_us keeps the roofline's total. Returns the cost model."""
     from . import kinds
     from .cost import CostModel
 
@@ -88,14 +88,13 @@ def annotate(p: Plan, graph, hw, cm=None, estimates=None):
     p.hardware = hw.name
     p.kernel_count = count_kernels(graph, p.groups)
     p.estimated_us, p.group_us = cm.plan_cost(p.groups)
-    p.notes["estimate"] = "roofline"
-    for k in ("roofline_us", "group_source"):     # a plan re-costed by the roofline keeps no learned labels
-        p.notes.pop(k, None)
+    # a plan re-costed by the roofline keeps no learned labels
+    p.set_provenance(estimate="roofline", roofline_us=None, group_source=None)
     if estimates is not None:
-        p.notes["roofline_us"] = p.estimated_us
+        roofline_us = p.estimated_us
         p.estimated_us, p.group_us = estimates.plan_us(p.groups)
-        p.notes["estimate"] = "learned"
-        p.notes["group_source"] = [estimates.source(g) for g in p.groups]
+        p.set_provenance(roofline_us=roofline_us, estimate="learned",
+                         group_source=[estimates.source(g) for g in p.groups])
     p.group_kinds = kinds.classify(cm, p.groups)
     return cm
 

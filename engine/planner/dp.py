@@ -129,7 +129,7 @@ def segment_dp(cm: CostModel, order: list[int], max_len: int = MAX_LEN, cutoff: 
 def plan(graph, hw, max_len: int = MAX_LEN, cutoff: float = CUTOFF, costs=None) -> PlanResult:
     """The segment DP over two topological orders (chain_order, and the order in which greedy's
     groups are contiguous, so FuseOps' groups and siblings it places side by side are ranges
-    too); the cheaper segmentation wins. notes["order"] names the order used, the result's
+    too); the cheaper segmentation wins. Its "order" note names the order used, the result's
     `order` holds it."""
     from . import greedy
     from .order import group_order

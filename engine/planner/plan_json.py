@@ -146,7 +146,7 @@ def read(path) -> dict:
     return d
 
 
-# the notes that describe how a plan was planned and priced: an imported plan's are worked out again
+# the provenance fields that say how a plan was planned and priced: an imported plan's are worked out again
 _PLANNING_NOTES = ("cost", "cost_note", "measure", "measured_group_us", "estimate", "roofline_us", "group_source")
 
 
@@ -155,19 +155,18 @@ def imported(plan: Plan, src: str, graph, hw, target="cpu", cost: str = "model")
     profile `hw` as the app prices a plan for `cost` (gui/planning.price: the roofline for "roofline",
     else the learned model of `target`'s kernel times where one serves it; kernel count, group costs
     and kinds), its explanations those of its groups' edges now (the file's reason kept where the
-    edge is still between groups: a hand edit may have moved them), and notes saying where it came
-    from (imported_from, imported_strategy; notes["cost"] "imported"). The strategy name stays the
-    file's. It was not planned here: planning_ms is 0 (the file's figure kept as notes["planning_ms_in_file"])."""
+    edge is still between groups: a hand edit may have moved them), and its provenance saying where it
+    came from (imported_from, imported_strategy; cost "imported"). The strategy name stays the
+    file's. It was not planned here: planning_ms is 0 (the file's figure kept as provenance.planning_ms_in_file)."""
     from . import annotate, cost_source, explain
 
-    plan.notes = {**{k: v for k, v in plan.notes.items() if k not in _PLANNING_NOTES},
-                  "imported_from": src, "imported_strategy": plan.strategy,
-                  "planning_ms_in_file": plan.planning_ms}
+    plan.set_provenance(**dict.fromkeys(_PLANNING_NOTES), imported_from=src, imported_strategy=plan.strategy,
+                        planning_ms_in_file=plan.planning_ms)
     plan.planning_ms = 0.0
     est = cost_source.resolve(graph, hw, "roofline" if cost == "roofline" else "learned", target, costed=False)
     cm = annotate(plan, graph, hw, estimates=est.estimates)   # the roofline's model: explain's words
-    plan.notes["cost"] = "imported"
-    plan.notes["cost_note"] = f"imported from {src} (planned by {plan.strategy!r}); estimates: {est.note}"
+    plan.set_provenance(cost="imported", cost_note=f"imported from {src} (planned by {plan.strategy!r}); "
+                                                   f"estimates: {est.note}")
     given = {(e.get("src"), e.get("dst")): e for e in plan.explanations
              if isinstance(e.get("reason"), str) and isinstance(e.get("detail"), str)}
     out = []
@@ -290,7 +289,7 @@ def check_schema(d, src: str = "plan") -> None:
                 raise bad(f"'notes.{key}.target'", "a string", v["target"])
 
 
-# notes the app reads (gui/document.py, gui/panels/properties.py, gui/tune_controller.py) -> their type
+# the notes a Provenance is read from (plan.py; shown by engine/report/result_rows.py, the app's panels) -> their type
 _NOTE_TYPES = {"estimate": "text", "cost": "text", "cost_note": "text", "imported_strategy": "text",
                "imported_from": "text", "group_source": "texts", "measured_group_us": "numbers",
                "roofline_us": "number", "measure": "object"}

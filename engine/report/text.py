@@ -2,9 +2,11 @@
 from __future__ import annotations
 
 from engine.devices.describe import machine, measured_on  # noqa: F401 - what the tables say they ran on
+from engine.planner.plan import provenance_of
 from engine.util import machine_load
 from engine.util.stdio import one_value
 
+from . import result_rows
 from .group_names import group_title
 
 
@@ -72,53 +74,30 @@ def graph_summary(g) -> str:
 def plan_summary(g, p, hw, explain: bool = False, top: int = 8) -> str:
     from collections import Counter
 
-    from engine.planner.registry import COSTED
-
-    est = p.notes.get("estimate", "roofline")
+    pv = provenance_of(p)
+    est = pv.estimate_kind
     # a cost-deciding strategy's name says what decided it, as in `bench` and the app: dp (learned)
-    name = f"{p.strategy} ({p.notes['cost']})" if p.strategy in COSTED and p.notes.get("cost") else p.strategy
+    name = result_rows.strategy_label(p.strategy, p)
     lines = [f"{name}: {p.kernels} kernels for {len(g)} ops of {g.name} ({g.layout})   "
              f"estimated {p.estimated_us / 1000:.3f} ms ({est} estimate; profile {hw.title})   "
-             + ("imported: not planned here" if p.notes.get("imported_from") else
-                f"planned in {_duration(p.planning_ms)}")]
-    if p.notes.get("cost_note"):
-        what, note = p.notes.get("cost", est), p.notes["cost_note"]
-        lines.append(f"decided by: {note}" if note.startswith(what) else f"decided by: {what} ({note})")
-    if p.notes.get("cost") == "measured":
-        m = p.notes.get("measure") or {}
-        mus = [u for u in p.notes.get("measured_group_us") or [] if u is not None]
-        if "asked" in m:     # close calls (engine/planner/close_calls.py)
-            lines.append(f"timed on {m.get('target', '?')}: {m.get('timed', 0)} kernels now, {m.get('cached', 0)} from "
-                         f"the cache, {m.get('measured', 0)} measured of {m.get('candidates', '?')} candidates (the rest "
-                         f"decided by the learned model) in {m.get('seconds', 0):.1f} s"
-                         + (f"; {m['busy_left_out']} timings taken while the machine was busy left out"
-                            if m.get("busy_left_out") else "")
-                         + (f"; timing error: {m['error']}" if m.get("error") else ""))
-        else:
-            lines.append(f"decided by measured kernel times on {m.get('target', '?')}: {m.get('candidates', '?')} "
-                         f"candidates, {m.get('unique_kernels', '?')} distinct kernels ({m.get('built', 0)} built now, "
-                         f"{m.get('cached', 0)} from the cache) in {m.get('seconds', 0):.1f} s"
-                         + (f"; {m['busy']} timings taken while the machine was busy left out (taken again "
-                            "next time)" if m.get("busy") else "")
-                         + (f"; profiling error: {m['error']}" if m.get("error") else ""))
-        lines.append(f"measured kernels of this plan sum to {sum(mus) / 1000:.3f} ms ({len(mus)} of {len(p.groups)} "
-                     f"groups timed, cold caches)")
+             + ("imported: not planned here" if pv.imported else f"planned in {_duration(p.planning_ms)}")]
+    lines += result_rows.decided_lines(p)
     kinds_of = [k["kind"] for k in p.group_kinds] or [""] * len(p.groups)
     beyond = Counter(k for k in kinds_of if k not in ("", "single", "epilogue"))
     lines.append("kernels beyond FuseOps: " + (", ".join(f"{k} {v}" for k, v in beyond.most_common()) or "none"))
     order = sorted(range(len(p.groups)), key=lambda i: -p.group_us[i])[:top]
-    rows = []
+    cells = []
     for gi in order:
         ops = [g.by_id[m].op for m in p.groups[gi] if g.by_id[m].kind == "call_tir"]
         name = group_title(g, p.groups[gi], kinds_of[gi] or None)   # its ONNX block, kind and ops
-        rows.append([gi, len(p.groups[gi]), kinds_of[gi], f"{p.group_us[gi]:.1f}", fit(name.split(" "), 48),
-                     fit(ops, 60, "+")])
-    src = p.notes.get("group_source") or []
+        cells.append([gi, len(p.groups[gi]), kinds_of[gi], f"{p.group_us[gi]:.1f}", fit(name.split(" "), 48),
+                      fit(ops, 60, "+")])
+    src = result_rows.group_sources(p)
     if src:
-        for r, gi in zip(rows, order):
+        for r, gi in zip(cells, order):
             r.insert(4, src[gi] if gi < len(src) else est)
     head = ["group", "ops", "kind", "est. us", *(["from"] if src else []), "name", "operators"]
-    lines += ["", f"most expensive groups ({est} estimates):", table(rows, head)]
+    lines += ["", f"most expensive groups ({est} estimates):", table(cells, head)]
     reasons = Counter(e["reason"] for e in p.explanations)
     lines += ["", "edges between groups: " + (", ".join(f"{k} {v}" for k, v in reasons.most_common()) or "none")]
     if explain:
@@ -128,16 +107,7 @@ def plan_summary(g, p, hw, explain: bool = False, top: int = 8) -> str:
     return _join(lines)
 
 
-def _duration(ms: float) -> str:
-    return f"{ms / 1000:.1f} s" if ms >= 1000 else f"{ms:.1f} ms"
-
-
-duration = _plan_time = _duration   # "12.3 ms", "133.2 s": planning times over 1 s in seconds
-
-
-def _planned(p) -> str:
-    """A plan's planning time, or "imported" for a plan read from a file (it was not planned here)."""
-    return "imported" if (getattr(p, "notes", None) or {}).get("imported_from") else _plan_time(p.planning_ms)
+duration = _plan_time = _duration = result_rows.duration   # "12.3 ms", "133.2 s": planning times over 1 s in seconds
 
 
 def _ms(v):
@@ -159,33 +129,33 @@ def bench_table(b: dict) -> str:
 
     res = b["results"]
     comps = comparisons(res)
-    rows = []
-    from engine.planner.registry import COSTED
+    cells = []
+    costs = b.get("costs") or {}
 
     def label(s):     # what decided the plan: dp (learned), dp (measured), dp (roofline)
-        c = (b.get("costs") or {}).get(s)
-        return f"{s} ({c})" if c and s in COSTED else s
+        return result_rows.tagged(s, costs.get(s))
 
     for s, r in res.items():
         if r.error:
-            rows.append([label(s), "error", "", "", "", "", "", "", "", "", "", fit(r.error.split(), 70)])
+            cells.append([label(s), "error", "", "", "", "", "", "", "", "", "", fit(r.error.split(), 70)])
             continue
         lat = r.latency_ms
         note = f"cached {r.when}" if r.cached else ""
-        rows.append([label(s), _ms(lat["median"]), _ms(lat["min"]), _ms(lat["max"]), len(r.samples) or "-",
-                     _vs(comps.get((s, "none")), r.correct is not True and s != "none") if s != "none" else "",
-                     "imported" if (b.get("costs") or {}).get(s) == "imported" else _plan_time(r.planning_ms),
-                     f"{r.build_s:.1f}", r.kernels, _schedule(r),
-                     check.text(r), note])
+        cells.append([label(s), _ms(lat["median"]), _ms(lat["min"]), _ms(lat["max"]), len(r.samples) or "-",
+                      _vs(comps.get((s, "none")), r.correct is not True and s != "none") if s != "none" else "",
+                      "imported" if costs.get(s) == "imported" else _plan_time(r.planning_ms),
+                      f"{r.build_s:.1f}", r.kernels, result_rows.schedule_cell(r),
+                      check.text(r), note])
     same = b.get("same_plan") or {}
     for s, owner in same.items():   # built and timed once, under its owner (engine/planner/same_plan.py)
         p = (b.get("plans") or {}).get(s)
-        rows.append([label(s), f"same plan as {owner}", "", "", "", "",
-                     _planned(p) if p is not None else "", "", p.kernels if p is not None else "", "", "", ""])
+        planned = result_rows.planned(p) if p is not None else ""
+        cells.append([label(s), f"same plan as {owner}", "", "", "", "", planned, "",
+                      p.kernels if p is not None else "", "", "", ""])
     head = [f"{b['model']} ({b['ops']} ops)", "median ms", "min", "max", "n", "vs none [95% CI]", "planned in",
             "build s", "kernels", "schedule", "correct", ""]
-    rows = [r + [""] * (len(head) - len(r)) for r in rows]
-    lines = [table(rows, head), *check.notes(res)]
+    cells = [r + [""] * (len(head) - len(r)) for r in cells]
+    lines = [table(cells, head), *check.notes(res)]
     measured = [s for s, c in (b.get("costs") or {}).items() if c == "measured" and s in res and not res[s].error]
     if measured:
         lines.append(f"{', '.join(measured)} decided by measured kernel times (--cost measured: the learned model, "
@@ -254,13 +224,6 @@ def verdict_lines(res: dict, comps: dict | None = None) -> list[str]:
 
 def _run_date(r) -> str:
     return ("cached " if r.cached else "") + (r.when or "undated")
-
-
-def _schedule(r) -> str:
-    """Whose schedules ran: the rules, tuning records (`tune`), or both (tuned kernels / kernels)."""
-    if not r.scheduled:
-        return "none"
-    return r.schedule if r.schedule != "mixed" else f"mixed {r.tuned_kernels}/{r.kernels}"
 
 
 def published_table_md(rows: list[dict], target: str) -> str:

@@ -21,8 +21,10 @@ import math
 import pyqtgraph as pg
 from PySide6 import QtCore, QtGui, QtWidgets
 
+from engine.planner.plan import provenance_of
+from engine.report.result_rows import estimate_label
+
 from .. import plain, style
-from ..document import estimate_label
 
 # fusion kinds (engine/planner/kinds.py): FuseOps' own in greys and orange, the kinds beyond it in their badge colours
 KIND_COLOURS = {"single": "#8c8c8c", "epilogue": "#e15759", **style.KIND_COLOURS}
@@ -101,7 +103,7 @@ def benchmark_fidelity(doc, target: str, strategy: str) -> dict | None:
     if not rows:
         return None
     f = fidelity([x["estimated_us"] for x in rows], [x["measured_us"] for x in rows])
-    est = (plan.notes or {}).get("estimate", "roofline")
+    est = provenance_of(plan).estimate_kind
     return {"model": doc.name, "strategy": strategy, "target": target, "cost_model": est,
             "cost_model_title": f"the plan's {estimate_label(plan)}", "excluded_from_training": [],
             "kernels": len(rows), "kernels_in_plan": sum(1 for u in ku if u is not None) or len(rows),

@@ -20,7 +20,7 @@ from engine.measure.runs import comparison_base, not_same_run
 from engine.report.text import duration
 
 from .. import plain, style
-from ..document import ESTIMATE_TITLES, cost_tag, estimate_source, schedule_label, schedule_of, strategy_label
+from engine.report.result_rows import ESTIMATE_TITLES, cost_tag, estimate_source, latency_row, strategy_label
 from . import follow_results
 
 PUBLISHED_KEY = {"none": "baseline", "greedy": "greedy", "dp": "dp"}
@@ -266,37 +266,9 @@ class LatencyPanel(QtWidgets.QWidget):
         pub = published_for(model_name, input_shapes)
         pub_res = published_elsewhere(model_name)
         rows = []
-        for s in strategies:
-            p, r = plans.get(s), (results.get(s) if s not in same else None)   # never another plan's figure
-            ok = r is not None and not getattr(r, "error", None) and r.latency_ms
-            imported = p is not None and bool((getattr(p, "notes", None) or {}).get("imported_from"))
-            rows.append({
-                "strategy": s,
-                "median": r.latency_ms.get("median") if ok else None,
-                "min": r.latency_ms.get("min") if ok else None,
-                "max": r.latency_ms.get("max") if ok else None,
-                "estimated": p.estimated_us / 1000 if p is not None else None,
-                "estimate": ESTIMATE_TITLES[estimate_source(p)] if p is not None else None,
-                "title": strategy_title(s, p),
-                "cost": cost_tag(p) if p is not None else "",
-                "published": pub.get(PUBLISHED_KEY[s]) if pub and s in PUBLISHED_KEY else None,
-                # planning and build apart: the plan's own planning time (its results measured it)
-                "planning_s": (None if imported else p.planning_ms / 1000 if p is not None else
-                               (r.planning_ms or 0) / 1000 if ok else None),
-                "imported": imported,
-                "same_as": same.get(s),
-                "build_s": (r.build_s or 0) if ok else None,
-                "kernels": (r.kernels if ok and r.kernels else (p.kernels if p is not None else None)),
-                "correct": (r.correct if ok else None),
-                "error": getattr(r, "error", None) if r is not None else None,
-                "cached": bool(getattr(r, "cached", False)) if r is not None else False,
-                "schedule": schedule_label(r) if ok else None,
-                "schedule_kind": schedule_of(r) if ok else None,
-            })
-            ref = rules.get(s)
-            paired = ok and schedule_of(r) != "rules" and ref is not None and ref is not r and ref.latency_ms
-            for k in ("median", "min", "max"):
-                rows[-1][f"rules_{k}"] = ref.latency_ms.get(k) if paired else None
+        for s in strategies:   # the figures and labels of each (engine/report/result_rows.py)
+            rows.append(latency_row(s, plans.get(s), results.get(s), same.get(s), rules.get(s),
+                                    pub.get(PUBLISHED_KEY[s]) if pub and s in PUBLISHED_KEY else None))
         self.rows = rows
         paired = [(i, row) for i, row in enumerate(rows) if row["rules_median"] is not None]
         pubr = [(i, row) for i, row in enumerate(rows) if row["published"] is not None]

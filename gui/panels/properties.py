@@ -7,10 +7,11 @@ from __future__ import annotations
 from PySide6 import QtCore, QtWidgets
 
 from engine.layout import graph as L
+from engine.planner.plan import provenance_of
+from engine.report.result_rows import group_estimate
 from engine.report.text import human
 
 from .. import plain, style
-from ..document import group_estimate
 
 
 def breakable(text: str) -> str:
@@ -208,8 +209,8 @@ class PropertiesPanel(QtWidgets.QTreeWidget):
         """The group's figure under the name of the model that made it ("roofline estimate", "learned
         estimate"; "measured (cold, alone)" where its kernel was timed while planning), and its measured
         kernel time from the benchmark."""
-        notes = plan.notes or {}
-        measured = notes.get("measured_group_us") or []
+        pv = provenance_of(plan)
+        measured = pv.measured_group_us or ()
         timed = measured[gi] if gi < len(measured) else None
         est = group_estimate(plan, gi)
         if est is not None:
@@ -217,14 +218,12 @@ class PropertiesPanel(QtWidgets.QTreeWidget):
             if label == "measured":
                 timed = us if timed is None else timed
             else:
-                self._row(label, f"{us:.2f} us ({plan.hardware or 'profile'})",
-                          tip=notes.get("cost_note") or None)
+                self._row(label, f"{us:.2f} us ({plan.hardware or 'profile'})", tip=pv.cost_note or None)
         if timed is not None:
             self._row("measured (cold, alone)", f"{timed:.2f} us",
                       tip="This group's kernel built and timed by itself on "
-                          f"{(notes.get('measure') or {}).get('target', 'the device')} while planning; "
-                          + ("the planner decided by these times" if notes.get("cost") == "measured" else
-                             "the estimate uses this time"))
+                          f"{(pv.measure or {}).get('target', 'the device')} while planning; "
+                          + ("the planner decided by these times" if pv.measured else "the estimate uses this time"))
         self._row("measured kernel time", _measured(result, gi))
 
     def show_group(self, graph, plan, gi: int, result=None, collapsed: bool = False, report=None):

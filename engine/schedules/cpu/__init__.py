@@ -8,6 +8,8 @@ returning None when the PrimFunc's block structure is not its kind.
   epilogue, as a register-blocked micro-kernel;
 - `BlockedChain` (blocked_chain.py): an anchor chain of 2-3 blocked convolutions computed band by band;
 - `Chain` (chain.py): an anchor chain (conv -> conv [-> conv], NCHW) computed band by band;
+- `Attention` (attention.py): QK^T -> softmax -> .V in one kernel, query-row tile by tile (the
+  planner's attention kind);
 - `Anchor` (anchor.py): one multiply-accumulate or pooling block with its prologue and epilogue;
 - `Stages` (stages.py): several reductions in one kernel, one stage per reduction;
 - `Elementwise` (elementwise.py): only spatial blocks;
@@ -22,6 +24,7 @@ Config) is in ../base/. A new CPU rule is a file here with one rule class, place
 from __future__ import annotations
 
 from .anchor import Anchor
+from .attention import Attention
 from .blocked import BlockedConv
 from .blocked_chain import BlockedChain
 from .chain import Chain
@@ -35,9 +38,9 @@ from .stages import Stages
 
 def default_rules() -> list:
     """The CPU rules in the order they are tried: an int8 matmul, a blocked-layout convolution, a
-    chain of anchors, one anchor with its prologue and epilogue, several reductions as stages, then
+    chain of anchors, an attention, one anchor with its prologue and epilogue, several reductions as stages, then
     the simple kinds."""
-    return [Int8Dense(), BlockedConv(), BlockedChain(), Chain(), Anchor(), Stages(), Elementwise(), RowReduction(), Reduction(), Fallback()]
+    return [Int8Dense(), BlockedConv(), BlockedChain(), Chain(), Attention(), Anchor(), Stages(), Elementwise(), RowReduction(), Reduction(), Fallback()]
 
 
-__all__ = ["Anchor", "BlockedChain", "BlockedConv", "Chain", "Elementwise", "Fallback", "Int8Dense", "Reduction", "RowReduction", "Stages", "default_rules"]
+__all__ = ["Anchor", "Attention", "BlockedChain", "BlockedConv", "Chain", "Elementwise", "Fallback", "Int8Dense", "Reduction", "RowReduction", "Stages", "default_rules"]
