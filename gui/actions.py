@@ -4,13 +4,12 @@ boxes and menus are added to. Each action calls one of the window's controllers 
 selection, bench, ...) or sets one of its models (Workspace, ViewState); nothing here holds state of its own."""
 from __future__ import annotations
 
-import functools
-
 from PySide6 import QtCore, QtGui, QtWidgets
 
 from engine.layout.dot import dot_path
 
-from . import plain
+from . import action_table, plain
+from .action_table import all_strategies
 from .dialogs import ShortcutsDialog
 
 def _tips() -> dict[str, str]:
@@ -33,107 +32,64 @@ COST_TIPS = {
 }
 
 
-def all_strategies() -> list[str]:
-    """The planner's strategies and 'custom' (an imported plan)."""
-    from engine.planner import STRATEGIES
-
-    return list(STRATEGIES) + ["custom"]
+def _key(k: str):
+    return getattr(QtGui.QKeySequence.StandardKey, k[4:]) if k.startswith("std:") else k
 
 
-def _act(win, text, slot, shortcut=None, checkable=False, tip=None):
-    a = QtGui.QAction(text, win)
-    if shortcut:
-        if isinstance(shortcut, (list, tuple)):
-            a.setShortcuts([QtGui.QKeySequence(s) for s in shortcut])
-        else:
-            a.setShortcut(QtGui.QKeySequence(shortcut))
-    a.setCheckable(checkable)
-    if tip:
-        a.setStatusTip(tip)
-        a.setToolTip(plain.tooltip(tip))
-    a.triggered.connect(slot)
+def _make(win, row: action_table.Action) -> QtGui.QAction:
+    a = QtGui.QAction(row.text, win)
+    keys = [QtGui.QKeySequence(_key(k)) for k in row.shortcuts]
+    if len(keys) == 1:
+        a.setShortcut(keys[0])
+    elif keys:
+        a.setShortcuts(keys)
+    a.setCheckable(row.checkable)
+    if row.tip:
+        a.setStatusTip(row.tip)
+        a.setToolTip(plain.tooltip(row.tip))
+    if row.icon_text:
+        a.setIconText(row.icon_text)
+    if row.checkable:
+        a.triggered.connect(lambda on=False, h=row.handler: h(win, on))
+    else:
+        a.triggered.connect(lambda _=False, h=row.handler: h(win))
     win.addAction(a)  # shortcuts work without the menu being open
     return a
 
+
 def build_actions(win):
-    """The window's actions (a_*), each calling a controller of the window or setting one of its models."""
-    A = functools.partial(_act, win)
-    win.a_open = A("&Open...", lambda: win.files.open_dialog(), QtGui.QKeySequence.Open,
-                    tip="Open an ONNX model")
-    win.a_shapes = A("Set &Input Shapes...", lambda: win.files.ask_shapes_again())
-    win.a_import = A("&Import Plan...", lambda: win.files.import_plan(), "Ctrl+I",
-                      tip="Load a plan JSON and show it as the 'custom' strategy")
-    win.a_import_ort = A("Import ONNX &Runtime Profile...", lambda: win.ort_heat.import_dialog(),
-                          tip="Colour groups by an ONNX Runtime profile (SessionOptions.enable_profiling JSON) "
-                              "beside FuseLens's own heat overlay (View > Heat Source)")
-    win.a_export_plan = A("Export &Plan as JSON...", lambda: win.files.export_plan(), "Ctrl+E")
-    win.a_export_svg = A("Export Graph as &SVG...", lambda: win.files.export_graph(fmt="svg"))
-    win.a_export_png = A("Export Graph as P&NG...", lambda: win.files.export_graph(fmt="png"))
-    win.a_export_csv = A("Export &Results as CSV...", lambda: win.files.export_csv())
-    win.a_quit = A("&Quit", win.close, QtGui.QKeySequence.Quit)
-    win.a_fit = A("&Fit to Window", lambda: win.zoom_views("fit"), ["F", "Space"])
-    win.a_fit_all = A("Whole &Graph", lambda: win.zoom_views("fit_all"), "Shift+F")
-    win.a_actual = A("&Actual Size", lambda: win.zoom_views("actual_size"), "Ctrl+0")
-    win.a_zoom_in = A("Zoom &In", lambda: win.area.left.zoom(1.25), [QtGui.QKeySequence.ZoomIn, "Ctrl+="])
-    win.a_zoom_out = A("Zoom &Out", lambda: win.area.left.zoom(0.8), QtGui.QKeySequence.ZoomOut)
-    win.a_side = A("&Side by Side", lambda on: win.strategies.set_side_by_side(on), "Ctrl+D", checkable=True,
-                    tip="Compare two strategies in split panes with synchronised pan and zoom")
-    win.a_heat = A("&Heat Overlay", lambda on: setattr(win.state, "heat", on), "H", checkable=True,
-                    tip="Colour groups by measured kernel time (or estimated cost)")
-    win.a_log = A("&Log Scale", lambda on: setattr(win.state, "heat_log", on), "L", checkable=True)
-    win.a_log.setChecked(win.state.heat_log)
-    win.a_minimap = A("&Minimap", lambda on: win.overlays.set_minimap(on), "M", checkable=True)
-    win.a_minimap.setChecked(win.settings.minimap)
-    win.a_kernel_code = A("Show &Kernel Code", lambda: win.kernel_code.show_selected(), "K",
-                           tip="The selected group's kernel: the schedule rule, vector width, loop nest, TIR, LLVM IR "
-                               "and assembly (or CUDA source), and its measured time (also: right-click a group)")
-    win.a_heat_source = {}
-    for src, title in (("fuselens", "FuseLens (measured or estimated)"), ("ort", "ONNX Runtime Profile")):
-        win.a_heat_source[src] = A(title, lambda _=False, src=src: setattr(win.ort_heat, "source", src), checkable=True)
-    win.a_heat_source["fuselens"].setChecked(True)
-    win.a_heat_source["ort"].setEnabled(False)   # until a profile is imported
-    win.a_collapse = A("&Collapse Group", lambda: win.selection.collapse_selected(), "C")
-    win.a_expand = A("&Expand Group", lambda: win.selection.expand_selected(), "E")
-    win.a_collapse_all = A("Collapse &All Groups", lambda: win.selection.collapse_all(), "Ctrl+Shift+C")
-    win.a_expand_all = A("E&xpand All Groups", lambda: win.selection.expand_all(), "Ctrl+Shift+E")
-    win.a_find = A("&Find...", lambda: win.finder.focus(), QtGui.QKeySequence.Find)
-    win.a_find_next = A("Find &Next", lambda: win.finder.step(+1), [QtGui.QKeySequence.FindNext, "F3"])
-    win.a_find_prev = A("Find &Previous", lambda: win.finder.step(-1), [QtGui.QKeySequence.FindPrevious,
-                                                                      "Shift+F3"])
-    win.a_diff_next = A("Next &Difference", lambda: win.differences.step(+1), "N",
-                         tip="Side by side: select and centre the next group only one plan has")
-    win.a_diff_prev = A("Previous Di&fference", lambda: win.differences.step(-1), "Shift+N",
-                         tip="Side by side: select and centre the previous group only one plan has")
-    win.a_bench = A("&Benchmark", lambda: win.bench.benchmark(), "Ctrl+B",
-                     tip="Build and time the shown strategies on the selected device")
-    win.a_bench_all = A("Benchmark &All Strategies", lambda: win.bench.benchmark(all_strategies=True), "Ctrl+Shift+B")
-    win.a_kernel_report = A("Measure Kernels vs &ONNX Runtime", lambda: win.kernel_report.measure(),
-                            tip="Time every kernel of the shown plan beside ONNX Runtime's per-node profile: "
-                                "FLOP/s and bytes/s as shares of the profile's peaks, the bound, ORT's time "
-                                "(Properties, Kernels)")
-    win.a_tune = A("&Tune Kernels...", lambda: win.tuning.tune(), "Ctrl+T",
-                    tip="Tune the shown strategy's kernels with MetaSchedule on the selected device "
-                        "(a budget of trials or minutes); the next Benchmark uses what it finds")
-    win.a_tune.setIconText("Tune...")
-    win.a_time_kernels = A("Time &Kernels (Cost Model)", lambda: win.fidelity.time_kernels(),
-                            tip="Build and time every kernel of the shown plan on the selected device and plot the "
-                                "cost model's estimate of each against its time (the Cost Model panel)")
-    win.a_cancel = A("&Cancel", lambda: win.activity.cancel(), "Esc")
-    win.a_shortcuts = A("&Keyboard Shortcuts", lambda: show_shortcuts(win), QtGui.QKeySequence.HelpContents)
-    win.a_about = A("&About FuseLens", lambda: show_about(win))
-    win.a_strat = {}
-    for k, s in enumerate(all_strategies()):
-        win.a_strat[s] = A(f"Strategy: {s}", lambda _=False, s=s: win.strategies.set_strategy(s), f"Alt+{k + 1}",
-                            tip=STRATEGY_TIPS.get(s))
-    win.a_recent_keys = [A(f"Recent {i + 1}", lambda _=False, i=i: win.files.open_recent(i), f"Ctrl+{i + 1}")
-                          for i in range(9)]
+    """The window's actions, built from gui/action_table.py into `win.acts` (name -> QAction)."""
+    win.action_rows = action_table.table(all_strategies(), STRATEGY_TIPS)
+    win.acts = {row.name: _make(win, row) for row in win.action_rows}
+    refresh(win)
+
+
+def refresh(win, prefix: str = ""):
+    """Apply the table's enabled_when and checked_when to the actions whose names start with `prefix`."""
+    for row in win.action_rows:
+        if not row.name.startswith(prefix):
+            continue
+        a = win.acts[row.name]
+        if row.enabled_when is not None:
+            a.setEnabled(bool(row.enabled_when(win)))
+        if row.checked_when is not None:
+            a.setChecked(bool(row.checked_when(win)))
+
+
+def acts(win, *names: str) -> list:
+    """The actions `names` (a name ending in ":" stands for every action of that family, in order)."""
+    out = []
+    for n in names:
+        out += [a for k, a in win.acts.items() if k.startswith(n)] if n.endswith(":") else [win.acts[n]]
+    return out
+
 
 def build_toolbar(win):
     """The toolbar: strategy boxes, profile, device, cost, budget, Benchmark / Tune / Heat; then the find box
     (gui/find.py places it)."""
     tb = win.addToolBar("Main")
     tb.setObjectName("toolbar_main")
-    tb.addAction(win.a_open)
+    tb.addAction(win.acts["open"])
     tb.addSeparator()
     tb.addWidget(QtWidgets.QLabel(" Strategy "))
     win.strategy_box = QtWidgets.QComboBox()
@@ -141,7 +97,7 @@ def build_toolbar(win):
     win.strategy_box.setSizeAdjustPolicy(QtWidgets.QComboBox.AdjustToMinimumContentsLengthWithIcon)
     win.strategy_box.setToolTip("Fusion strategy (Alt+1..6)")
     tb.addWidget(win.strategy_box)
-    tb.addAction(win.a_side)
+    tb.addAction(win.acts["side"])
     win.right_box = QtWidgets.QComboBox()
     win.right_box.setMinimumContentsLength(16)
     win.right_box.setSizeAdjustPolicy(QtWidgets.QComboBox.AdjustToMinimumContentsLengthWithIcon)
@@ -171,6 +127,9 @@ def build_toolbar(win):
     win.device_box.setSizeAdjustPolicy(QtWidgets.QComboBox.AdjustToContents)
     win.device_box.setMinimumContentsLength(12)
     win.device_box.activated.connect(lambda i: win.bench.choose_device(win.device_box.itemData(i)))
+    win.model.events.devices.connect(lambda ev: fill_device_box(win, ev.value))   # before Benchmarks picks one
+    win.model.events.device.connect(lambda ev: win.device_box.setCurrentIndex(
+        max(0, win.device_box.findData(ev.value))))
     tb.addWidget(win.device_box)
     tb.addWidget(QtWidgets.QLabel(" Cost "))
     win.cost_box = QtWidgets.QComboBox()
@@ -194,10 +153,20 @@ def build_toolbar(win):
     win.budget.valueChanged.connect(lambda v: win.model.set_budget(float(v)))
     tb.addWidget(win.budget)
     tb.addSeparator()
-    tb.addAction(win.a_bench)
-    tb.addAction(win.a_tune)
-    tb.addAction(win.a_heat)
+    for a in acts(win, "bench", "tune", "heat"):
+        tb.addAction(a)
     win.finder.build(win)  # the find box: at the menu bar's right end, never in the toolbar's overflow
+
+def fill_device_box(win, devices: list[dict]):
+    """The Device box: the devices found, on the remembered one where it is there."""
+    box = win.device_box
+    box.clear()
+    for d in devices:
+        label = d["name"] + ("" if d.get("reachable", True) is not False else " (unreachable)")
+        box.addItem(label, d["name"])
+        box.setItemData(box.count() - 1, plain.tooltip(d.get("description", "")), QtCore.Qt.ToolTipRole)
+    box.setCurrentIndex(max(0, box.findData(win.settings.device)))
+
 
 def fill_strategy_boxes(win):
     """The strategy boxes: every strategy of the open Document, marked while planning or failed."""
@@ -217,10 +186,10 @@ def fill_strategy_boxes(win):
         box.blockSignals(False)
 
 def build_menus(win):
-    """The menu bar (File, View, Strategy, Run, Help)."""
+    """The menu bar (File, View, Strategy, Run, Help): the table's actions placed by name."""
     mb = win.menuBar()
     m = mb.addMenu("&File")
-    m.addAction(win.a_open)
+    m.addAction(win.acts["open"])
     win.recent_menu = m.addMenu("Open &Recent")
     win.files.recent_in(win.recent_menu)
     sample = m.addMenu("Open &Sample")
@@ -234,30 +203,22 @@ def build_menus(win):
     for name, e in zoo.MODELS.items():
         a = small.addAction(f"{e.title} (64 px)")
         a.triggered.connect(lambda _=False, n=name: win.files.open_model(f"zoo:{n}@64"))
-    m.addAction(win.a_shapes)
+    m.addAction(win.acts["shapes"])
     m.addSeparator()
-    m.addAction(win.a_import)
-    m.addAction(win.a_import_ort)
-    ex = m.addMenu("&Export")
-    for a in (win.a_export_plan, win.a_export_svg, win.a_export_png, win.a_export_csv):
-        ex.addAction(a)
+    m.addActions(acts(win, "import", "import_ort"))
+    m.addMenu("&Export").addActions(acts(win, "export_plan", "export_svg", "export_png", "export_csv"))
     m.addSeparator()
-    m.addAction(win.a_quit)
+    m.addAction(win.acts["quit"])
     v = mb.addMenu("&View")
-    for a in (win.a_fit, win.a_fit_all, win.a_actual, win.a_zoom_in, win.a_zoom_out):
-        v.addAction(a)
-    v.addSeparator()
-    for a in (win.a_find, win.a_find_next, win.a_find_prev):
-        v.addAction(a)
-    v.addSeparator()
-    for a in (win.a_collapse, win.a_expand, win.a_collapse_all, win.a_expand_all, win.a_kernel_code):
-        v.addAction(a)
-    v.addSeparator()
-    for a in (win.a_side, win.a_diff_next, win.a_diff_prev, win.a_heat, win.a_log, win.a_minimap):
-        v.addAction(a)
+    for i, names in enumerate((("fit", "fit_all", "actual", "zoom_in", "zoom_out"), ("find", "find_next", "find_prev"),
+                               ("collapse", "expand", "collapse_all", "expand_all", "kernel_code"),
+                               ("side", "diff_next", "diff_prev", "heat", "log", "minimap"))):
+        if i:
+            v.addSeparator()
+        v.addActions(acts(win, *names))
     hs = v.addMenu("Heat &Source")
     win.heat_source_group = QtGui.QActionGroup(win)
-    for a in win.a_heat_source.values():
+    for a in acts(win, "heat_source:"):
         win.heat_source_group.addAction(a)
         hs.addAction(a)
     v.addSeparator()
@@ -265,24 +226,17 @@ def build_menus(win):
         v.addAction(d.toggleViewAction())
     s = mb.addMenu("&Strategy")
     win.strategy_group = QtGui.QActionGroup(win)
-    for st, a in win.a_strat.items():
-        a.setCheckable(True)
+    for a in acts(win, "strategy:"):
         win.strategy_group.addAction(a)
         s.addAction(a)
-    win.a_strat.get(win.state.strategy, win.a_strat["greedy"]).setChecked(True)
-    r = mb.addMenu("&Run")
-    for a in (win.a_bench, win.a_bench_all, win.a_kernel_report, win.a_tune, win.a_time_kernels, win.a_cancel):
-        r.addAction(a)
-    h = mb.addMenu("&Help")
-    h.addAction(win.a_shortcuts)
-    h.addAction(win.a_about)
+    mb.addMenu("&Run").addActions(acts(win, "bench", "bench_all", "kernel_report", "tune", "time_kernels", "cancel"))
+    mb.addMenu("&Help").addActions(acts(win, "shortcuts", "about"))
+
 
 def check_heat_source(win):
     """View > Heat Source follows the source in use (an ORT profile only while one is imported)."""
-    src = win.ort_heat.source
-    for k, a in win.a_heat_source.items():
-        a.setChecked(k == src)
-    win.a_heat_source["ort"].setEnabled(win.ort_heat.profile is not None)
+    refresh(win, "heat_source:")
+
 
 def shortcut_rows(win) -> list[tuple[str, str]]:
     """(what, keys) for every action with a shortcut, and the mouse gestures."""

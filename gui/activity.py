@@ -20,10 +20,10 @@ QUIET_TASKS = ("devices",)   # run without progress bar or Cancel, and Cancel le
 class Activity:
     """The status bar's progress and Cancel, and the work in flight (the window's `busy`). Given the
     Workspace (whose requests decide what is current), the status bar it adds its widgets to,
-    `on_busy(bool)` (called when the window turns busy or idle) and `status(message)`."""
+    `on_busy(bool)` (called when the window turns busy or idle); its messages go to the AppModel's Messages."""
 
-    def __init__(self, model, status_bar, on_busy, status):
-        self.model, self.bar, self.on_busy, self.status = model, status_bar, on_busy, status
+    def __init__(self, app, status_bar, on_busy):
+        self.model, self.bar, self.on_busy, self.messages = app.workspace, status_bar, on_busy, app.messages
         self._tasks: dict[str, tasks.Task] = {}
         self._holds: dict[str, dict] = {}        # name -> {"progress": shows the bar, "cancel": callable or None}
         self._serial = itertools.count()
@@ -164,7 +164,7 @@ class Activity:
         self._refresh()
         if named:
             self.last_cancelled = named
-            self.status("Cancelled: " + ", ".join(named))
+            self.messages.show("Cancelled: " + ", ".join(named))
 
     def stop(self, name: str):
         """Cancel the task `name`, if it is in flight."""

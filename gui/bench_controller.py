@@ -8,12 +8,11 @@ controller that starts them and files their results into the open Document.
 """
 from __future__ import annotations
 
-from PySide6 import QtCore
-
 from engine.util.machine_load import is_busy
 
-from . import plain, tasks
+from . import tasks
 from .document import schedule_label, schedule_of
+from .events import EmitterGroup
 from .planning import cached_results
 
 
@@ -58,37 +57,30 @@ def _has_records(target: str) -> bool:
 
 class Benchmarks:
     """The devices and Benchmark controller: finds the devices (into the Workspace), follows the chosen
-    one, and runs benchmarks through the Activity into the open Document. It is given the models (the
-    Workspace, the ViewState, the Settings), the view it drives (the toolbar's Device box, and the Latency
-    dock it raises), the Activity, the controllers it hands over to (Files: reopening in another channel
+    one, and runs benchmarks through the Activity into the open Document. It is given the AppModel (the
+    Workspace, the ViewState; messages go to its Messages), the Settings, the Activity, the controllers it hands over to (Files: reopening in another channel
     layout; Planning: re-planning, after which it looks up the cached results;
-    Tuning: its hint) and where messages go (`status`, `show_error`)."""
+    Tuning: its hint). The toolbar's Device box follows the Workspace's devices;
+    `events.started`: a benchmark began (the window raises the Latency dock)."""
 
-    def __init__(self, model, state, settings, activity, files, planning, tuning, device_box, latency_dock,
-                 status, show_error):
-        self.model, self.state, self.settings, self.activity = model, state, settings, activity
+    def __init__(self, app, settings, activity, files, planning, tuning):
+        self.model, self.state, self.messages = app.workspace, app.view, app.messages
+        self.settings, self.activity = settings, activity
         self.files, self.planning, self.tuning = files, planning, tuning
-        self.device_box, self.latency_dock = device_box, latency_dock
-        self.status, self.show_error = status, show_error
-        model.events.devices.connect(self._on_devices)
+        self.events = EmitterGroup(self, "started")
+        self.model.events.devices.connect(self._on_devices)
         planning.events.replanned.connect(lambda ev: self.load_cached_results())   # the new plans' cached results
 
     def find_devices(self):
         self.activity.run("devices", "", find_devices, background=True, on_done=self.model.set_devices,
-                          on_failed=lambda m: self.status(f"Could not list devices: {m}"))
+                          on_failed=lambda m: self.messages.show(f"Could not list devices: {m}"))
 
     def _on_devices(self, ev):
-        """The device list is known: fill the Device box, on the remembered device where it is there."""
-        box, devs = self.device_box, ev.value
+        """The device list is known (the Device box fills itself from it): the remembered device where
+        it is there, else the first."""
+        names = [d["name"] for d in ev.value]
         cur = self.settings.device
-        box.clear()
-        for d in devs:
-            label = d["name"] + ("" if d.get("reachable", True) is not False else " (unreachable)")
-            box.addItem(label, d["name"])
-            box.setItemData(box.count() - 1, plain.tooltip(d.get("description", "")), QtCore.Qt.ToolTipRole)
-        i = box.findData(cur)
-        box.setCurrentIndex(max(0, i))
-        self.model.set_device(box.currentData() or "cpu")
+        self.model.set_device(cur if cur in names else (names[0] if names else "cpu"))
         self.files.follow_device()   # the remembered device may have another channel layout than the opened one
 
     def choose_device(self, name: str):
@@ -137,7 +129,7 @@ class Benchmarks:
                   repeat: int | None = None):
         doc, st = self.model.doc, self.state
         if doc is None:
-            self.show_error("open a model first", "Benchmark")
+            self.messages.fail("open a model first", "Benchmark")
             return
         if strategies is None:
             strategies = [s for s in doc.strategies() if s in doc.plans] if all_strategies else \
@@ -147,14 +139,14 @@ class Benchmarks:
         strategies = list(dict.fromkeys(same.get(s, s) for s in asked))
         aliases = [f"{s}: same plan as {same[s]}" for s in asked if s in same]
         if not strategies:
-            self.show_error("no plan ready to benchmark yet", "Benchmark")
+            self.messages.fail("no plan ready to benchmark yet", "Benchmark")
             return
         if "tune" in self.activity.running:
-            self.show_error("tuning is running: benchmark when it has finished (or Cancel it); "
+            self.messages.fail("tuning is running: benchmark when it has finished (or Cancel it); "
                             "times taken beside it are not comparable", "Benchmark")
             return
         if "fidelity" in self.activity.running:
-            self.show_error("kernels are being timed (Cost Model): benchmark when that has finished (or Cancel it); "
+            self.messages.fail("kernels are being timed (Cost Model): benchmark when that has finished (or Cancel it); "
                             "times taken beside it are not comparable", "Benchmark")
             return
         req, target = self.model.request("bench"), self.model.device
@@ -177,20 +169,20 @@ class Benchmarks:
                 elif r.correct is False:
                     failed.append(f"{s}: outputs differ from the unfused build")
             if failed:
-                self.show_error("; ".join(failed), "Benchmark")
+                self.messages.fail("; ".join(failed), "Benchmark")
             ref = doc.rules_for(target)
             ok = [self._figure(s, r, ref.get(s)) for s, r in results.items() if not r.error and r.latency_ms
                   and doc.result(target, s) is r]   # (a plan re-planned meanwhile: its figure is not its own)
             gone = [s for s, r in results.items() if doc.result(target, s) is not r]
-            self.status(f"Benchmark on {target}: " + (", ".join(ok) or "no result")
+            self.messages.show(f"Benchmark on {target}: " + (", ".join(ok) or "no result")
                         + (f"; {', '.join(aliases)}" if aliases else "")
                         + (f"; not kept: {', '.join(gone)} (re-planned while measured)" if gone else ""), 15000)
 
         self.activity.run("bench", f"Benchmarking {', '.join(strategies)} on {target}", run_benchmarks, doc,
                           plans, target, repeat, force, have_rules=have_rules, request=req, on_done=done,
-                          on_failed=lambda m: self.show_error(m, "Benchmark failed"),
-                          on_cancelled=lambda: self.status("Benchmark cancelled"))
-        self.latency_dock.raise_()
+                          on_failed=lambda m: self.messages.fail(m, "Benchmark failed"),
+                          on_cancelled=lambda: self.messages.show("Benchmark cancelled"))
+        self.events.started(strategies=list(strategies))   # the window raises the Latency dock
 
     @staticmethod
     def _figure(s: str, r, rules) -> str:

@@ -18,8 +18,10 @@ class Differences:
     is given the models (the Workspace with the open Document, the ViewState), the views it drives (the
     GraphArea's summary and panes, the DifferencesPanel) and where its messages go (`status`)."""
 
-    def __init__(self, model, state, area, panel, status):
-        self.model, self.state, self.area, self.panel, self.status = model, state, area, panel, status
+    def __init__(self, app, area, panel):
+        self.model, self.state, self.messages = app.workspace, app.view, app.messages
+        self.area, self.panel = area, panel
+        model, state = self.model, self.state
         for name in ("strategy", "right_strategy", "side_by_side"):
             state.events[name].connect(lambda ev: self.update())
         model.events.document.connect(self._on_document)
@@ -67,10 +69,10 @@ class Differences:
         if self.model.doc is None:
             return
         if not self.state.side_by_side:
-            self.status("Differences are between two plans: turn on Side by Side (Ctrl+D) first")
+            self.messages.show("Differences are between two plans: turn on Side by Side (Ctrl+D) first")
             return
         if not self.panel.step(d):
-            self.status(f"{self.state.strategy} and {self.state.right_strategy} form the same fused groups")
+            self.messages.show(f"{self.state.strategy} and {self.state.right_strategy} form the same fused groups")
 
     def show(self, row: int):
         """Select difference `row` of the panel's list in both panes and centre it."""
@@ -95,7 +97,7 @@ class Differences:
         own.reveal(sel, fit=True)
         other.centerOn(own.mapToScene(own.viewport().rect().center()))
         self.area.sync.now()
-        self.status(f"Difference {row + 1} of {self.panel.count()}: group {gi} only in {s} ({len(members)} ops)")
+        self.messages.show(f"Difference {row + 1} of {self.panel.count()}: group {gi} only in {s} ({len(members)} ops)")
 
     @staticmethod
     def _counterpart(sc, members) -> tuple:

@@ -34,13 +34,12 @@ class FidelityController:
     """The Time kernels command: runs `time_kernels` for the shown strategy through the window's
     Activity (task "fidelity") into the open Document. events.running(value=strategy or None) when a
     run starts or ends (the panel's button follows it). Given the models (the Workspace, the ViewState),
-    the Activity it runs through, `device()` (the selected device), where messages go (`status`,
-    `show_error`) and `show_panel()` (raises the Cost Model panel with the result)."""
+    the Activity it runs through; messages go to the AppModel's Messages. events.timed(strategy=...):
+    kernels timed (the window raises the Cost Model panel)."""
 
-    def __init__(self, model, state, activity, device, status, show_error, show_panel):
-        self.model, self.state, self.activity, self.device = model, state, activity, device
-        self.status, self.show_error, self.show_panel = status, show_error, show_panel
-        self.events = EmitterGroup(self, "running")
+    def __init__(self, app, activity):
+        self.model, self.state, self.messages, self.activity = app.workspace, app.view, app.messages, activity
+        self.events = EmitterGroup(self, "running", "timed")
         self.running: str | None = None     # the strategy whose kernels are being timed
 
     def _set_running(self, strategy: str | None):
@@ -52,35 +51,35 @@ class FidelityController:
         """Time the kernels of `strategy`'s plan (default: the left pane's) on the selected device."""
         model = self.model
         if model.doc is None:
-            self.show_error("open a model first", "Time kernels")
+            self.messages.fail("open a model first", "Time kernels")
             return
         strategy = strategy or self.state.strategy
         doc = model.doc
         if strategy not in doc.plans:
-            self.show_error(f"no {strategy} plan yet", "Time kernels")
+            self.messages.fail(f"no {strategy} plan yet", "Time kernels")
             return
         for other, what in (("bench", "a benchmark"), ("tune", "tuning")):
             if other in self.activity.running:
-                self.show_error(f"{what} is running: time kernels when it has finished (times taken beside it "
+                self.messages.fail(f"{what} is running: time kernels when it has finished (times taken beside it "
                                 "are not comparable)", "Time kernels")
                 return
-        plan, hw, target, cost = doc.plans[strategy], doc.hw, self.device(), fidelity_cost(model.cost)
+        plan, hw, target, cost = doc.plans[strategy], doc.hw, self.model.device, fidelity_cost(model.cost)
         req = model.request("fidelity")
 
         def done(f):
             doc.set_fidelity(target, strategy, plan, cost, f)
             if f.get("error"):
-                self.show_error(f["error"], f"Timing {strategy}'s kernels")
+                self.messages.fail(f["error"], f"Timing {strategy}'s kernels")
             elif f.get("kernels"):
-                self.status(f"Timed {f['kernels']} of {f.get('kernels_in_plan', f['kernels'])} kernels of {strategy} "
+                self.messages.show(f"Timed {f['kernels']} of {f.get('kernels_in_plan', f['kernels'])} kernels of {strategy} "
                             f"on {target}: Spearman {f['spearman']:.2f}, measured/estimated p50 {f['ratio_p50']:.2f} "
                             f"({f.get('cost_model', 'cost model')})", 15000)
-            self.show_panel()
+            self.events.timed(strategy=strategy)   # the window raises the Cost Model panel
 
         task = self.activity.run("fidelity", f"Timing {strategy}'s kernels on {target}", time_kernels, doc.graph, plan,
                                  hw, target, cost, request=req, on_done=done,
-                                 on_failed=lambda m: self.show_error(m, f"Timing {strategy}'s kernels failed"),
-                                 on_cancelled=lambda: self.status("Timing kernels cancelled; the times taken are kept"))
+                                 on_failed=lambda m: self.messages.fail(m, f"Timing {strategy}'s kernels failed"),
+                                 on_cancelled=lambda: self.messages.show("Timing kernels cancelled; the times taken are kept"))
         self._set_running(strategy)
         task.signals.finished.connect(self._finished)
         if not task.running:   # it finished before the connection: what it did is not lost

@@ -53,11 +53,10 @@ class Files:
     model goes) and where its messages go (`status`, `show_error`). `recent_in(menu)`: the Open Recent
     menu it fills."""
 
-    def __init__(self, model, state, settings, area, activity, planning, parent, show_document, status,
-                 show_error):
-        self.model, self.state, self.settings, self.area = model, state, settings, area
+    def __init__(self, app, settings, area, activity, planning, parent, show_document):
+        self.model, self.state, self.settings, self.area = app.workspace, app.view, settings, area
         self.activity, self.planning, self.parent = activity, planning, parent
-        self.show_document, self.status, self.show_error = show_document, status, show_error
+        self.show_document, self.status, self.show_error = show_document, app.messages.show, app.messages.fail
         self.recent_menu = None
         self.shapes_dialog = None   # the input-shapes dialog last shown
         self._layouts: dict[str, str] = {}   # device -> its channel layout ("NCHW16c", "NCHW")

@@ -19,8 +19,8 @@ class Find:
     match is selected (`select_node`) and where its messages go (`status`); `build(win)` puts the find
     box on the window (its menu bar's corner, or a toolbar of its own) as `win.find_edit`, `win.find_label`."""
 
-    def __init__(self, state, area, select_node, status, open_block=None):
-        self.state, self.area, self.select_node, self.status = state, area, select_node, status
+    def __init__(self, app, area, select_node, open_block=None):
+        self.state, self.area, self.select_node, self.messages = app.view, area, select_node, app.messages
         self.open_block = open_block     # (op id): expand the collapsed blocks holding it (Scopes.open_to)
         self.edit: QtWidgets.QLineEdit | None = None
         self.label: QtWidgets.QLabel | None = None
@@ -85,7 +85,7 @@ class Find:
     def step(self, d: int):
         if not self.hits:
             if self.edit.text():
-                self.status(f"No op matches {self.edit.text()!r}")
+                self.messages.show(f"No op matches {self.edit.text()!r}")
             return
         self.pos = (self.pos + d) % len(self.hits)
         nid = self.hits[self.pos]

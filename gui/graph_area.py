@@ -226,6 +226,46 @@ class GraphArea(QtWidgets.QWidget):
     def hide_error(self):
         self.banner.hide()
 
+    def follow_heat(self, heat):
+        """Draw what the HeatModel (gui/app_model.py) says over each pane: the heat or latency-delta
+        overlay with its legend, the minimaps shown and redrawn."""
+        heat.events.left.connect(lambda ev: self._paint_heat(self.left, ev.value))
+        heat.events.right.connect(lambda ev: self._paint_heat(self.right, ev.value))
+        heat.events.minimaps.connect(lambda ev: [(self.left if p == "left" else self.right).minimap.rebuild()
+                                                 for p in ev.panes])
+        heat.events.minimap.connect(lambda ev: self._show_minimaps(ev.value))
+
+    @staticmethod
+    def _paint_heat(v, want):
+        sc = v.scene()
+        if sc.plan is None:
+            v.legend.hide()
+            v.delta_legend.hide()
+            return
+        if want is None or want.checked and sc.plan is not want.plan:
+            return  # the pane still shows an older plan; it gets its heat when the plan is shown
+        heat = want.heat
+        sc.set_heat(heat)
+        rng = sc.heat_range()
+        if heat is not None and heat.get("kind") == "delta":
+            v.legend.hide()
+            v.delta_legend.set_plans(heat["title"], heat["other"])
+            v.delta_legend.show()
+        elif heat is not None and rng is not None:
+            v.delta_legend.hide()
+            v.legend.set_range(heat["title"], rng[0], rng[1], heat["log"])
+            v.legend.show()
+        else:
+            v.legend.hide()
+            v.delta_legend.hide()
+        v.place_overlays()  # the kinds legend sits above the heat legend
+
+    def _show_minimaps(self, on: bool):
+        for v in (self.left, self.right):
+            v.minimap.setVisible(on)
+            if on:
+                v.minimap.rebuild()
+
     def follow(self, state, workspace):
         """The panes draw what the ViewState says: the left one `state.strategy`'s plan of the open
         Document (workspace.doc), the right one `state.right_strategy`'s side by side, each its item

@@ -270,9 +270,10 @@ class KernelCodeController:
     panes get the context menu), the KernelReports store (measured figures), the Activity it runs
     through, the dialog's parent and where messages go."""
 
-    def __init__(self, model, state, area, kernel_reports, activity, parent, status, show_error):
+    def __init__(self, app, area, kernel_reports, activity, parent):
+        model, state = app.workspace, app.view
         self.model, self.state, self.area, self.reports = model, state, area, kernel_reports
-        self.activity, self.parent, self.status, self.show_error = activity, parent, status, show_error
+        self.activity, self.parent, self.status, self.show_error = activity, parent, app.messages.show, app.messages.fail
         self.dialog: KernelCodeDialog | None = None
         self.shown: tuple | None = None      # (strategy, group index) shown
         self.codes: list = []                # the last answer: [KernelCode | str]

@@ -4,7 +4,7 @@ Properties panel (the selected group's figures) and the Kernels panel (the effic
 
     store = KernelReports()                 # evented: store.events.reports(target=..., strategies=[...])
     store.get(doc, target, strategy)        # the KernelReport of the plan shown now, or None
-    ctl = KernelReportController(model, state, store, activity, status, show_error); ctl.measure()
+    ctl = KernelReportController(app, store, activity); ctl.measure()
 
 `measure_reports` runs on a worker thread and touches no Qt object. A report answers only for the
 plan it measured: a re-planned strategy (other groups) or another open model has none until measured
@@ -63,9 +63,9 @@ class KernelReportController:
     side) on the selected device, a CPU, into the store. It is given the models (the Workspace, the
     ViewState), the store, the Activity and where messages go (`status`, `show_error`)."""
 
-    def __init__(self, model, state, store: KernelReports, activity, status, show_error):
-        self.model, self.state, self.store, self.activity = model, state, store, activity
-        self.status, self.show_error = status, show_error
+    def __init__(self, app, store: KernelReports, activity):
+        self.model, self.state, self.store, self.activity = app.workspace, app.view, store, activity
+        self.status, self.show_error = app.messages.show, app.messages.fail
 
     def measure(self, runs: int = RUNS):
         from engine.devices import targets

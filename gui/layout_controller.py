@@ -12,27 +12,26 @@ from engine.layout.cache import cache_key
 from engine.layout.dot import dot_path
 from engine.model.scopes import scope_tree
 
-from . import plain
 from .events import EmitterGroup
 from .layout_service import LayoutService
 
 
 class Layouts:
     """The layout controller: asks its LayoutService for layouts and applies them to the GraphArea's
-    two panes. It takes the models it reads (the Workspace with the open Document, the ViewState, the
-    ScopeView), the view it drives (the GraphArea), the Activity that shows its work in flight, and
-    where its messages go (`status`, `show_error`). `full` is the current strategy's layout of every
-    op; `compact`: the shown layout places the collapsed groups as one node. `events.drawn`: a pane
+    two panes. It takes the AppModel (it reads the Workspace with the open Document, the ViewState and
+    the ScopeView; messages go to its Messages; `full`, `compact` and `direction` live in its LayoutModel,
+    whose `how` and `note` the status bar's label shows), the view it drives (the GraphArea) and the
+    Activity that shows its work in flight. `full` is the current strategy's layout of every op;
+    `compact`: the shown layout places the collapsed groups as one node. `events.drawn`: a pane
     shows a plan at new positions (the overlays follow); `events.applied(layout=...)`: a layout is
     applied and the panes are drawn."""
 
-    def __init__(self, model, state, area, scope_view, activity, status, show_error, time_limit_s: float):
-        self.model, self.state, self.area, self.scope_view, self.activity = model, state, area, scope_view, activity
-        self.status, self.show_error = status, show_error
+    def __init__(self, app, area, activity, time_limit_s: float):
+        self.model, self.state, self.scope_view = app.workspace, app.view, app.scopes
+        self.layout_model, self.messages = app.layout, app.messages
+        self.area, self.activity = area, activity
+        state, scope_view = self.state, self.scope_view
         self.events = EmitterGroup(self, "drawn", "applied")
-        self.full: L.Layout | None = None
-        self.compact = False
-        self.direction = "TB"          # "TB" (top to bottom) or "LR" (left to right): set_direction
         self._pending: dict = {}       # the layout asked for and not yet applied
         self._deferred = None          # a layout that arrived while the first render was running
         self.service = LayoutService(area, time_limit_s=time_limit_s)
@@ -44,6 +43,16 @@ class Layouts:
         state.events.side_by_side.connect(lambda ev: self._on_side_by_side(ev.value))
         # blocks drawn or not: laid out again, with or without their clusters
         scope_view.events.shown.connect(lambda ev: self.relayout(view="keep"))
+
+    # the layout's state lives in the AppModel's LayoutModel (the status bar's label follows it)
+    full = property(lambda self: self.layout_model.full, lambda self, v: setattr(self.layout_model, "full", v),
+                    doc="The current strategy's layout of every op (engine.layout.graph.Layout), or None")
+    compact = property(lambda self: self.layout_model.compact,
+                       lambda self, v: setattr(self.layout_model, "compact", v),
+                       doc="The shown layout places the collapsed groups as one node")
+    direction = property(lambda self: self.layout_model.direction,
+                         lambda self, v: setattr(self.layout_model, "direction", v),
+                         doc='"TB" (top to bottom) or "LR" (left to right): set_direction')
 
     def set_direction(self, direction: str):
         """Lay out top to bottom ("TB") or left to right ("LR"), and lay the shown model out again (fitted)."""
@@ -156,7 +165,7 @@ class Layouts:
         if p and token == p["token"]:
             self._pending = {}
             self.activity.release("layout")
-            self.show_error(msg, "Layout failed")
+            self.messages.fail(msg, "Layout failed")
 
     def _apply(self, lay: L.Layout, p: dict, provisional: bool):
         doc = self.model.doc
@@ -307,10 +316,10 @@ class Layouts:
               (f", {lay.seconds:.2f} s" if lay.seconds else "")
         if lay.note.startswith("cached"):
             how += " (cached)"
-        plain.plain_label(self.activity.layout_label, f"layout: {how}")
-        self.activity.layout_label.setToolTip(plain.tooltip(lay.note))
+        self.layout_model.note = lay.note
+        self.layout_model.set("how", f"layout: {how}", force=True)   # the status bar's label follows
         if lay.engine != "dot" or provisional:
-            self.status(f"Layout: {lay.note}", 15000)
+            self.messages.show(f"Layout: {lay.note}", 15000)
         self.events.applied(layout=lay)
 
     def sync_right(self):

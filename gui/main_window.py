@@ -49,8 +49,9 @@ from __future__ import annotations
 
 from PySide6 import QtCore, QtWidgets
 
-from . import actions, style
+from . import actions, plain, style
 from .actions import STRATEGY_TIPS, all_strategies  # noqa: F401 - STRATEGY_TIPS: public name
+from .app_model import AppModel
 from .activity import QUIET_TASKS, Activity  # noqa: F401 - QUIET_TASKS: public name
 from .bench_controller import Benchmarks
 from .graph_area import GraphArea
@@ -73,7 +74,6 @@ from .panels.recommendation import RecommendationPanel
 from .planning import Planning, cached_results  # noqa: F401 - cached_results: public name
 from .selection import KeepSelection, Selection
 from .scope_controller import Scopes
-from .scope_view import ScopeView
 from .settings import Settings
 from .strategies import Strategies
 from .tune_controller import Tuning
@@ -96,45 +96,41 @@ class MainWindow(QtWidgets.QMainWindow):
     def __init__(self, settings: Settings | None = None):
         super().__init__()
         self.settings = settings or Settings()
-        self.model = Workspace(budget=self.settings.budget_pct, profile=self._saved_profile(),
-                               cost=self.settings.cost)  # the open Document, devices, profile, cost, budget, requests
-        self.state = ViewState(self.settings.strategy if self.settings.strategy in all_strategies() else "greedy",
-                               heat_log=self.settings.heat_log)
-        self.last_error = ""
+        self.app = AppModel(   # the app's state (napari's ViewerModel): what the controllers change, views follow
+            Workspace(budget=self.settings.budget_pct, profile=self._saved_profile(),
+                      cost=self.settings.cost),  # the open Document, devices, profile, cost, budget, requests
+            ViewState(self.settings.strategy if self.settings.strategy in all_strategies() else "greedy",
+                      heat_log=self.settings.heat_log))
+        self.model, self.state, self.messages = self.app.workspace, self.app.view, self.app.messages
         self.theme = style.Theme(style.is_dark(self))
         self.setWindowTitle("FuseLens")
         self.setAcceptDrops(True)
         self.resize(1400, 900)
 
-        self.activity = Activity(self.model, self.statusBar(), self.busy_changed.emit,
-                                 self.status)       # tasks in flight, progress and Cancel, busy
-        self.tuning = Tuning(self.model, self.state, self.settings, self.activity, self, self.status,
-                             self.show_error)   # Tune, its report and what the latency panel says after it
-        self.fidelity = FidelityController(self.model, self.state, self.activity, self.device, self.status,
-                                           self.show_error, lambda: self.dock_cost.raise_())   # Time kernels
+        app = self.app
+        self.activity = Activity(app, self.statusBar(), self.busy_changed.emit)   # in flight: progress, Cancel, busy
+        self._follow_messages()
+        self.tuning = Tuning(app, self.settings, self.activity, self)   # Tune, its report, the latency panel's hint
+        self.fidelity = FidelityController(app, self.activity)   # Time kernels
+        self.fidelity.events.timed.connect(lambda ev: self.dock_cost.raise_())
         self.kernel_reports = KernelReports()       # Measure Kernels vs ONNX Runtime: what it measured
-        self.kernel_report = KernelReportController(self.model, self.state, self.kernel_reports, self.activity,
-                                                    self.status, self.show_error)
-        self.planning = Planning(self.model, self.activity, self.status,
-                                 self.show_error)   # planning, re-planning for a profile or cost
+        self.kernel_report = KernelReportController(app, self.kernel_reports, self.activity)
+        self.planning = Planning(app, self.activity)   # planning, re-planning for a profile or cost
         self.keep_selection = KeepSelection(self.model, self.state)   # the selection kept meaningful as plans change
         self.area = GraphArea(self.theme)
         self.setCentralWidget(self.area)
         self.view = self.area.left
         self.rview = self.area.right
         self.area.follow(self.state, self.model)    # the panes draw the strategies, plans, selection, collapsed groups
-        self.finder = Find(self.state, self.area, self.select_node, self.status,
+        self.finder = Find(app, self.area, self.select_node,
                            open_block=lambda nid: self.scopes.open_to(nid))   # the find box's matches
-        self.files = Files(self.model, self.state, self.settings, self.area, self.activity, self.planning, self,
-                           self.show_document, self.status, self.show_error)   # open, recent, shapes, import / export
-        self.scope_view = ScopeView()               # the model's blocks (ONNX scopes): shown, collapsed
-        self.layouts = Layouts(self.model, self.state, self.area, self.scope_view, self.activity,
-                               self.status, self.show_error, time_limit_s=self.settings.dot_time_limit_s)
+        self.files = Files(app, self.settings, self.area, self.activity, self.planning, self,
+                           self.show_document)   # open, recent, shapes, import / export
+        self.scope_view = app.scopes                # the model's blocks (ONNX scopes): shown, collapsed
+        self.layouts = Layouts(app, self.area, self.activity, time_limit_s=self.settings.dot_time_limit_s)
         self.layouts.events.applied.connect(lambda ev: self.layout_applied.emit(ev.layout))
-        self.strategies = Strategies(self.model, self.state, self.area, self.layouts, self.status,
-                                     self.show_error)   # the strategies shown, side by side
-        self.scopes = Scopes(self.model, self.state, self.scope_view, self.area, self.layouts,
-                             self.status)   # blocks: collapse to depth, expand all, breadcrumb
+        self.strategies = Strategies(app, self.layouts)   # the strategies shown, side by side
+        self.scopes = Scopes(app, self.area, self.layouts)   # blocks: collapse to depth, expand all, breadcrumb
         self.scopes.remember(self.settings)         # left to right or top to bottom, as last time
         for v in (self.view, self.rview):
             v.activated.connect(lambda sel, v=v: self.selection.activate(v, sel))
@@ -142,51 +138,62 @@ class MainWindow(QtWidgets.QMainWindow):
             v.minimap.setVisible(self.settings.minimap)
 
         self._build_docks()
-        self.differences = Differences(self.model, self.state, self.area, self.diffs,
-                                       self.status)   # side by side: summary, differences, next / previous
-        self.selection = Selection(self.model, self.state, self.area, self.layouts, self.differences,
-                                   self.dock_props, self.status)   # clicks, collapse / expand
-        self.kernel_code = KernelCodeController(self.model, self.state, self.area, self.kernel_reports, self.activity,
-                                                self, self.status, self.show_error)   # the Kernel code view
-        self.ort_heat = OrtHeat(self.model, self.state, self.activity, self, self.status,
-                                self.show_error)   # an imported ONNX Runtime profile as a heat source
+        self.differences = Differences(app, self.area, self.diffs)   # side by side: summary, next / previous
+        self.selection = Selection(app, self.area, self.layouts, self.differences,
+                                   self.dock_props)   # clicks, collapse / expand
+        self.kernel_code = KernelCodeController(app, self.area, self.kernel_reports, self.activity,
+                                                self)   # the Kernel code view
+        self.ort_heat = OrtHeat(app, self.activity)   # an imported ONNX Runtime profile as a heat source
         actions.build_actions(self)
         actions.build_toolbar(self)
         actions.build_menus(self)
-        self.bench = Benchmarks(self.model, self.state, self.settings, self.activity, self.files, self.planning,
-                                self.tuning, self.device_box, self.dock_latency, self.status,
-                                self.show_error)    # the devices and Benchmark
+        self.bench = Benchmarks(app, self.settings, self.activity, self.files, self.planning,
+                                self.tuning)    # the devices and Benchmark
+        self.bench.events.started.connect(lambda ev: self.dock_latency.raise_())
         self.settings.restore_window(self)
         self.dock_diff.setVisible(self.state.side_by_side)  # shown with side by side only
-        app = QtWidgets.QApplication.instance()
-        if app is not None:
-            app.styleHints().colorSchemeChanged.connect(self.set_color_scheme)
+        qapp = QtWidgets.QApplication.instance()
+        if qapp is not None:
+            qapp.styleHints().colorSchemeChanged.connect(self.set_color_scheme)
         self._apply_theme_to_panels()
         self._subscribe()
-        self.overlays = Overlays(self.model, self.state, self.area, self.layouts,
-                                 self.settings)     # heat overlay and minimap (redrawn after the panels)
+        self.overlays = Overlays(app, self.layouts, self.settings)   # heat overlay and minimap (after the panels)
+        self.area.follow_heat(app.heat)             # the panes draw what the HeatModel says
+        self.area.plan_shown.connect(lambda s: self.overlays.apply())   # a pane shows another plan: its heat
         self.overlays.delta.events.on.connect(lambda ev: self.diffs.set_delta(ev.value))
         self.overlays.ort = self.ort_heat     # the heat source: FuseLens's figures or the imported ORT profile
         self.ort_heat.events.changed.connect(lambda ev: (self.overlays.apply(), actions.check_heat_source(self)))
         self.diffs.delta_requested.connect(lambda on: setattr(self.overlays.delta, "on", on))
-        self.area.plan_shown.connect(self.strategies.on_shown)   # after the heat: layout, status line
+        self.area.plan_shown.connect(lambda s: self.strategies.on_shown(s, self.area.redraw_t0))   # after the heat: layout, status line
         QtCore.QTimer.singleShot(0, self.bench.find_devices)
 
     # ================================================================ messages and work in flight
 
-    MAX_ERROR_CHARS = 2000   # a message quoting a huge field (a 1 MB node id) must not freeze the banner's layout
+    def _follow_messages(self):
+        """The status bar shows the Messages' status line; an error goes to the banner and the status bar."""
+        def on_error(ev):
+            self.area.show_error(ev.value)
+            self.statusBar().showMessage(ev.value.splitlines()[0][:200], 15000)
+            self.error_shown.emit(ev.value)
+
+        self.messages.events.status.connect(lambda ev: self.statusBar().showMessage(ev.value, ev.ms))
+        self.messages.events.error.connect(on_error)
+        lay = self.app.layout.events    # how the shown layout was made: the status bar's layout label
+        lay.how.connect(lambda ev: plain.plain_label(self.activity.layout_label, ev.value))
+        lay.note.connect(lambda ev: self.activity.layout_label.setToolTip(plain.tooltip(ev.value)))
 
     def show_error(self, msg: str, where: str = ""):
-        text = f"{where}: {msg}" if where else msg
-        if len(text) > self.MAX_ERROR_CHARS:
-            text = text[: self.MAX_ERROR_CHARS - 3] + "..."
-        self.last_error = text
-        self.area.show_error(text)
-        self.statusBar().showMessage(text.splitlines()[0][:200], 15000)
-        self.error_shown.emit(text)
+        """Show an error (Messages.fail): the banner and the status bar."""
+        self.messages.fail(msg, where)
 
     def status(self, msg: str, ms: int = 6000):
-        self.statusBar().showMessage(msg, ms)
+        """A status-line message (Messages.show)."""
+        self.messages.show(msg, ms)
+
+    @property
+    def last_error(self) -> str:
+        """The last error shown (Messages.error)."""
+        return self.messages.error
 
     @property
     def busy(self) -> bool:
@@ -221,7 +228,7 @@ class MainWindow(QtWidgets.QMainWindow):
         st.strategy.connect(lambda ev: self._on_strategy_chosen(ev.value))
         st.right_strategy.connect(lambda ev: self.right_box.setCurrentIndex(max(0, self.right_box.findData(ev.value))))
         st.side_by_side.connect(lambda ev: self._on_side_by_side(ev.value))
-        st.heat.connect(lambda ev: self.a_heat.setChecked(ev.value))
+        st.heat.connect(lambda ev: self.acts["heat"].setChecked(ev.value))
         st.heat_log.connect(lambda ev: self._on_heat_log(ev.value))
         self.model.events.plans.connect(self._on_plans)
         self.model.events.results.connect(self._on_results)
@@ -246,17 +253,17 @@ class MainWindow(QtWidgets.QMainWindow):
 
     def _on_strategy_chosen(self, s: str):
         self.settings.strategy = s
-        if s in self.a_strat:
-            self.a_strat[s].setChecked(True)
+        if f"strategy:{s}" in self.acts:
+            self.acts[f"strategy:{s}"].setChecked(True)
         self.strategy_box.setCurrentIndex(max(0, self.strategy_box.findData(s)))
 
     def _on_heat_log(self, on: bool):
         """The heat overlay's scale: persisted, and its menu entry checked."""
         self.settings.heat_log = on
-        self.a_log.setChecked(on)
+        self.acts["log"].setChecked(on)
 
     def _on_side_by_side(self, on: bool):
-        self.a_side.setChecked(on)
+        self.acts["side"].setChecked(on)
         self.right_box_action.setVisible(on)
         self.dock_diff.setVisible(on)
 
@@ -376,6 +383,15 @@ class MainWindow(QtWidgets.QMainWindow):
         """Load a plan JSON as the "custom" strategy (without a path: ask for one)."""
         return self.files.import_plan(path)
 
+    def import_ort_profile(self, path=None):
+        """Import an ONNX Runtime profile as a heat source (OrtHeat.import_file; without a path: ask for one)."""
+        if path is None and self.model.doc is not None:
+            path, _ = QtWidgets.QFileDialog.getOpenFileName(self, "Import ONNX Runtime profile", "",
+                                                            "ONNX Runtime profile (*.json);;All files (*)")
+            if not path:
+                return
+        self.ort_heat.import_file(path)
+
     def export_plan(self, path=None, strategy: str | None = None):
         return self.files.export_plan(path, strategy)
 
@@ -474,6 +490,9 @@ class MainWindow(QtWidgets.QMainWindow):
 
     def show_shortcuts(self):
         actions.show_shortcuts(self)
+
+    def show_about(self):
+        actions.show_about(self)
 
     def zoom_views(self, what: str):
         """"fit", "fit_all" or "actual_size" in the left pane (and the right one follows, side by side)."""

@@ -6,7 +6,7 @@ ORT's time for each group's operators (an ORT node's time shared among the opera
 nodes it covers; a group none of ORT's nodes covers stays grey). The profile belongs to the open
 model: another model drops it.
 
-    ort = OrtHeat(model, state, activity, parent, status, show_error)   # evented: events.changed
+    ort = OrtHeat(app, activity)   # evented: events.changed
     ort.import_file(path)          # read in the background; on success the source becomes "ort", heat on
     ort.source = "fuselens" | "ort"
     ort.heat_for(doc, plan, log)   # the overlay's dict for a plan, or None (FuseLens's own then)
@@ -33,9 +33,10 @@ class OrtHeat:
     """The imported profile of the open model and the heat overlay's source (evented, no Qt:
     `events.changed()` when either changes; the Overlays and the menu follow)."""
 
-    def __init__(self, model, state, activity, parent, status, show_error):
-        self.model, self.state, self.activity, self.parent = model, state, activity, parent
-        self.status, self.show_error = status, show_error
+    def __init__(self, app, activity):
+        self.model, self.state, self.activity = app.workspace, app.view, activity
+        self.messages = app.messages
+        model = self.model
         self.events = EmitterGroup(self, "changed")
         self.profile = None
         self.path = ""
@@ -53,7 +54,7 @@ class OrtHeat:
         if value not in SOURCES:
             raise ValueError(f"heat source must be one of {SOURCES}")
         if value == "ort" and self.profile is None:
-            self.show_error("import an ONNX Runtime profile first (File > Import ONNX Runtime Profile...)", "Heat source")
+            self.messages.fail("import an ONNX Runtime profile first (File > Import ONNX Runtime Profile...)", "Heat source")
             value = "fuselens"
         if value != self._source:
             self._source = value
@@ -67,22 +68,11 @@ class OrtHeat:
             if had:
                 self.events.changed()
 
-    def import_dialog(self):
-        from PySide6 import QtWidgets
-
-        if self.model.doc is None:
-            self.show_error("open a model first", "Import ONNX Runtime profile")
-            return
-        path, _ = QtWidgets.QFileDialog.getOpenFileName(self.parent, "Import ONNX Runtime profile", "",
-                                                        "ONNX Runtime profile (*.json);;All files (*)")
-        if path:
-            self.import_file(path)
-
     def import_file(self, path):
         """Read `path` in the background for the open model; on success show it (heat on, source ORT)."""
         doc = self.model.doc
         if doc is None:
-            self.show_error("open a model first", "Import ONNX Runtime profile")
+            self.messages.fail("open a model first", "Import ONNX Runtime profile")
             return
         req = self.model.request("ort_profile")
 
@@ -92,11 +82,11 @@ class OrtHeat:
             self._source = "ort"
             self.events.changed()
             self.state.heat = True
-            self.status(f"ONNX Runtime profile {os.path.basename(str(path))}: {summary}", 15000)
+            self.messages.show(f"ONNX Runtime profile {os.path.basename(str(path))}: {summary}", 15000)
 
         self.activity.run("ort_profile", "Reading the ONNX Runtime profile", read_profile, str(path), doc.graph,
                           request=req, on_done=done,
-                          on_failed=lambda m: self.show_error(m, "Import ONNX Runtime profile"))
+                          on_failed=lambda m: self.messages.fail(m, "Import ONNX Runtime profile"))
 
     def heat_for(self, doc, plan, log: bool) -> dict | None:
         """The heat overlay's dict for `plan` from the profile (per group: ORT's us), or None when the

@@ -3,43 +3,34 @@ titled by the model that made it: roofline, learned, or measured while planning)
 latency-delta overlay side by side (each group coloured by how much faster or slower the other plan
 runs its operators, engine/report/plan_delta.py, with its legend), and the minimap. The overlays follow the
 ViewState (heat on / off, its scale, side by side), the DeltaOverlay (on / off) and the open Document's
-results; `apply` redraws them where a pane's plan changed."""
+results into the AppModel's HeatModel; the panes draw it (GraphArea.follow_heat)."""
 from __future__ import annotations
 
 from engine.report import plan_delta
 
 from .document import estimate_label, estimate_source
-from .events import EmitterGroup
+from .app_model import PaneHeat
+from .evented import EventedModel
 
 
-class DeltaOverlay:
+class DeltaOverlay(EventedModel):
     """Whether side by side colours each group by the latency delta to the other plan (evented, no Qt:
     `events.on(value=...)` on a change; the Differences panel's box and the panes follow it)."""
 
-    def __init__(self):
-        self.events = EmitterGroup(self, "on")
-        self._on = False
-
-    @property
-    def on(self) -> bool:
-        return self._on
-
-    @on.setter
-    def on(self, value: bool):
-        value = bool(value)
-        if value != self._on:
-            self._on = value
-            self.events.on(value=value)
+    on: bool = False
 
 
 class Overlays:
-    """The heat overlay and minimap controller: draws on the GraphArea's two panes what the models say
-    (the Workspace's open Document and device, the ViewState's heat, scale and strategies, its own
-    DeltaOverlay), redrawn whenever one of them changes, a pane shows another plan (GraphArea.plan_shown)
-    or is drawn at new positions (Layouts.events.drawn); `settings` remembers the minimap."""
+    """The heat overlay and minimap controller: works out what each pane is to draw over its graph from
+    what the models say (the Workspace's open Document and device, the ViewState's heat, scale and
+    strategies, its own DeltaOverlay) into the AppModel's HeatModel, again whenever one of them changes,
+    a pane shows another plan (the window calls `apply`) or is drawn at new positions
+    (Layouts.events.drawn); the panes draw it (GraphArea.follow_heat). `settings` remembers the minimap."""
 
-    def __init__(self, model, state, area, layouts, settings):
-        self.model, self.state, self.area, self.settings = model, state, area, settings
+    def __init__(self, app, layouts, settings):
+        self.model, self.state, self.heat, self.settings = app.workspace, app.view, app.heat, settings
+        model, state = self.model, self.state
+        self.heat.minimap = settings.minimap
         state.events.heat.connect(lambda ev: self._redraw())
         state.events.heat_log.connect(lambda ev: self._redraw())
         model.events.results.connect(self._on_results)
@@ -47,13 +38,11 @@ class Overlays:
         self.delta = DeltaOverlay()
         self.delta.events.on.connect(lambda ev: self._on_delta())
         state.events.side_by_side.connect(lambda ev: self.apply())
-        area.plan_shown.connect(lambda s: self.apply())   # a pane shows another plan: its heat
         layouts.events.drawn.connect(lambda ev: self.apply())   # a pane is drawn at new positions
 
     def _on_delta(self):
         self.apply()
-        for v in (self.area.left, self.area.right):
-            v.minimap.rebuild()
+        self.heat.events.minimaps(panes=("left", "right"))
 
     def _on_results(self, ev):
         if ev.target == self.model.device:
@@ -62,7 +51,7 @@ class Overlays:
     def _redraw(self):
         """The heat overlay or its scale changed: drawn again, in the minimap too."""
         self.apply()
-        self.area.left.minimap.rebuild()
+        self.heat.events.minimaps(panes=("left",))
 
     def heat_for(self, strategy: str) -> dict | None:
         doc = self.model.doc
@@ -108,39 +97,18 @@ class Overlays:
         return dict(heat, values=vals, title=f"{heat['source']} latency in {right} vs {left}", other=right)
 
     def apply(self):
-        """Draw the overlay (or none) on each pane, with its legend."""
+        """What each pane is to draw over its graph (HeatModel.left / right; the panes follow)."""
         st, doc = self.state, self.model.doc
         delta = st.side_by_side and self.delta.on
-        for v, s, o, on in ((self.area.left, st.strategy, st.right_strategy, True),
-                            (self.area.right, st.right_strategy, st.strategy, st.side_by_side)):
-            sc = v.scene()
-            if sc.plan is None:
-                v.legend.hide()
-                v.delta_legend.hide()
-                continue
-            if doc is not None and sc.plan is not doc.plans.get(s):
-                continue  # the pane still shows an older plan; it gets its heat when the plan is shown
+        for pane, s, o, on in (("left", st.strategy, st.right_strategy, True),
+                               ("right", st.right_strategy, st.strategy, st.side_by_side)):
             heat = self.delta_for(s, o) if delta and on else self.heat_for(s) if st.heat and on else None
-            if heat is not None and heat.get("kind") == "delta" and v is self.area.right:
+            if heat is not None and heat.get("kind") == "delta" and pane == "right":
                 heat = self.one_meaning(heat, st.right_strategy, st.strategy)
-            sc.set_heat(heat)
-            rng = sc.heat_range()
-            if heat is not None and heat.get("kind") == "delta":
-                v.legend.hide()
-                v.delta_legend.set_plans(heat["title"], heat["other"])
-                v.delta_legend.show()
-            elif heat is not None and rng is not None:
-                v.delta_legend.hide()
-                v.legend.set_range(heat["title"], rng[0], rng[1], heat["log"])
-                v.legend.show()
-            else:
-                v.legend.hide()
-                v.delta_legend.hide()
-            v.place_overlays()  # the kinds legend sits above the heat legend
+            # `plan`: the plan this is for; a pane still showing an older one keeps what it has until it shows it
+            self.heat.set(pane, PaneHeat(doc is not None, doc.plans.get(s) if doc is not None else None, heat),
+                          force=True)
 
     def set_minimap(self, on: bool):
         self.settings.minimap = on
-        for v in (self.area.left, self.area.right):
-            v.minimap.setVisible(on)
-            if on:
-                v.minimap.rebuild()
+        self.heat.minimap = on

@@ -168,11 +168,12 @@ class Planning:
     """The planning controller: starts the jobs above through the Activity and merges their plans into
     the open Document (which tells the views). It follows Workspace.profile and Workspace.cost: a change
     of either re-plans the open model (and re-prices the plans made elsewhere: tvm, custom). It is given
-    the Workspace, the Activity and where messages go (`status`, `show_error`); `events.replanned(target=...)`:
+    the AppModel (its Workspace; messages to its Messages), the Activity; `events.replanned(target=...)`:
     a re-plan replaced the open Document's plans (the cached results of the new plans may be looked up)."""
 
-    def __init__(self, model, activity, status, show_error):
-        self.model, self.activity, self.status, self.show_error = model, activity, status, show_error
+    def __init__(self, app, activity):
+        model = app.workspace
+        self.model, self.activity, self.status, self.show_error = model, activity, app.messages.show, app.messages.fail
         self.events = EmitterGroup(self, "replanned")
         self.held = False   # set while the open model is reopened for a new device (Files.follow_device)
         model.events.profile.connect(self._on_profile)

@@ -12,9 +12,10 @@ class Scopes:
     given the models (the Workspace, the ViewState, the ScopeView), the view it drives (the GraphArea:
     its panes and block bar), the Layouts (the compact layout) and where its messages go (`status`)."""
 
-    def __init__(self, model, state, scope_view, area, layouts, status):
-        self.model, self.state, self.scope_view, self.area = model, state, scope_view, area
-        self.layouts, self.status = layouts, status
+    def __init__(self, app, area, layouts):
+        self.model, self.state, self.scope_view, self.area = app.workspace, app.view, app.scopes, area
+        self.layouts, self.messages = layouts, app.messages
+        model, state, scope_view = self.model, self.state, self.scope_view
         sv, view = scope_view, area.left
         view.scene().follow_scopes(sv, collapsible=True)
         area.right.scene().follow_scopes(sv)
@@ -53,11 +54,11 @@ class Scopes:
         """Every block at `depth` (and shallower ones with nothing inside) collapsed, the rest open."""
         tree = self.tree()
         if not tree:
-            self.status("This model's operators carry no ONNX scopes to group them by")
+            self.messages.show("This model's operators carry no ONNX scopes to group them by")
             return
         self.scope_view.collapsed = frozenset(scopes.at_depth(tree, depth))
         self._relayout(view="fit")   # far fewer nodes: the whole graph in view
-        self.status(f"Collapsed {len(self.area.left.scene().collapsed_scopes)} blocks at depth {depth}")
+        self.messages.show(f"Collapsed {len(self.area.left.scene().collapsed_scopes)} blocks at depth {depth}")
 
     def expand_all(self):
         self.scope_view.collapsed = frozenset()

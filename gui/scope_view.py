@@ -1,40 +1,15 @@
 """How the model's scopes (engine/model/scopes.py: its ONNX layer hierarchy) are drawn, as an evented object
 (no Qt): whether the blocks are shown, and which are collapsed into one node each in the left pane.
 The panes, the block bar and the layout follow `events.<name>`; setting a value already there emits
-nothing."""
+nothing (gui/evented.py)."""
 from __future__ import annotations
 
-from .events import EmitterGroup
+from .evented import EventedModel
 
 
-class ScopeView:
-    FIELDS = ("shown", "collapsed")
+class ScopeView(EventedModel):
+    shown: bool = True                  # the scope blocks are drawn (as boxes around the groups, with their names)
+    collapsed: frozenset = frozenset()  # the keys of the scopes drawn as one node each (left pane)
 
     def __init__(self, shown: bool = True):
-        self.events = EmitterGroup(self, *self.FIELDS)
-        self._shown = bool(shown)
-        self._collapsed: frozenset = frozenset()
-
-    @property
-    def shown(self) -> bool:
-        """The scope blocks are drawn (as boxes around the groups, with their names)."""
-        return self._shown
-
-    @shown.setter
-    def shown(self, value: bool):
-        value = bool(value)
-        if value != self._shown:
-            old, self._shown = self._shown, value
-            self.events.shown(value=value, old=old)
-
-    @property
-    def collapsed(self) -> frozenset:
-        """The keys of the scopes drawn as one node each (left pane)."""
-        return self._collapsed
-
-    @collapsed.setter
-    def collapsed(self, value):
-        value = frozenset(value)
-        if value != self._collapsed:
-            old, self._collapsed = self._collapsed, value
-            self.events.collapsed(value=value, old=old)
+        super().__init__(shown=shown)

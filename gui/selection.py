@@ -55,9 +55,9 @@ class Selection:
     (the compact layout), the Differences (what a click there means), the Properties dock it raises and
     where its messages go (`status`). (KeepSelection keeps the selection meaningful as plans change.)"""
 
-    def __init__(self, model, state, area, layouts, differences, props_dock, status):
-        self.model, self.state, self.area, self.layouts = model, state, area, layouts
-        self.differences, self.props_dock, self.status = differences, props_dock, status
+    def __init__(self, app, area, layouts, differences, props_dock):
+        self.model, self.state, self.area, self.layouts = app.workspace, app.view, area, layouts
+        self.differences, self.props_dock, self.messages = differences, props_dock, app.messages
 
     # ---- what the user does -----------------------------------------------------------------------------
 
@@ -115,7 +115,7 @@ class Selection:
         """Draw the left pane's fused group `gi` as one node (and select it)."""
         st, plan = self.state, self._plan()
         if plan is None or not 0 <= gi < len(plan.groups) or len(plan.groups[gi]) < 2:
-            self.status("A single-op group has nothing to collapse")
+            self.messages.show("A single-op group has nothing to collapse")
             return
         st.collapsed = st.collapsed | {frozenset(plan.groups[gi])}
         st.select(("collapsed", gi), None, "left")
@@ -133,7 +133,7 @@ class Selection:
     def collapse_selected(self):
         gi = self._selected_group()
         if gi is None:
-            self.status("Select an operator or a group first (click it)")
+            self.messages.show("Select an operator or a group first (click it)")
             return
         self.collapse_group(gi)
 
@@ -148,7 +148,7 @@ class Selection:
             return
         st.collapsed = st.collapsed | {frozenset(g) for g in plan.groups if len(g) > 1}
         self._after_collapse()
-        self.status(f"Collapsed {len(st.collapsed_in(plan))} groups")
+        self.messages.show(f"Collapsed {len(st.collapsed_in(plan))} groups")
 
     def expand_all(self):
         if self._plan() is None:

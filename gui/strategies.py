@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import time
 
-from .actions import all_strategies
+from .action_table import all_strategies
 from .document import decided_by, estimate_label, strategy_label
 
 
@@ -15,13 +15,13 @@ class Strategies:
     right_strategy, side_by_side), refused with a message where there is no plan. The panes follow the
     ViewState by themselves (GraphArea.follow); after each redraw of the left pane (`on_shown`) this
     says what is shown in the status bar and asks for the strategy's own layout where it is clearly
-    cleaner. It is given the models (the Workspace with the open Document, the ViewState), the view
-    whose redraws it follows (the GraphArea), the Layouts and where messages go (`status`,
-    `show_error`). `last_toggle_ms`: how long the last switch took."""
+    cleaner. It is given the AppModel (the Workspace with the open Document, the ViewState; messages
+    go to its Messages) and the Layouts; the window calls `on_shown` after the GraphArea's redraws.
+    `last_toggle_ms`: how long the last switch took."""
 
-    def __init__(self, model, state, area, layouts, status, show_error):
-        self.model, self.state, self.area, self.layouts = model, state, area, layouts
-        self.status, self.show_error = status, show_error
+    def __init__(self, app, layouts):
+        self.model, self.state, self.layouts = app.workspace, app.view, layouts
+        self.messages = app.messages
         self.last_toggle_ms = 0.0
 
     def set_strategy(self, s: str):
@@ -31,25 +31,25 @@ class Strategies:
             return
         if doc is not None and s not in doc.plans:
             if s in doc.plan_errors:
-                self.show_error(doc.plan_errors[s], f"No {s} plan")
+                self.messages.fail(doc.plan_errors[s], f"No {s} plan")
                 return
             if s == "custom":
-                self.show_error("no plan imported yet: File > Import Plan", "custom")
+                self.messages.fail("no plan imported yet: File > Import Plan", "custom")
                 return
-            self.status(f"{s} is still planning; it shows as soon as it is ready")
+            self.messages.show(f"{s} is still planning; it shows as soon as it is ready")
         self.state.strategy = s
 
-    def on_shown(self, s: str):
-        """The left pane shows `s`'s current plan (GraphArea.plan_shown, after the heat overlay): the
-        time it took, a cleaner layout if there is one, and the status line."""
+    def on_shown(self, s: str, t0: float):
+        """The left pane shows `s`'s current plan (GraphArea.plan_shown, after the heat overlay; its redraw
+        began at perf_counter time `t0`): the time it took, a cleaner layout if there is one, and the status line."""
         doc = self.model.doc
         plan = doc.plans[s]
-        self.last_toggle_ms = (time.perf_counter() - self.area.redraw_t0) * 1000
+        self.last_toggle_ms = (time.perf_counter() - t0) * 1000
         # positions stay unless group boxes would swallow nodes of other groups and this strategy's
         # own layout does clearly better (decided off the UI thread)
         self.layouts.after_plan_shown()   # collapsed groups or blocks: this plan's compact layout
         how = decided_by(plan)
-        self.status(f"{strategy_label(s, plan)}: {plan.kernels} kernels, {len(plan.groups)} groups, "
+        self.messages.show(f"{strategy_label(s, plan)}: {plan.kernels} kernels, {len(plan.groups)} groups, "
                     f"{estimate_label(plan)} "
                     f"{plan.estimated_us / 1000:.3f} ms on {doc.hw.title}" + (f"; {how}" if how else "")
                     + f" (toggle {self.last_toggle_ms:.0f} ms)")
@@ -70,7 +70,7 @@ class Strategies:
         """Show strategy `s` in the right pane (side by side)."""
         doc, st = self.model.doc, self.state
         if doc is not None and st.side_by_side and s not in doc.plans:
-            self.status(f"{s} is still planning")
+            self.messages.show(f"{s} is still planning")
         st.right_strategy = s
 
     def set_side_by_side(self, on: bool):

@@ -45,11 +45,11 @@ class Tuning:
     """The Tune action's controller: asks for the budget (a dialog of `parent`), runs the tuning through
     the Activity, and keeps what the latency panel says after it (`hints`, by target) and the last
     report. It is given the models (the Workspace, the ViewState, the Settings), the Activity, the widget
-    its dialogs belong to (`parent`) and where messages go (`status`, `show_error`)."""
+    its dialogs belong to (`parent`); messages go to the AppModel's Messages."""
 
-    def __init__(self, model, state, settings, activity, parent, status, show_error):
-        self.model, self.state, self.settings, self.activity, self.parent = model, state, settings, activity, parent
-        self.status, self.show_error = status, show_error
+    def __init__(self, app, settings, activity, parent):
+        self.model, self.state, self.settings, self.activity, self.parent = app.workspace, app.view, settings, activity, parent
+        self.messages = app.messages
         self.events = EmitterGroup(self, "hints")
         self.hints: dict[str, str] = {}   # target -> a line for the latency panel after tuning
         self.last_report = None
@@ -59,28 +59,28 @@ class Tuning:
     def tune(self, trials: int | None = None, minutes: float | None = None):
         """Tune the shown strategy's kernels on the selected device. Without a budget, ask for one."""
         if self.model.doc is None:
-            self.show_error("open a model first", "Tune")
+            self.messages.fail("open a model first", "Tune")
             return
         doc, strategy, target = self.model.doc, self.state.strategy, self.model.device
         if strategy == "custom":
             src = doc.plans["custom"].provenance.imported_strategy if "custom" in doc.plans else None
-            self.show_error("an imported plan cannot be tuned: tune a planned strategy"
+            self.messages.fail("an imported plan cannot be tuned: tune a planned strategy"
                             + (f" (this one came from {src})" if src else ""), "Tune")
             return
         if strategy not in doc.plans:
-            self.show_error(f"no {strategy} plan to tune yet", "Tune")
+            self.messages.fail(f"no {strategy} plan to tune yet", "Tune")
             return
         if doc.spec.startswith("generated:"):
-            self.show_error("a generated graph has no model file for the tuning worker to read", "Tune")
+            self.messages.fail("a generated graph has no model file for the tuning worker to read", "Tune")
             return
         if "tune" in self.activity.running:
-            self.show_error("tuning is already running (Cancel stops it)", "Tune")
+            self.messages.fail("tuning is already running (Cancel stops it)", "Tune")
             return
         if "bench" in self.activity.running:
-            self.show_error("a benchmark is running: tune when it has finished", "Tune")
+            self.messages.fail("a benchmark is running: tune when it has finished", "Tune")
             return
         if "fidelity" in self.activity.running:
-            self.show_error("kernels are being timed (Cost Model): tune when that has finished", "Tune")
+            self.messages.fail("kernels are being timed (Cost Model): tune when that has finished", "Tune")
             return
         if trials is None and minutes is None:
             dlg = TuneDialog(doc.name, strategy, target, self.settings.tune_budget, records(target), self.parent)
@@ -99,12 +99,12 @@ class Tuning:
             n, m = tuned_count(report)
             where = f"{strategy} on {target}" + (f" ({report.model})" if doc is not self.model.doc else "")
             if report.error:
-                self.show_error(report.error + ("; records found before it are kept" if n else ""), "Tuning failed")
+                self.messages.fail(report.error + ("; records found before it are kept" if n else ""), "Tuning failed")
             if report.kernels:
                 self.show_report(report)
             after = records(target)
             if not report.error:
-                self.status(f"Tuned {n} of {m} kernels of {where} in {report.seconds:.0f} s"
+                self.messages.show(f"Tuned {n} of {m} kernels of {where} in {report.seconds:.0f} s"
                             + (f" (stopped: {report.stopped})" if report.stopped else "")
                             + ("; re-benchmark to use them" if n else "; the rules stay"), 30000)
             if n or (before is not None and after is not None and after != before):
@@ -114,7 +114,7 @@ class Tuning:
         def cancelled():
             after = records(target)
             new = max(0, (after or 0) - (before or 0))
-            self.status(f"Tuning cancelled; {new} new record{'s' if new != 1 else ''} kept"
+            self.messages.show(f"Tuning cancelled; {new} new record{'s' if new != 1 else ''} kept"
                         + (f" ({after} for {target})" if after is not None else "")
                         + ("; re-benchmark to use them" if new else ""), 30000)
             if new:
@@ -124,7 +124,7 @@ class Tuning:
         self.activity.run("tune", f"Tuning {strategy} on {target} ({budget})", run_tuning, doc.spec, doc.shapes,
                           strategy, target, trials, time_limit_s, doc.hw, self.model.cost, block=doc.graph.block,
                           on_done=done,
-                          on_failed=lambda m: self.show_error(m, "Tuning failed"), on_cancelled=cancelled)
+                          on_failed=lambda m: self.messages.fail(m, "Tuning failed"), on_cancelled=cancelled)
 
     def set_hint(self, target: str, text: str | None):
         """What the latency panel says about `target`'s tuning records (None: nothing); emits hints."""

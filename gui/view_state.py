@@ -4,13 +4,13 @@ the fused groups shown collapsed, and what is selected in each pane.
 
 This is the only place these live: the toolbar boxes, the menus, the panes, the Properties panel and
 the settings subscribe to `state.events.<name>` and follow. Setting a value that is already there
-emits nothing.
+emits nothing (gui/evented.py).
 """
 from __future__ import annotations
 
 from dataclasses import dataclass, replace
 
-from .events import EmitterGroup
+from .evented import EventedModel
 
 GROUP_KINDS = ("group", "collapsed")
 
@@ -39,48 +39,20 @@ class Selected:
         return replace(self, left=keep("left", self.left), right=keep("right", self.right))
 
 
-class _Evented:
-    """A ViewState attribute whose setter emits `events.<name>(value=new, old=old)` on a change."""
-
-    def __set_name__(self, owner, name):
-        self.name = name
-        self.slot = "_" + name
-
-    def __get__(self, obj, objtype=None):
-        if obj is None:
-            return self
-        return getattr(obj, self.slot)
-
-    def __set__(self, obj, value):
-        old = getattr(obj, self.slot)
-        if old == value:
-            return
-        setattr(obj, self.slot, value)
-        obj.events[self.name](value=value, old=old)
-
-
-class ViewState:
-    strategy = _Evented()         # the left (or only) pane's strategy
-    right_strategy = _Evented()   # the right pane's, side by side
-    side_by_side = _Evented()     # two panes, the second showing right_strategy
-    heat = _Evented()             # the heat overlay is on
-    heat_log = _Evented()         # the heat overlay's colour scale is logarithmic
-    collapsed = _Evented()        # frozenset of fused groups (frozensets of op ids) drawn as one node in
-                                  # the left pane, whichever plan shows them: a toggle away and back keeps them
-    selection = _Evented()        # Selected: what each pane highlights and the Properties panel shows
-
-    FIELDS = ("strategy", "right_strategy", "side_by_side", "heat", "heat_log", "collapsed", "selection")
+class ViewState(EventedModel):
+    strategy: str = "greedy"          # the left (or only) pane's strategy
+    right_strategy: str = "dp"        # the right pane's, side by side
+    side_by_side: bool = False        # two panes, the second showing right_strategy
+    heat: bool = False                # the heat overlay is on
+    heat_log: bool = False            # the heat overlay's colour scale is logarithmic
+    collapsed: frozenset = frozenset()  # fused groups (frozensets of op ids) drawn as one node in the left
+                                        # pane, whichever plan shows them: a toggle away and back keeps them
+    selection: Selected = Selected()  # what each pane highlights and the Properties panel shows
 
     def __init__(self, strategy: str = "greedy", right_strategy: str | None = None, side_by_side: bool = False,
                  heat: bool = False, heat_log: bool = False):
-        self.events = EmitterGroup(self, *self.FIELDS)
-        self._strategy = strategy
-        self._right_strategy = right_strategy or ("dp" if strategy != "dp" else "greedy")
-        self._side_by_side = bool(side_by_side)
-        self._heat = bool(heat)
-        self._heat_log = bool(heat_log)
-        self._collapsed: frozenset = frozenset()
-        self._selection = Selected()
+        super().__init__(strategy=strategy, right_strategy=right_strategy or ("dp" if strategy != "dp" else "greedy"),
+                         side_by_side=side_by_side, heat=heat, heat_log=heat_log)
 
     def collapsed_in(self, plan) -> set[int]:
         """The indices of `plan`'s fused groups that are collapsed."""

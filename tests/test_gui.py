@@ -464,11 +464,11 @@ def test_keyboard_zoom_fit_and_drop(win, qtbot, tmp_path):
     v = win.view
     v.setFocus()
     v.set_scale(1.0)
-    win.a_zoom_in.trigger()
+    win.acts["zoom_in"].trigger()
     assert abs(v.scale_factor() - 1.25) < 1e-6
-    win.a_actual.trigger()
+    win.acts["actual"].trigger()
     assert abs(v.scale_factor() - 1.0) < 1e-6
-    win.a_fit.trigger()
+    win.acts["fit"].trigger()
     assert v.scale_factor() <= 1.0
     # dropping a plan file imports it
     p = win.export_plan(tmp_path / "drop.plan.json", strategy="hybrid")

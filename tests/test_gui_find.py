@@ -31,7 +31,7 @@ def test_ctrl_f_focuses_a_whole_find_box_and_typing_goes_into_it(new_window, qtb
     assert _whole_and_visible(w, w.find_edit) and w.find_edit.width() >= 150, \
         (w.find_edit.isVisible(), w.find_edit.width(), w.find_edit.visibleRegion().boundingRect())
     fired = []
-    for key, a in (("n", w.a_diff_next), ("c", w.a_collapse), ("f", w.a_fit), ("h", w.a_heat)):
+    for key, a in (("n", w.acts["diff_next"]), ("c", w.acts["collapse"]), ("f", w.acts["fit"]), ("h", w.acts["heat"])):
         a.triggered.connect(lambda *_, key=key: fired.append(key))
     w.view.setFocus()
     qtbot.keyClick(w.view, QtCore.Qt.Key_N)

@@ -55,7 +55,7 @@ def test_kernel_code_view_side_by_side_copy_export_and_cuda(new_window, qtbot, s
     settle(qtbot, win)
     chain = _group(win, "dp", "anchor_chain")
     win.state.select(("group", chain), None, "left")
-    win.a_kernel_code.trigger()           # View > Show Kernel Code, for the selection
+    win.acts["kernel_code"].trigger()           # View > Show Kernel Code, for the selection
     dlg = _wait_built(qtbot, win)
     kc = dlg.left.code
     # the app opens the model in the CPU's channel layout (NCHW16c): the blocked chain rule
@@ -153,21 +153,21 @@ def test_an_ort_profile_is_a_heat_source_and_a_bad_one_is_one_message(new_window
         e["dur"] = 5 + 3 * (k % len(names))
     good = tmp_path / "ort.json"
     good.write_text(json.dumps(ev))
-    assert not win.a_heat_source["ort"].isEnabled()
+    assert not win.acts["heat_source:ort"].isEnabled()
     win.ort_heat.import_file(str(good))
     qtbot.waitUntil(lambda: win.ort_heat.profile is not None, timeout=TIMEOUT_MS)
     settle(qtbot, win)
     sc = win.view.scene()
-    assert win.state.heat and win.ort_heat.source == "ort" and win.a_heat_source["ort"].isChecked()
+    assert win.state.heat and win.ort_heat.source == "ort" and win.acts["heat_source:ort"].isChecked()
     assert sc.heat is not None and sc.heat["title"].startswith("ONNX Runtime profile")
     vals = [v for v in sc.heat["values"] if v]
     assert len(vals) >= 10 and sc.heat_range() is not None
     assert win.view.legend.isVisible()
     shot(win, "ort_heat.png")
     # back to FuseLens's own figures, and again
-    win.a_heat_source["fuselens"].trigger()
+    win.acts["heat_source:fuselens"].trigger()
     assert not sc.heat["title"].startswith("ONNX Runtime")
-    win.a_heat_source["ort"].trigger()
+    win.acts["heat_source:ort"].trigger()
     assert sc.heat["title"].startswith("ONNX Runtime")
     # a hostile file: one message, the imported profile kept
     bad = tmp_path / "bad.json"

@@ -39,7 +39,7 @@ ALLOWED = {
         "pyqtgraph's TextItem.setText calls QGraphicsTextItem.setPlainText",
     ("gui/kernel_code_view.py", "KernelCodeDialog.copy", "setText"):
         "QClipboard.setText: the kernel's code put on the clipboard as text/plain; nothing renders it",
-    ("gui/graph/scene.py", "GraphScene.render_svg", "setTitle"):
+    ("gui/graph/scene_export.py", "SceneExport.render_svg", "setTitle"):
         "QSvgGenerator.setTitle: the exported file's <title>, which Qt writes escaped; not shown in the app",
 }
 

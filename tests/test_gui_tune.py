@@ -126,12 +126,12 @@ def choose_budget(monkeypatch, kind, n, seen=None):
 
 def test_tune_action_sits_with_benchmark(new_window):
     win = new_window()   # (no model needed)
-    assert win.a_tune.shortcut().toString() == "Ctrl+T"
+    assert win.acts["tune"].shortcut().toString() == "Ctrl+T"
     run_menu = next(a.menu() for a in win.menuBar().actions() if a.text() == "&Run")
-    assert win.a_tune in run_menu.actions()
+    assert win.acts["tune"] in run_menu.actions()
     tb = win.findChild(QtWidgets.QToolBar)
     acts = tb.actions()
-    assert win.a_tune in acts and acts.index(win.a_tune) == acts.index(win.a_bench) + 1
+    assert win.acts["tune"] in acts and acts.index(win.acts["tune"]) == acts.index(win.acts["bench"]) + 1
     assert ("Tune Kernels", "Ctrl+T") in win.shortcut_rows()
 
 
@@ -145,7 +145,7 @@ def test_trials_budget_reaches_tune_with_progress_and_report(qtbot, win, tmp_pat
     monkeypatch.setattr(tune_controller, "records", lambda target: store["n"])
     seen = []
     choose_budget(monkeypatch, "trials", 96, seen)
-    win.a_tune.trigger()
+    win.acts["tune"].trigger()
     # the dialog offered the remembered budget (256 trials, the first time) and the current strategy / device
     dlg = seen[0]
     head = dlg.findChildren(QtWidgets.QLabel)[0].text()

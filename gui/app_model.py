@@ -1,0 +1,70 @@
+"""The app's state in one object (napari's ViewerModel), without Qt: what the controllers are given and
+change, and what the views subscribe to.
+
+    workspace  Workspace: the open Document, its plans and results, devices, profile, cost, budget, requests
+    view       ViewState: the strategies shown, side by side, heat on and its scale, collapsed groups, selection
+    scopes     ScopeView: the model's blocks shown, and those collapsed
+    layout     LayoutModel: the direction, the layouts applied, and how the shown one was made
+    heat       HeatModel: what each pane draws over its graph (heat or latency delta), the minimaps shown
+    messages   Messages: the status line and the last error (napari's ViewerModel.status)
+
+A controller takes the AppModel (and the other controllers it asks for work), never the window: where
+a controller still drives a view, the view is passed to it by name, and tests/test_gui_structure.py
+counts those references so they only go down.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from .evented import EventedModel
+from .messages import Messages
+from .scope_view import ScopeView
+from .view_state import ViewState
+
+
+class LayoutModel(EventedModel):
+    """The graph's layout: `direction` ("TB" top to bottom, "LR" left to right), `full` (the current
+    strategy's layout of every op, or None), `compact` (the layout shown places the collapsed groups as
+    one node), and how the shown layout was made (`how`: the status bar's label, `note`: its tooltip)."""
+
+    direction: str = "TB"
+    full: object = None
+    compact: bool = False
+    how: str = ""
+    note: str = ""
+
+
+@dataclass(frozen=True, eq=False)
+class PaneHeat:
+    """What one pane draws over its graph: `heat` (the overlay's values, scale, source and title, or None)
+    for `plan`; `checked`: a pane showing another plan than `plan` (an older one) keeps what it draws."""
+    checked: bool
+    plan: object
+    heat: dict | None
+
+
+class HeatModel(EventedModel):
+    """The overlays over the two panes: `left` and `right` (PaneHeat, or None before the first), and
+    whether the minimaps are shown. events.minimaps(panes=...): the overlay changed in a way the
+    minimaps of those panes show."""
+
+    left: object = None
+    right: object = None
+    minimap: bool = False
+    EVENTS = ("minimaps",)
+
+
+class AppModel:
+    def __init__(self, workspace, view: ViewState, scopes: ScopeView | None = None,
+                 messages: Messages | None = None, layout: LayoutModel | None = None, heat: HeatModel | None = None):
+        self.workspace = workspace
+        self.view = view
+        self.scopes = scopes if scopes is not None else ScopeView()
+        self.messages = messages if messages is not None else Messages()
+        self.layout = layout if layout is not None else LayoutModel()
+        self.heat = heat if heat is not None else HeatModel()
+
+    @property
+    def status(self) -> str:
+        """The status line's last message (napari's `viewer.status`)."""
+        return self.messages.status

@@ -1,0 +1,25 @@
+"""Where the app's messages go (no Qt; napari's ViewerModel.status): the status line and the last error.
+Controllers are given this model and call `show` / `fail`; the window subscribes (the status bar shows
+`events.status`, the banner and the status bar `events.error`). A message shown again emits again (its
+timeout restarts)."""
+from __future__ import annotations
+
+from .evented import EventedModel
+
+
+class Messages(EventedModel):
+    status: str = ""      # the status line's last message: events.status(value=text, old=..., ms=how long)
+    error: str = ""       # the last error, as shown (cut to MAX_ERROR_CHARS): events.error(value=text, old=...)
+
+    MAX_ERROR_CHARS = 2000   # a message quoting a huge field (a 1 MB node id) must not freeze the banner's layout
+
+    def show(self, text: str, ms: int = 6000) -> None:
+        """A status-line message for `ms` milliseconds."""
+        self.set("status", text, force=True, ms=ms)
+
+    def fail(self, msg: str, where: str = "") -> None:
+        """An error: `where: msg` (shown in the banner and the status line)."""
+        text = f"{where}: {msg}" if where else msg
+        if len(text) > self.MAX_ERROR_CHARS:
+            text = text[: self.MAX_ERROR_CHARS - 3] + "..."
+        self.set("error", text, force=True)
