@@ -73,10 +73,10 @@ class Theme:
 # Fusion kinds beyond TVM FuseOps (engine/planner/kinds.py): a letter badge on the group box, filled with
 # the kind's colour. Mid-dark saturated fills keep white letters readable (contrast >= 4.5) and stand out
 # from the pale group fills (light scheme) and from the dark background (dark scheme, light rim).
-KIND_LETTERS = {"prologue": "P", "anchor_chain": "C", "horizontal": "H", "reduction_stitch": "S"}
+KIND_LETTERS = {"prologue": "P", "anchor_chain": "C", "horizontal": "H", "reduction_stitch": "S", "attention": "A"}
 KIND_COLOURS = {"prologue": "#1565c0", "anchor_chain": "#7b1fa2", "horizontal": "#00796b",
-                "reduction_stitch": "#a84f00"}
-KIND_ORDER = ("anchor_chain", "reduction_stitch", "horizontal", "prologue")   # kinds.PRIORITY
+                "reduction_stitch": "#a84f00", "attention": "#ad1457"}
+KIND_ORDER = ("attention", "anchor_chain", "reduction_stitch", "horizontal", "prologue")   # kinds.PRIORITY
 
 
 def kind_colour(kind: str) -> QtGui.QColor:

@@ -11,6 +11,7 @@ Measured with a per-test timer on 2 cores while other test runs shared them; to 
 """
 
 SLOW = frozenset({
+    'tests/test_attention_kind.py::test_dp_build_of_a_transformer_with_attention_groups_matches_onnxruntime',
     'tests/test_coverage_script.py::test_coverage_over_a_folder_opens_plans_and_compares_greedy_with_tvm',
     'tests/test_anchor_config.py::test_chain_rule_follows_the_config',
     'tests/test_blocked_chain.py::test_dp_plan_of_blocked_mobilenet_with_chains_matches_onnxruntime',

@@ -76,7 +76,7 @@ class Estimates:
         X = np.array([self.fz.row(s) for s in segs], dtype=float)
         us, sig = self.model.predict(X)
         res = self.model.residual
-        cols = [features.NAMES.index(f) for f in kinds.BEYOND]
+        cols = [features.NAMES.index(f) for f in kinds.BEYOND if f in features.NAMES]   # attention: anchor_chain's
         for s, u, g, x in zip(segs, us, sig, X):
             k = segment_key(self.cm, s)
             self.mean[k], self.sigma[k] = float(u), float(g)

@@ -158,7 +158,8 @@ class Featurizer:
             float(len(idx) - counts["glue"]), float(counts["matmul"] + counts["conv"] + counts["depthwise"]),
             float(counts["conv"]), float(counts["depthwise"]), float(counts["matmul"]), float(counts["reduce"]),
             float(counts["ewise"]), float(counts["injective"]), _l1p(special), _l1p(ew),
-            float("prologue" in f), float("anchor_chain" in f), float("horizontal" in f),
+            # an attention (kinds.py) is a chain of anchors to this FEATURE_VERSION's model (it has no column)
+            float("prologue" in f), float("anchor_chain" in f or "attention" in f), float("horizontal" in f),
             float("reduction_stitch" in f),
             float(self.kind[main] in ("matmul", "conv", "depthwise")), _l1p(self.per_out[main]),
             _l1p(cm.vbytes[main] / 4), _l1p(ch), _l1p(spatial),

@@ -21,6 +21,12 @@ The kinds beyond FuseOps (features: one group may have several):
                       An anchor downstream of that reduction whose output is small
                       (<= SMALL_BYTES: the 1x1-spatial convs of an SE block) feeding another
                       anchor is part of the stitch, not an anchor chain.
+    attention         QK^T (a batched matmul) -> optional scale/mask elementwise ops -> softmax
+                      (one softmax op, or max / exp / sum / divide as exporters write it) -> .V
+                      (a batched matmul), with at most an elementwise/injective epilogue: one
+                      kernel whose seq x seq score matrix stays on chip, a tile of query rows at a
+                      time (the CPU `Attention` schedule rule). It replaces the anchor chain (or
+                      stitch) those anchors would otherwise be (`attention_shape`).
 
 Whether a kind is allowed, and what it costs, is the profile's choice (`Hardware.kinds`, per
 target: assets/hardware.json); a kind stays off where the backend cannot schedule it or where it
@@ -36,7 +42,7 @@ ANCHOR = "OutEWiseFusable"
 REDUCE = "CommReduce"
 EWISE = ("ElemWise", "Broadcast")
 
-BEYOND = ("prologue", "anchor_chain", "horizontal", "reduction_stitch")
+BEYOND = ("prologue", "anchor_chain", "horizontal", "reduction_stitch", "attention")
 KINDS = ("single", "epilogue", *BEYOND)
 
 TITLES = {
@@ -46,13 +52,21 @@ TITLES = {
     "anchor_chain": "anchor chain (tile-wise)",
     "horizontal": "horizontal (sibling anchors)",
     "reduction_stitch": "stitched reduction",
+    "attention": "attention (QK^T, softmax, .V in one kernel)",
 }
 
 # the order in which a group's main kind is named when it has several features
-PRIORITY = ("anchor_chain", "reduction_stitch", "horizontal", "prologue")
+PRIORITY = ("attention", "anchor_chain", "reduction_stitch", "horizontal", "prologue")
 
 # a value this small (an SE block's pooled vector) needs no tiling to stay on chip
 SMALL_BYTES = 64 * 1024
+
+# the attention kind: the ops its softmax is made of (besides elementwise ones), the row tile of
+# the CPU Attention rule (engine/schedules/cpu/attention.py: TILE_ROWS), and the keys (seq) from
+# which it is offered, the kind's measured limit (scripts/bench_kinds_attention.py, README issue 29)
+SOFTMAX_REDUCTIONS = ("max", "sum")
+ATTENTION_TILE_ROWS = 16
+ATTENTION_MIN_KEYS = 0
 
 # the op of engine/model/int8_matmul.py's integer matmul, and the kinds its group never has
 INT8_MATMUL = "int8_matmul"
@@ -91,7 +105,8 @@ class GroupShape:
     anchor upstream of it joins the group.
     """
     __slots__ = ("cm", "inside", "feeds", "after", "after_reduce", "pending", "small_links", "anchors",
-                 "sink_anchors", "chain", "stitch", "members", "int8", "int8_mm", "not_ewise", "int_red", "heavy")
+                 "sink_anchors", "chain", "stitch", "members", "int8", "int8_mm", "not_ewise", "int_red", "heavy",
+                 "matmuls", "not_attention", "_attention")
 
     def __init__(self, cm, inside):
         self.cm, self.inside = cm, inside
@@ -108,6 +123,9 @@ class GroupShape:
         self.not_ewise = False            # a member that is neither elementwise nor an int8 matmul
         self.int_red = False              # an integer reduction (an int8 matmul's zero-point row sums)
         self.heavy = 0                    # members that are not elementwise
+        self.matmuls = 0                  # matmul members (an attention has two)
+        self.not_attention = 0            # heavy members no attention holds (a conv, a pool, a mean...)
+        self._attention: tuple[int, str] = (-1, "")   # attention_shape at len(members), cached
 
     def add(self, v: int) -> None:
         cm = self.cm
@@ -118,6 +136,10 @@ class GroupShape:
         self.int8_mm = self.int8_mm or node.op == INT8_MATMUL
         self.int_red = self.int_red or (pat == REDUCE and str(node.dtype).startswith(("int", "uint")))
         self.heavy += pat not in EWISE
+        if pat == ANCHOR and node.op.startswith("matmul"):
+            self.matmuls += 1
+        elif pat in (ANCHOR, REDUCE) and node.op != "softmax" and node.op not in SOFTMAX_REDUCTIONS:
+            self.not_attention += 1
         self.not_ewise = self.not_ewise or (node.op != INT8_MATMUL and pat not in EWISE)
         inside_cons = [c for c in cm.consumers[v] if self.inside(c)]
         feeds = any(cm.pattern[c] == ANCHOR or c in self.feeds for c in inside_cons)
@@ -157,10 +179,27 @@ class GroupShape:
     def _small_chain(self) -> bool:
         return any(v not in self.after_reduce for v in self.small_links)
 
+    def attention_why(self) -> str:
+        """attention_shape of the group as it is now ('' when it is an attention), cached per size."""
+        if self.matmuls != 2 or self.not_attention:
+            return "its anchors are not two matmuls around a softmax"
+        if self._attention[0] != len(self.members):
+            self._attention = (len(self.members), attention_shape(self.cm, self.members))
+        return self._attention[1]
+
+    def is_attention(self) -> bool:
+        return self.matmuls == 2 and not self.not_attention and not self.attention_why()
+
+    def _may_become_attention(self) -> bool:
+        """Members added upstream may still make the group an attention (its QK^T not yet in)."""
+        return self.matmuls < 2 and not self.not_attention
+
     def features(self) -> tuple[str, ...]:
         out = []
         if self.pending and any(p not in self.after for p in self.pending):
             out.append("prologue")
+        if self.is_attention():                 # its chain and stitch are the attention's own
+            return (*out, "attention")
         if self.chain or self._small_chain():
             out.append("anchor_chain")
         if self.sink_anchors > 1:
@@ -194,9 +233,15 @@ class GroupShape:
             if not bad and f == "anchor_chain":
                 shape = chain_shape(self.cm, self.members)
                 bad = f"not a chain the backend computes band by band: {shape}" if shape else ""
+            if not bad and f == "attention":
+                bad = attention_limit(self.cm, self.members)
             if bad:
+                # a softmax -> .V (or a softmax alone) is not final where QK^T may still join
+                may_attend = f in ("anchor_chain", "reduction_stitch") and enabled(hw, "attention") and \
+                    self._may_become_attention()
                 final = not ((f == "prologue" and enabled(hw, "anchor_chain"))
-                             or (f == "anchor_chain" and not self.chain and enabled(hw, "reduction_stitch")))
+                             or (f == "anchor_chain" and not self.chain and enabled(hw, "reduction_stitch"))
+                             or may_attend)
                 return f, final, bad
         return "", False, ""
 
@@ -275,6 +320,81 @@ def _blocked_chain_shape(cm, anchors) -> str:
     return ""
 
 
+def _reach(cm, v: int, inside: set) -> set:
+    """Members reachable from v through members (v excluded)."""
+    seen, stack = set(), [v]
+    while stack:
+        x = stack.pop()
+        for c in cm.consumers[x]:
+            if c in inside and c not in seen:
+                seen.add(c)
+                stack.append(c)
+    return seen
+
+
+def attention_shape(cm, members) -> str:
+    """Why a group is not an attention that the CPU `Attention` rule computes in one kernel, or '':
+    two batched matmuls (relax `matmul`, the second operand read [.., K, N]: K^T and V as the rule
+    vectorises them), the first's scores [.., q, keys] reaching the second only through a softmax
+    over the keys (one `softmax` op, or a `max` and a `sum` reduction with elementwise ops) and
+    elementwise/injective ops (scale, mask, reshape), which is the second's left operand; no
+    member before QK^T (a prologue) and none beside the path; after .V only elementwise/injective
+    ops (its epilogue); no score, exp or probability value used outside the group."""
+    inside = set(members)
+    nodes = cm.graph.nodes
+    mms = sorted(v for v in inside if cm.pattern[v] == ANCHOR and nodes[v].op.startswith("matmul"))
+    if len(mms) != 2:
+        return "its anchors are not two matmuls around a softmax"
+    qk, pv = mms
+    for v in mms:
+        shp = nodes[v].shape
+        if not isinstance(shp, list) or len(shp) < 3 or isinstance(shp[0], list):
+            return f"{named(cm, v)} is not a batched matmul"
+    down = _reach(cm, qk, inside)
+    if pv not in down:
+        return f"its matmuls {named(cm, qk)} and {named(cm, pv)} are not one path"
+    tail = _reach(cm, pv, inside)
+    between = {v for v in down - tail - {pv} if pv in _reach(cm, v, inside)}
+    soft = [v for v in between if nodes[v].op == "softmax"]
+    reds = sorted(nodes[v].op for v in between if cm.pattern[v] == REDUCE)
+    if not (len(soft) == 1 and not reds) and not (not soft and reds == sorted(SOFTMAX_REDUCTIONS)):
+        return f"no softmax between {named(cm, qk)} and {named(cm, pv)}"
+    for v in between:
+        if v not in soft and cm.pattern[v] not in (*EWISE, "Injective", REDUCE):
+            return f"{named(cm, v)} between the matmuls is not part of a softmax"
+        if cm.is_output[v] or any(c not in inside for c in cm.consumers[v]):
+            return f"the intermediate {named(cm, v)} is also used outside the group"
+    if cm.is_output[qk] or any(c not in inside for c in cm.consumers[qk]):
+        return f"the scores {named(cm, qk)} are also used outside the group"
+    if not any(cm.inputs[pv] and p in between for p in cm.inputs[pv][:1]):
+        return f"the softmax is not the left operand of {named(cm, pv)}"
+    for v in tail:
+        if cm.pattern[v] not in (*EWISE, "Injective") and not cm.glue[v]:
+            return f"{named(cm, v)} after {named(cm, pv)} is not an elementwise epilogue"
+    for v in sorted(down - tail - between - {pv}):
+        return f"{named(cm, v)} is a side branch"
+    for v in sorted(inside - down - {qk}):
+        return f"{named(cm, v)} runs before {named(cm, qk)} (a prologue) or beside the attention"
+    return ""
+
+
+def attention_keys(cm, members) -> int:
+    """The keys (the scores' last extent) of an attention group."""
+    nodes = cm.graph.nodes
+    qk = min(v for v in members if cm.pattern[v] == ANCHOR and nodes[v].op.startswith("matmul"))
+    return int(nodes[qk].shape[-1])
+
+
+def attention_limit(cm, members) -> str:
+    """Why an attention group is left unfused on this backend although its shape is right, or ''
+    (the kind's measured limit, ATTENTION_MIN_KEYS)."""
+    keys = attention_keys(cm, members)
+    if keys < ATTENTION_MIN_KEYS:
+        return (f"an attention over {keys} keys: the fused kernel measured slower than its three kernels "
+                f"below {ATTENTION_MIN_KEYS} keys")
+    return ""
+
+
 def features_of(cm, members) -> tuple[str, ...]:
     """The beyond-FuseOps features of a group given as node indices."""
     inside = set(members)
@@ -321,6 +441,13 @@ def _rows(node) -> int:
 def onchip_need(cm, staged: int, features, inside) -> float:
     """Bytes the group must keep on chip (all units together). An anchor chain computed band by
     band holds only a band of each intermediate (plus its halo); anything else holds all of it."""
+    if "attention" in features and staged:
+        nodes = cm.graph.nodes
+        qk = min(v for v in inside if cm.pattern[v] == ANCHOR and nodes[v].op.startswith("matmul"))
+        rows = 1
+        for d in nodes[qk].shape[:-1]:
+            rows *= int(d)
+        return staged * min(1.0, ATTENTION_TILE_ROWS * cm.hw.units / max(rows, 1))
     if "anchor_chain" not in features or staged == 0:
         return staged
     rows = min((_rows(cm.graph.nodes[v]) for v in inside if cm.pattern[v] == ANCHOR), default=1)
@@ -330,7 +457,7 @@ def onchip_need(cm, staged: int, features, inside) -> float:
 def extra_flops(cm, shape: "GroupShape") -> float:
     """An anchor chain recomputes its producer anchors' halo rows in every band: HALO/BAND more of
     their work (the prototype measured 14% more expand work)."""
-    if not shape.chain:
+    if not shape.chain or shape.is_attention():     # an attention recomputes nothing
         return 0.0
     return sum(cm.flops[v] for v in shape.feeds if cm.pattern[v] == ANCHOR) * HALO_ROWS / BAND_ROWS
 
