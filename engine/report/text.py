@@ -3,6 +3,7 @@ from __future__ import annotations
 
 from engine.devices.describe import machine, measured_on  # noqa: F401 - what the tables say they ran on
 from engine.planner.plan import provenance_of
+from engine.planner.same_plan import label as same_label
 from engine.util import machine_load
 from engine.util.stdio import one_value
 
@@ -150,7 +151,7 @@ def bench_table(b: dict) -> str:
     for s, owner in same.items():   # built and timed once, under its owner (engine/planner/same_plan.py)
         p = (b.get("plans") or {}).get(s)
         planned = result_rows.planned(p) if p is not None else ""
-        cells.append([label(s), f"same plan as {owner}", "", "", "", "", planned, "",
+        cells.append([label(s), same_label(owner), "", "", "", "", planned, "",
                       p.kernels if p is not None else "", "", "", ""])
     head = [f"{b['model']} ({b['ops']} ops)", "median ms", "min", "max", "n", "vs none [95% CI]", "planned in",
             "build s", "kernels", "schedule", "correct", ""]
