@@ -222,7 +222,7 @@ class PropertiesPanel(QtWidgets.QTreeWidget):
         if timed is not None:
             self._row("measured (cold, alone)", f"{timed:.2f} us",
                       tip="This group's kernel built and timed by itself on "
-                          f"{(pv.measure or {}).get('target', 'the device')} while planning; "
+                          f"{pv.timed_on or 'the device'} while planning; "
                           + ("the planner decided by these times" if pv.measured else "the estimate uses this time"))
         self._row("measured kernel time", _measured(result, gi))
 
