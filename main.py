@@ -554,7 +554,7 @@ def cmd_table(a) -> int:
 
 def cmd_tune(a) -> int:
     from engine.measure import tuning
-    from engine.measure.tuned_store import store_for
+    from engine.kernels.tuned_store import store_for
 
     if a.clear:
         n = store_for(a.target).clear()

@@ -1,7 +1,7 @@
 """Benchmarks as `bench` runs them (engine.measure.benchmark.measure_plans: every strategy of a Benchmark sampled
 round-robin in one worker, so that their figures compare): the device list, the runner's cached results
 for the open model, and Benchmark with progress and Cancel. Builds use the target's tuning records where it has them
-(engine/measure/tuned_store.py); a tuned or mixed figure gets the same plan's rules-only figure beside it.
+(engine/kernels/tuned_store.py); a tuned or mixed figure gets the same plan's rules-only figure beside it.
 
 `find_devices` and `run_benchmarks` run on worker threads and touch no Qt object; `Benchmarks` is the
 controller that starts them and files their results into the open Document.

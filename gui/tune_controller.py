@@ -20,7 +20,7 @@ def records(target: str) -> int | None:
     """How many tuning records the store of `target` holds (None when that cannot be said)."""
     try:
         from engine.devices import targets
-        from engine.measure import tuned_store
+        from engine.kernels import tuned_store
 
         return len(tuned_store.store_for(targets.parse(target)))
     except Exception:  # noqa: BLE001 - a count for a message, not worth an error

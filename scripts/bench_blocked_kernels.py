@@ -117,7 +117,7 @@ def main(argv=None) -> int:
     from engine import schedules
     from engine.devices import tvm_target as target_mod
     from engine.devices.hardware import cpu_facts
-    from engine.measure import build
+    from engine.kernels import build
     from engine.util import machine_load
     from tests.test_schedules_blocked import blocked_case
 

@@ -76,7 +76,8 @@ def main():
     from tvm import relax
 
     from engine import schedules
-    from engine.measure import build as eb
+    from engine.kernels import build as eb
+    from engine.measure import ort_check
     from engine.model import loader
     from engine.planner import kinds, make_plan, profiles
     from engine.planner.apply import apply
@@ -98,7 +99,7 @@ def main():
         spec, shapes = _spec(model, a.resolution, a.batch)
         g = loader.load(spec, shapes)
         x = eb.random_inputs(g, seed=0)
-        ref = eb.onnxruntime_outputs(g, x, threads=cores)
+        ref = ort_check.onnxruntime_outputs(g, x, threads=cores)
         t0 = time.perf_counter()
         plans = {s: make_plan(g, s, hw, cost=a.cost) for s in ("greedy", "dp")}
         plan_s = time.perf_counter() - t0

@@ -95,7 +95,8 @@ def main():
 
     from engine import schedules
     from engine.devices import hardware
-    from engine.measure import build as eb
+    from engine.kernels import build as eb
+    from engine.measure import ort_check
     from engine.model import loader
     from engine.planner import make_plan
     from engine.planner.apply import apply
@@ -175,7 +176,7 @@ def main():
         x = eb.random_inputs(g, seed=0)
         greedy = [list(gr) for gr in make_plan(g, "greedy", hw).groups]
         fused = chain_groups(g, greedy)
-        ref = eb.onnxruntime_outputs(g, x, threads=a.threads)
+        ref = ort_check.onnxruntime_outputs(g, x, threads=a.threads)
         e1 = prepare(g, greedy, x)
         e2 = prepare(g, fused, x)
         n_chain = len(e2["report"].handled.get(rule, []))

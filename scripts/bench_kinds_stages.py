@@ -115,7 +115,7 @@ def build_case(graph, groups, rules=None):
     import tvm
     from tvm import relax
 
-    from engine.measure import build
+    from engine.kernels import build
     from engine import schedules
     from engine.planner.apply import apply
 
@@ -193,7 +193,7 @@ def run_case(label, graph, members, greedy_groups, rounds, sample_ms, rules=None
     build_s = time.perf_counter() - t0
     err = None
     if check:
-        from engine.measure import build as eb
+        from engine.kernels import build as eb
 
         ref = eb.flatten(vms["greedy"]["main"](*args))
         err = 0.0

@@ -62,7 +62,7 @@ def e2e(graph, plans: dict, rounds: int) -> dict:
     from tvm import relax
 
     from engine import schedules
-    from engine.measure import build as eb
+    from engine.kernels import build as eb
     from engine.planner.apply import apply
 
     dev = tvm.cpu()

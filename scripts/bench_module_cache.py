@@ -34,7 +34,7 @@ def child(spec: str, variant: str, strategy: str) -> dict:
 
     from engine import schedules  # noqa: F401
     from engine.devices import hardware
-    from engine.measure import build
+    from engine.kernels import build
     from engine.model import loader, relax_import
     from engine.planner import make_plan
     from engine.planner.apply import apply

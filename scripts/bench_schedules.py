@@ -95,7 +95,7 @@ def measure_model(model: str, a, hw) -> dict:
     from tvm import relax
 
     from engine import schedules
-    from engine.measure import build as eb
+    from engine.kernels import build as eb
     from engine.measure import check
     from engine.model import loader
     from engine.planner import make_plan

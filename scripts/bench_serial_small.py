@@ -25,7 +25,7 @@ def main(argv: list[str]) -> int:
 
     from engine import schedules
     from engine.devices import hardware
-    from engine.measure import build as eb
+    from engine.kernels import build as eb
     from engine.model import loader
     from engine.planner import make_plan
     from engine.planner.apply import apply

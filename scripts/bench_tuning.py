@@ -54,7 +54,8 @@ def _measure_job(job, say):
     from tvm import relax
 
     from engine.devices import targets
-    from engine.measure import build, runner
+    from engine.kernels import build
+    from engine.measure import runner
     from engine.model import loader
 
     graph = loader.load(job["spec"], job["shapes"])

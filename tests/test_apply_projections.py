@@ -10,7 +10,7 @@ import onnx
 from onnx import TensorProto as TP
 from onnx import helper
 
-from engine.measure import build
+from engine.kernels import build
 from engine.model import loader
 from engine.planner.apply import apply
 

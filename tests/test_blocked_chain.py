@@ -13,7 +13,8 @@ import tvm
 from tvm import s_tir, tirx
 from tvm.script import tirx as T
 
-from engine.measure import build
+from engine.kernels import build
+from engine.measure import ort_check
 from engine.devices import hardware
 from engine.model import loader
 from engine import schedules
@@ -205,6 +206,6 @@ def test_dp_plan_of_blocked_mobilenet_with_chains_matches_onnxruntime(private_ca
     taken = report.handled.get("cpu.BlockedChain", [])
     assert len(taken) >= 3, report.summary()
     x = build.random_inputs(g, seed=4)
-    ref = build.onnxruntime_outputs(g, x)
+    ref = ort_check.onnxruntime_outputs(g, x)
     out = build.run(build.build(smod, "cpu"), x)
     assert close(out, ref)

@@ -8,7 +8,8 @@ import pytest
 import tvm
 from tvm import relax
 
-from engine.measure import build
+from engine.kernels import build
+from engine.measure import ort_check
 from engine.model import blocked_layout, loader
 
 RNG = np.random.default_rng(0)
@@ -323,7 +324,7 @@ def test_whole_model_matches_onnxruntime(spec, block, private_cache):
         nchw = sum(not n.op.startswith(blocked_layout.DENSE_NAME) for n in convs)
         assert (len(_graph_transforms(g)), nchw) == EXACT[spec, block]
     x = build.random_inputs(g, seed=3)
-    ref = build.onnxruntime_outputs(g, x)
+    ref = ort_check.onnxruntime_outputs(g, x)
     out = build.run(build.build(g.mod, "cpu"), x)
     assert len(out) == len(ref)
     for a, b in zip(out, ref):
@@ -361,7 +362,7 @@ def test_every_strategy_and_fusion_kind_builds_blocked_mobilenet(strategy, block
     hw = replace(hardware.get("host"), kinds={k: {"enabled": True} for k in kinds.BEYOND})
     p = make_plan(g, strategy, hw)
     x = build.random_inputs(g, seed=4)
-    ref = build.onnxruntime_outputs(g, x)
+    ref = ort_check.onnxruntime_outputs(g, x)
     smod, report = schedules.schedule(apply(g, p.groups), "cpu")
     out = build.run(build.build(smod, "cpu"), x)
     assert all(a.shape == b.shape and np.abs(a - b).max() <= 1e-4 * np.abs(b).max() + 1e-5 for a, b in zip(out, ref))

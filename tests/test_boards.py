@@ -147,7 +147,7 @@ def test_schedule_rules_read_the_boards_vector_width_and_caches_not_the_hosts(ti
 
 @needs_cross_cc
 def test_a_board_build_is_an_aarch64_shared_library(tiny_mod, tmp_path):
-    from engine.measure import build
+    from engine.kernels import build
 
     _, mod = tiny_mod
     from engine import schedules

@@ -11,7 +11,8 @@ import numpy as np
 import onnx
 import pytest
 
-from engine.measure import build, runner
+from engine.kernels import build
+from engine.measure import ort_check, runner
 from engine.model import loader
 from engine.util import cache_dir
 from engine.util.errors import FuseLensError, ModelError
@@ -149,7 +150,7 @@ def _reopen_and_check(model, first):
     assert [n.summary() for n in g.nodes] == [n.summary() for n in first.nodes]
     x = build.random_inputs(g)
     tvm_out = build.run(build.build(g.mod), x)
-    ort_out = build.onnxruntime_outputs(g, x)
+    ort_out = ort_check.onnxruntime_outputs(g, x)
     assert len(tvm_out) == len(ort_out) == 1
     np.testing.assert_allclose(tvm_out[0], ort_out[0], rtol=1e-4, atol=1e-4)
     assert _entry_files(g) == ["frozen.onnx", "graph.json", loader.MODULE]   # repaired whole
@@ -197,17 +198,17 @@ def test_force_reimports_and_rewrites_the_entry(model, monkeypatch):
 def test_the_runtime_uses_the_frozen_model_not_the_path_it_was_opened_from(model, tmp_path):
     g = loader.load(str(model), SHAPES)
     x = build.random_inputs(g)
-    before = build.onnxruntime_outputs(g, x)[0]
+    before = ort_check.onnxruntime_outputs(g, x)[0]
     frozen = loader.frozen_path(g)
     assert frozen.parent == loader.entry_dir(g.sha256) and g.source == str(model)
     # rename the model, and put another model (Relu -> Sigmoid) where it was
     moved = model.with_name("renamed.onnx")
     model.rename(moved)
     onnx.save(tiny_onnx(op_override="Sigmoid"), model)
-    np.testing.assert_array_equal(build.onnxruntime_outputs(g, x)[0], before)
+    np.testing.assert_array_equal(ort_check.onnxruntime_outputs(g, x)[0], before)
     assert loader.frozen_path(g) == frozen
     other = loader.load(str(model), SHAPES)
-    assert other.sha256 != g.sha256 and not np.allclose(build.onnxruntime_outputs(other, x)[0], before)
+    assert other.sha256 != g.sha256 and not np.allclose(ort_check.onnxruntime_outputs(other, x)[0], before)
     # reopened from the new name: the same entry, shown with the path it was opened from now
     loader.clear_memo()
     again = loader.load(str(moved), SHAPES)
@@ -217,9 +218,9 @@ def test_the_runtime_uses_the_frozen_model_not_the_path_it_was_opened_from(model
 def test_a_lost_frozen_model_is_rebuilt_only_from_the_same_file(model):
     g = loader.load(str(model), SHAPES)
     x = build.random_inputs(g)
-    before = build.onnxruntime_outputs(g, x)[0]
+    before = ort_check.onnxruntime_outputs(g, x)[0]
     cache_dir.clear("models")
-    np.testing.assert_array_equal(build.onnxruntime_outputs(g, x)[0], before)   # rebuilt from tiny.onnx
+    np.testing.assert_array_equal(ort_check.onnxruntime_outputs(g, x)[0], before)   # rebuilt from tiny.onnx
     cache_dir.clear("models")
     onnx.save(tiny_onnx(op_override="Sigmoid"), model)
     with pytest.raises(ModelError, match="changed since it was opened"):
@@ -392,7 +393,7 @@ def test_kernel_time_files_survive_damage(model, tmp_path):
 
 @pytest.mark.parametrize("damage", list(DAMAGE) + ["a record with wrong fields"])
 def test_a_damaged_tuning_record_is_a_miss_and_deleted(model, damage):
-    from engine.measure import tuned_store
+    from engine.kernels import tuned_store
 
     g = loader.load(str(model), SHAPES)
     target = build.tvm_target("cpu")
@@ -415,7 +416,7 @@ def test_a_damaged_tuning_record_is_a_miss_and_deleted(model, damage):
 def test_caches_are_never_unpickled():
     """np.load with allow_pickle=False everywhere caches are read; no pickle, eval or exec."""
     files = ["engine/util/cache_dir.py", "engine/model/loader.py", "engine/measure/runner.py", "engine/planner/kernel_timing.py",
-             "engine/measure/tuned_store.py", "engine/measure/build.py"]
+             "engine/kernels/tuned_store.py", "engine/kernels/build.py"]
     for f in files:
         src = (ROOT / f).read_text()
         assert "allow_pickle=True" not in src and not re.search(r"\bpickle\b\.|\beval\(|\bexec\(", src), f

@@ -14,7 +14,8 @@ from tvm import s_tir, tirx
 from engine import schedules
 from engine.devices import hardware
 from engine.devices import tvm_target as target_mod
-from engine.measure import build
+from engine.kernels import build
+from engine.measure import ort_check
 from engine.model import loader
 from engine.planner import make_plan
 from engine.planner.apply import apply
@@ -174,7 +175,7 @@ def test_mobilenetv2_chains_match_unfused_and_onnxruntime():
     fused = chain_groups(g, greedy)
     assert len(fused) == len(greedy) - 34  # 17 blocks, 3 greedy groups each (the first: stem + dw + project)
     x = build.random_inputs(g, seed=1)
-    ort = build.onnxruntime_outputs(g, x)
+    ort = ort_check.onnxruntime_outputs(g, x)
     mod = apply(g, fused)
     chains = _chain_funcs(mod)
     smod, report = schedules.schedule(mod, "cpu")
@@ -203,7 +204,7 @@ def test_efficientnet_block_chain_matches_onnxruntime():
     smod, report = schedules.schedule(mod, "cpu")
     assert report.handled.get("cpu.Chain") == list(chains), report.summary()
     out = build.run(build.build(smod, "cpu"), x)
-    assert close(out, build.onnxruntime_outputs(g, x))
+    assert close(out, ort_check.onnxruntime_outputs(g, x))
     # and the chain kernel on its own against its unscheduled loop nests
     func = next(iter(chains.values()))
     arrays = _args(func)

@@ -170,12 +170,13 @@ def _steps_off(graph, groups, step):
     """(outputs of the plan `groups`, ONNX Runtime's, how many output values differ, by at most how
     many quantization steps)."""
     from engine.devices import targets
-    from engine.measure import build
+    from engine.kernels import build
+    from engine.measure import ort_check
     from engine.measure.runner import build_plan
 
     x = build.random_inputs(graph, 0)
     x = [v * 2 for v in x]    # spread over the quantized range
-    ort = build.onnxruntime_outputs(graph, x)[0]
+    ort = ort_check.onnxruntime_outputs(graph, x)[0]
     exe, _ = build_plan(graph, groups, targets.as_target("cpu"), scheduled=True)
     out = build.run(exe, x)[0]
     d = np.abs(out.astype(np.float64) - ort) / step

@@ -12,6 +12,8 @@ from pathlib import Path
 
 import pytest
 
+from engine.devices import cpuinfo
+from engine.devices.peaks import host_fma_lanes
 from engine.measure import ort_profile
 from engine.report import kernel_report as kr
 
@@ -39,10 +41,10 @@ def test_shares_and_bound_of_a_known_kernel():
 
 
 def test_fma_lanes_count_zen4_pipes_as_256_bits():
-    assert kr.host_fma_lanes(512, True, "AuthenticAMD", 0x19)[0] == 16      # Zen 4: AVX-512 on 256-bit pipes
-    assert kr.host_fma_lanes(512, True, "GenuineIntel", 6)[0] == 32         # two 512-bit pipes (assumed)
-    assert kr.host_fma_lanes(256, True, "AuthenticAMD", 0x19)[0] == 16      # AVX2: two 256-bit pipes
-    assert kr.host_fma_lanes(256, False, "", None)[0] == 8
+    assert host_fma_lanes(512, True, "AuthenticAMD", 0x19)[0] == 16      # Zen 4: AVX-512 on 256-bit pipes
+    assert host_fma_lanes(512, True, "GenuineIntel", 6)[0] == 32         # two 512-bit pipes (assumed)
+    assert host_fma_lanes(256, True, "AuthenticAMD", 0x19)[0] == 16      # AVX2: two 256-bit pipes
+    assert host_fma_lanes(256, False, "", None)[0] == 8
 
 
 def test_host_peak_is_derived_and_says_so(monkeypatch):
@@ -54,8 +56,8 @@ def test_host_peak_is_derived_and_says_so(monkeypatch):
     f = hardware.cpu_facts()
     assert pk.flops_source.startswith("derived:") and f"{f['cores']} cores" in pk.flops_source
     assert pk.bandwidth == hw.bandwidth and "measured" in pk.bandwidth_source
-    vendor, family = kr.cpu_vendor_family()
-    lanes, _ = kr.host_fma_lanes(f["vector_bits"], f["fma"], vendor, family)
+    vendor, family = cpuinfo.vendor_family()
+    lanes, _ = host_fma_lanes(f["vector_bits"], f["fma"], vendor, family)
     assert pk.flops == pytest.approx(f["cores"] * f["ghz"] * 1e9 * lanes * 2)
     t4 = kr.peaks(hardware.get("t4"))
     assert t4.flops == hardware.get("t4").peak_flops and t4.flops_source.startswith("profile t4")

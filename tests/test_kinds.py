@@ -151,7 +151,8 @@ def test_measured_cost_on_a_target_that_is_not_there_is_one_line_and_exit_2(targ
 def test_prologue_groups_schedule_and_match_onnxruntime(effnet):
     """With prologues allowed, the DP puts pads/elementwise ops in front of anchors; the scheduled
     build of that plan computes what ONNX Runtime computes."""
-    from engine.measure import build
+    from engine.kernels import build
+    from engine.measure import ort_check
     from engine import schedules
     from engine.planner.apply import apply
 
@@ -159,7 +160,7 @@ def test_prologue_groups_schedule_and_match_onnxruntime(effnet):
     p = make_plan(effnet, "dp", hw)
     assert any(k["kind"] == "prologue" for k in p.group_kinds)
     x = build.random_inputs(effnet, seed=2)
-    ref = build.onnxruntime_outputs(effnet, x)
+    ref = ort_check.onnxruntime_outputs(effnet, x)
     smod, report = schedules.schedule(apply(effnet, p.groups), "cpu")
     assert not report.unscheduled, report.summary()
     out = build.run(build.build(smod, "cpu"), x)

@@ -8,7 +8,8 @@ import numpy as np
 import pytest
 from tvm import relax
 
-from engine.measure import build
+from engine.kernels import build
+from engine.measure import ort_check
 from engine.devices import hardware
 from engine.model import loader
 from engine.planner import make_plan
@@ -33,7 +34,7 @@ def test_every_strategy_builds_and_matches(model):
     g = loader.load(f"zoo:{model}")
     hw = hardware.get("t4")
     x = build.random_inputs(g, seed=1)
-    ort = build.onnxruntime_outputs(g, x)
+    ort = ort_check.onnxruntime_outputs(g, x)
     base = None
     for s in STRATEGIES:
         p = make_plan(g, s, hw)
@@ -71,7 +72,7 @@ def test_real_world_transformer_with_dynamic_dims():
     f = str(Path(__file__).parent / "data" / "transformer_dynamo_export.onnx")
     g = loader.load(f, {"input_ids": [1, 32]})
     x = build.random_inputs(g)
-    ort = build.onnxruntime_outputs(g, x)
+    ort = ort_check.onnxruntime_outputs(g, x)
     kernels = {}
     for s in STRATEGIES:
         p = make_plan(g, s, hardware.get("a100"))

@@ -13,7 +13,8 @@ import pytest
 import tvm
 from tvm import relax, tirx
 
-from engine.measure import build
+from engine.kernels import build
+from engine.measure import ort_check
 from engine.devices import hardware
 from engine.model import loader
 from engine import schedules
@@ -259,7 +260,7 @@ def test_zoo_scheduled_matches_unscheduled_and_onnxruntime(model):
     g = loader.load(f"zoo:{model}")
     hw = hardware.get("host")
     x = build.random_inputs(g, seed=1)
-    ort = build.onnxruntime_outputs(g, x)
+    ort = ort_check.onnxruntime_outputs(g, x)
     ref = None
     seen = set()
     for s in STRATEGIES:

@@ -12,7 +12,7 @@ import tvm
 from tvm import relax
 
 from engine import schedules
-from engine.measure import build
+from engine.kernels import build
 from engine.model import blocked_compute
 from engine.schedules.cpu import blocked as blocked_rules
 

@@ -18,7 +18,8 @@ from tvm import relax, tirx
 from engine import schedules
 from engine.devices import hardware
 from engine.devices import tvm_target as target_mod
-from engine.measure import build
+from engine.kernels import build
+from engine.measure import ort_check
 from engine.model import loader
 from engine.planner import make_plan
 from engine.planner.apply import apply, kernel_groups
@@ -75,7 +76,7 @@ def stitched_names(graph, groups, kinds, mod) -> list[str]:
 def effnet():
     g = loader.load("zoo:efficientnet_b0@64")
     x = build.random_inputs(g, seed=1)
-    ort = build.onnxruntime_outputs(g, x)
+    ort = ort_check.onnxruntime_outputs(g, x)
     unfused = build.run(build.build(apply(g, make_plan(g, "none", hardware.get("host")).groups), "cpu"), x)
     assert close(unfused, ort)
     return g, x, ort, unfused
@@ -140,7 +141,7 @@ def transformer(tmp_path_factory):
     path = qkv_transformer(tmp_path_factory.mktemp("qkv"), 128)
     g = loader.load(path)
     x = build.random_inputs(g, seed=1)
-    ort = build.onnxruntime_outputs(g, x)
+    ort = ort_check.onnxruntime_outputs(g, x)
     unfused = build.run(build.build(apply(g, make_plan(g, "none", hardware.get("host")).groups), "cpu"), x)
     assert close(unfused, ort)
     return g, x, ort, unfused

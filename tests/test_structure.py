@@ -11,7 +11,7 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 
 # engine/'s stage packages, bottom up: each may import the ones before it, never one after it.
-LAYERS = ("util", "devices", "model", "schedules", "planner", "measure", "report", "layout", "jobs")
+LAYERS = ("util", "devices", "model", "schedules", "kernels", "planner", "measure", "report", "layout", "jobs")
 # the app's Qt-free models (napari's evented models): the views subscribe to them, never the reverse
 GUI_MODELS = ("gui.events", "gui.evented", "gui.document", "gui.view_state", "gui.workspace", "gui.selection",
               "gui.scope_view", "gui.messages", "gui.app_model", "gui.action_table")

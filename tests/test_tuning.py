@@ -8,13 +8,14 @@ import sys
 import onnx
 import pytest
 
-from engine.measure import build, runner, tuned_store, tuning
+from engine.kernels import build, tuned_store
+from engine.measure import runner, tuning
 from engine.devices import hardware, targets
 from engine.model import loader
 from engine.util.errors import TargetError
 from engine.planner import make_plan
 from engine.planner.apply import apply
-from engine.measure.tuned_store import Store, apply_tuned, kernel_key, schedule_kind, tuning_form
+from engine.kernels.tuned_store import Store, apply_tuned, kernel_key, schedule_kind, tuning_form
 from tests.models import tiny_onnx
 
 SHAPES = {"x": [1, 3, 8, 8]}

@@ -1,5 +1,5 @@
 """Opening a device for timing: the one set-up every timing worker shares (engine/measure/runner.py,
-roundrobin.py, kernel_report.py, planner/kernel_timing.py, tuning.py).
+roundrobin.py, tuning.py, engine/report/kernel_report.py, engine/kernels/batch.py).
 
     ds = open_device(t)               # t: an engine.devices.targets.Target (a spec str is parsed once, here)
     run = ds.runner(inputs)           # run(exe) -> (vm, args, outputs) on ds.dev

@@ -89,23 +89,21 @@ def from_dict(d: dict) -> Hardware:
 # ---- host detection ------------------------------------------------------------------------
 
 def cpu_facts() -> dict:
-    """Cores, vector width (bits), clock (GHz), L2 per core and L3, read from Linux /proc and /sys."""
+    """Cores, vector width (bits), clock (GHz), L2 per core and L3, read from Linux /proc/cpuinfo
+    (engine/devices/cpuinfo.py) and /sys."""
     from engine.util.cpus import usable_cores
+
+    from . import cpuinfo
 
     cores = usable_cores()
     flags, mhz, model = "", 0.0, "CPU"
-    try:
-        for line in Path("/proc/cpuinfo").read_text().splitlines():
-            k, _, v = line.partition(":")
-            k = k.strip()
-            if k in ("flags", "Features") and not flags:
-                flags = v
-            elif k == "cpu MHz" and not mhz:
-                mhz = float(v)
-            elif k == "model name" and model == "CPU":
-                model = v.strip()
-    except OSError:
-        pass
+    for k, v in cpuinfo.pairs() or []:
+        if k in ("flags", "Features") and not flags:
+            flags = v
+        elif k == "cpu MHz" and not mhz:
+            mhz = float(v)
+        elif k == "model name" and model == "CPU":
+            model = v.strip()
     fl = set(flags.split())
     vec = 512 if "avx512f" in fl else 256 if "avx2" in fl or "avx" in fl else 128
     caches = {}

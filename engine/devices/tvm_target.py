@@ -3,17 +3,18 @@
 Host detection: `mcpu` from LLVM's view of this CPU, checked against an mtriple that LLVM accepts for it
 (`<arch>-pc-linux-gnu` on x86, `<arch>-unknown-linux-gnu`, then the triple LLVM was built for);
 `num-cores` from the CPUs this process may run on; the vector width from the CPU features LLVM reports
-for `mcpu`, capped by what /proc/cpuinfo says the machine really has (a hypervisor may hide AVX-512 while
-the CPU model has it; the feature is then switched off with `mattr`).
+for `mcpu`, capped by what /proc/cpuinfo says the machine really has (engine/devices/cpuinfo.flags: a
+hypervisor may hide AVX-512 while the CPU model has it; the feature is then switched off with `mattr`).
 """
 from __future__ import annotations
 
 import platform
 from dataclasses import dataclass
 from functools import lru_cache
-from pathlib import Path
 
 from engine.util.cpus import usable_cores
+
+from . import cpuinfo
 
 
 @dataclass(frozen=True)
@@ -28,17 +29,6 @@ class HostFacts:
     @property
     def lanes32(self) -> int:
         return self.vector_bits // 32
-
-
-def _cpuinfo_flags() -> set[str] | None:
-    try:
-        for line in Path("/proc/cpuinfo").read_text().splitlines():
-            k, _, v = line.partition(":")
-            if k.strip() in ("flags", "Features"):
-                return set(v.split())
-    except OSError:
-        pass
-    return None
 
 
 def _triples(system_triple: str) -> list[str]:
@@ -79,7 +69,7 @@ def host_facts() -> HostFacts:
         feats = set(codegen.llvm_get_cpu_features(tvm.target.Target({"kind": "llvm", "mcpu": cpu, "mtriple": triple})))
     except Exception:  # noqa: BLE001 - LLVM cannot list the CPU's features (a cpu or triple it does not know)
         feats = set()
-    flags = _cpuinfo_flags()
+    flags = cpuinfo.flags()
     mattr: list[str] = []
     if flags is not None and "avx512f" in feats and "avx512f" not in flags:
         mattr.append("-avx512f")

@@ -4,11 +4,11 @@
     req = {"strategy": "dp", "groups": plan.groups, "group": 3, "kind": "anchor_chain"}
 
 Each request is one group of one plan (engine/report/kernel_code.generate): FuseTIR, the schedule
-rules, and one `tvm.compile` of that PrimFunc for the target (CUDA source is built without a GPU). The
-child re-loads the model from the loader's cache (the app's graph, read in a child, has no TVM module)
-and checks it is the graph the plans were made on (`sha`); TVM's code generation holds Python's lock
-for a while and a TVM crash must not take the app with it, so it runs there, never in the app. A
-request that fails gives its error's line in place of its KernelCode; the others are still built.
+rules, and one compile of that PrimFunc for the target (engine/kernels/build.compile_kernels; CUDA
+source is built without a GPU). The child re-loads the model from the loader's cache (the app's
+graph, read in a child, has no TVM module) and checks it is the graph the plans were made on
+(`sha`); TVM's code generation holds Python's lock for a while and a TVM crash must not take the
+app with it, so it runs there, never in the app. A request that fails gives its error's line in place of its KernelCode; the others are still built.
 """
 from __future__ import annotations
 

@@ -1,10 +1,14 @@
-"""Build a Relax module for a target and run it; reference outputs from ONNX Runtime.
+"""Build a Relax module, a plan or a module of kernels for a target, and run a built module.
 
 Targets: "cpu" (LLVM for this host), "cuda" / "cuda:N" (build works without a GPU; running needs one).
+
+    exe = build(mod, "cpu")                                        # relax.build, not scheduled
+    exe, report = build_plan(applied_mod, t, scheduled=True, tuned=True)   # as every benchmark builds a plan
+    rt = compile_kernels(scheduled_mod, tvm_target("cpu"))          # tvm.compile of PrimFuncs (kernels alone)
 """
 from __future__ import annotations
 
-import numpy as np
+import json
 
 from engine.devices.device_session import flatten
 from engine.util.errors import TargetError
@@ -28,6 +32,45 @@ def build(mod, target: str = "cpu"):
     return relax.build(mod, target=tvm_target(target), relax_pipeline=relax.get_pipeline("default_build"))
 
 
+def compile_kernels(mod, target):
+    """tvm.compile of a module of PrimFuncs (kernels without a Relax main) for a TVM target: the
+    kernel timer's chunks (engine/planner/kernel_timing.py) and the kernel code view."""
+    import tvm
+
+    return tvm.compile(mod, target=target)
+
+
+def build_plan(mod, t, scheduled, tuned=False):
+    """(the built executable, the schedule report) of an applied plan `mod` (engine.planner.apply:
+    FuseTIR done) for Target `t`: its tuning records (tuned; engine/kernels/tuned_store.py), the
+    schedule rules (scheduled; a GPU's fallback schedule when not)."""
+    report = {}
+    if scheduled and tuned:
+        from .tuned_store import apply_tuned, store_for
+
+        mod, names, total = apply_tuned(mod, tvm_target(t.build_for), store_for(t))
+        report = {"tuned": names, "kernels_total": total}
+    if scheduled:
+        from engine import schedules
+
+        mod, rep = schedules.schedule(mod, t.build_for)
+        report = {**jsonable(rep.__dict__), **report}
+    elif t.is_gpu:
+        from tvm.s_tir import dlight as dl
+
+        with tvm_target(t.build_for):
+            mod = dl.ApplyDefaultSchedule(dl.gpu.Fallback())(mod)
+    return build(mod, t.build_for), report
+
+
+def jsonable(o):
+    """`o` as plain JSON values (what json.dumps(default=str) makes of it), {} when it has none."""
+    try:
+        return json.loads(json.dumps(o, default=str))
+    except (TypeError, ValueError):
+        return {}
+
+
 def run(exe, inputs: list[np.ndarray], device: str = "cpu") -> list[np.ndarray]:
     import tvm
     from tvm import relax
@@ -42,6 +85,8 @@ def run(exe, inputs: list[np.ndarray], device: str = "cpu") -> list[np.ndarray]:
 
 def random_inputs(graph, seed: int = 0) -> list[np.ndarray]:
     """Deterministic inputs: N(0,1) floats; small non-negative integers (valid ids/indices) otherwise."""
+    import numpy as np
+
     rng = np.random.default_rng(seed)
     out = []
     for name, shape in graph.input_shapes.items():
@@ -49,27 +94,3 @@ def random_inputs(graph, seed: int = 0) -> list[np.ndarray]:
         out.append(rng.standard_normal(shape).astype(dt) if dt.startswith(("float", "bfloat"))
                    else rng.integers(0, 2, size=shape).astype(dt))
     return out
-
-
-def onnxruntime_outputs(graph, inputs: list[np.ndarray], threads: int | None = None) -> list[np.ndarray]:
-    """ONNX Runtime's outputs for `inputs` (in graph.input_shapes' order). It loads the model's frozen
-    ONNX from the cache entry (loader.frozen_path: content-addressed, fixed shapes), never
-    graph.source, which may have been renamed or replaced since the model was opened."""
-    import onnxruntime as ort
-
-    from engine.model.loader import frozen_path
-
-    so = ort.SessionOptions()
-    if threads:
-        so.intra_op_num_threads = threads
-    sess = ort.InferenceSession(str(frozen_path(graph)), so, providers=["CPUExecutionProvider"])
-    return sess.run(None, ort_feed(sess, graph, inputs))
-
-
-def ort_feed(sess, graph, inputs: list[np.ndarray]) -> dict:
-    """The session's feed: by name where the session's inputs are the graph's, else in order."""
-    names = [i.name for i in sess.get_inputs()]
-    given = list(graph.input_shapes)
-    if sorted(names) == sorted(given):
-        return dict(zip(given, inputs))
-    return dict(zip(names, inputs))

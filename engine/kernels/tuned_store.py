@@ -58,9 +58,9 @@ def build_for(t) -> str:
 
 def store_for(t) -> "Store":
     """The store for a parsed target (engine.devices.targets.Target): one per target, and per tracker key."""
-    from . import build
+    from engine.devices.tvm_target import make_target
 
-    return Store(build.tvm_target(build_for(t)), t.key)   # a tracker key: RPC targets' only
+    return Store(make_target(build_for(t)), t.key)   # a tracker key: RPC targets' only
 
 
 class Store:

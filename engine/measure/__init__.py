@@ -1,3 +1,3 @@
-"""Building and timing whole plans: build, runner (one strategy), roundrobin (several, interleaved),
-benchmark (the front ends' entry), statistics, run ids, numeric checks, ONNX Runtime as a
-reference, MetaSchedule tuning and its store."""
+"""Benchmarking whole plans: runner (one strategy), roundrobin (several, interleaved), benchmark (the
+front ends' entry), statistics, run ids, numeric checks, ONNX Runtime as a reference, MetaSchedule
+tuning. Plans and kernels are built and timed by engine/kernels."""

@@ -22,9 +22,10 @@ def ort_latency(graph, threads: int | None = None, repeat: int = 10) -> dict:
     """ONNX Runtime on the same model and thread count: the outside reference."""
     import onnxruntime as ort
 
+    from engine.kernels.build import random_inputs
     from engine.util.cpus import usable_cores
 
-    from .build import ort_feed, random_inputs
+    from .ort_check import ort_feed
 
     so = ort.SessionOptions()
     so.intra_op_num_threads = threads or usable_cores()
@@ -71,7 +72,7 @@ class BenchRequest:
     (loader.block_for_target), or `graph`, that model already loaded; on `target` (a
     targets.Target; a spec string is parsed here, once); `repeat` samples a plan; `force`: measure
     again where the cache has a result; `scheduled`: with schedule rules, `tuned`: with the target's
-    tuning records (engine/measure/tuned_store.py); `hardware`: the cost-model profile for planning (a
+    tuning records (engine/kernels/tuned_store.py); `hardware`: the cost-model profile for planning (a
     Hardware, a profile name, or None: the target's own); `cost`: how dp/hybrid/optimal decide (None:
     default_cost); `progress(stage, frac)` and `cancel` (a threading.Event) for the work."""
     spec: str

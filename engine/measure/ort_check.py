@@ -22,6 +22,30 @@ MARKER = "ort_marker"   # the job's key: a file that exists while ONNX Runtime r
 INPUTS = "the benchmark's inputs (floats N(0,1), integers 0 or 1)"
 
 
+def onnxruntime_outputs(graph, inputs, threads: int | None = None) -> list:
+    """ONNX Runtime's outputs for `inputs` (in graph.input_shapes' order). It loads the model's frozen
+    ONNX from the cache entry (loader.frozen_path: content-addressed, fixed shapes), never
+    graph.source, which may have been renamed or replaced since the model was opened."""
+    import onnxruntime as ort
+
+    from engine.model.loader import frozen_path
+
+    so = ort.SessionOptions()
+    if threads:
+        so.intra_op_num_threads = threads
+    sess = ort.InferenceSession(str(frozen_path(graph)), so, providers=["CPUExecutionProvider"])
+    return sess.run(None, ort_feed(sess, graph, inputs))
+
+
+def ort_feed(sess, graph, inputs) -> dict:
+    """The session's feed: by name where the session's inputs are the graph's, else in order."""
+    names = [i.name for i in sess.get_inputs()]
+    given = list(graph.input_shapes)
+    if sorted(names) == sorted(given):
+        return dict(zip(given, inputs))
+    return dict(zip(names, inputs))
+
+
 def problem(graph, inputs, job: dict | None = None) -> str | None:
     """None when ONNX Runtime loads the model's frozen ONNX and runs it on `inputs`; else one line.
     While it runs, the file job[MARKER] exists: a worker that dies then died in ONNX Runtime."""
@@ -45,7 +69,6 @@ def _problem(path, graph, inputs) -> str | None:
 
     from engine.util.cpus import usable_cores
 
-    from .build import ort_feed
 
     ort.set_default_logger_severity(4)   # its own error lines on fd 2 would be a second line on the terminal
     so = ort.SessionOptions()
@@ -114,7 +137,6 @@ def sensitivity(graph, inputs) -> float | None:
 
     from engine.model.loader import frozen_path
 
-    from .build import ort_feed
 
     inputs = [np.asarray(v) for v in inputs]
     nudged = [np.nextafter(v, np.inf).astype(v.dtype) if v.dtype.kind == "f" else v for v in inputs]

@@ -214,10 +214,11 @@ class Profiler:
     def __init__(self, graph, threads: int | None = None, inputs=None):
         import onnxruntime as ort
 
+        from engine.kernels.build import random_inputs
         from engine.model.loader import frozen_path
         from engine.util.cpus import usable_cores
 
-        from .build import ort_feed, random_inputs
+        from .ort_check import ort_feed
 
         self.graph = graph
         self.threads = max(1, min(threads or THREADS, usable_cores()))

@@ -7,8 +7,9 @@ One spawned worker (engine/util/child.run_in_child) loads the model, opens the d
 cached as ref-*.npz), builds every plan (runner.build_plan) and checks its outputs
 (runner.check_outputs), then times the plans in turn: one sample of each per round, `repeat`
 rounds, so that load from other processes hits all of them alike (as scripts/bench_schedules.py
-does). A sample is TVM's time_evaluator over as many calls as last about 50 ms (the call count is
-fixed per plan before the first round). Then each plan's kernels are profiled (runner.profile_kernels). A plan whose build or run fails gets an `error`; the others still run.
+does). A sample is engine/kernels/timing.plan_timer over as many calls as last about 50 ms (the call
+count is fixed per plan before the first round). Then each plan's kernels are profiled
+(engine/kernels/timing.profile_kernels). A plan whose build or run fails gets an `error`; the others still run.
 
 Each result is a runner.BenchResult with every sample in `samples` (for the intervals of
 engine/measure/stats.py); correct ones are cached (atomically) under the same key as runner.benchmark, so
@@ -26,6 +27,8 @@ import math
 import statistics
 import time
 
+from engine.kernels.build import jsonable
+from engine.kernels.timing import plan_timer, profile_kernels
 from engine.util import machine_load
 from engine.util.cache_dir import write_json
 
@@ -122,16 +125,16 @@ def _job(job, say):
         except Exception as e:  # noqa: BLE001 - this plan's error; the others still run
             results[s] = {"error": _error(e)}
 
-    # calls per sample: about SAMPLE_MS each, fixed before the first round (a time_evaluator with
+    # calls per sample: about SAMPLE_MS each, fixed before the first round (a plan_timer with
     # min_repeat_ms would re-calibrate at every call)
     for s, e in entries.items():
         say(f"{s}: calibrating", 0.6)
         try:
             e["vm"]["main"](*e["args"])  # warm
-            probe = e["vm"].time_evaluator("main", dev, number=1, repeat=1, min_repeat_ms=int(SAMPLE_MS // 5))
+            probe = plan_timer(e["vm"], dev, number=1, repeat=1, min_repeat_ms=int(SAMPLE_MS // 5))
             per_call_ms = max(probe(*e["args"]).mean * 1e3, 1e-6)
             e["number"] = max(1, min(10_000, math.ceil(SAMPLE_MS / per_call_ms)))
-            e["timer"] = e["vm"].time_evaluator("main", dev, number=e["number"], repeat=1)
+            e["timer"] = plan_timer(e["vm"], dev, number=e["number"], repeat=1)
             e["samples"] = []
         except Exception as ex:  # noqa: BLE001
             results[s] = {"error": _error(ex)}
@@ -149,13 +152,13 @@ def _job(job, say):
     busy_share = machine_load.stop(load0) if t.backend.local else None
     for k, (s, e) in enumerate(live.items()):
         say(f"{s}: profiling kernels", 0.9 + 0.1 * k / max(1, len(live)))
-        kernel_us = runner.profile_kernels(e["vm"], e["args"], graph, e["groups"], kernel_groups) \
+        kernel_us = profile_kernels(e["vm"], e["args"], graph, e["groups"], kernel_groups) \
             if t.backend.local else []
         res = e["samples"]
         report = e["report"]
         results[s] = {"latency_ms": {"median": statistics.median(res), "min": min(res), "max": max(res)},
                       "samples": res, "build_s": e["build_s"], "kernels": len(kernel_groups(graph, e["groups"])),
                       **runner.check_fields(e["check"]), "kernel_us": kernel_us,
-                      "schedule_report": runner.jsonable(report), "schedule": runner.schedule_kind(report),
+                      "schedule_report": jsonable(report), "schedule": runner.schedule_kind(report),
                       "tuned_kernels": len(report.get("tuned", [])), "busy_share": busy_share}
     return {"results": results, "device": t.backend.describe(t, dev), "rounds": rounds}

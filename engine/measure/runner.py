@@ -4,7 +4,8 @@ The build and the run happen in a worker process (spawned), so a TVM crash, a ti
 Cancel ends the worker, not the caller. The worker reports progress (stage, fraction) through a
 queue. Results are cached by (model hash, plan hash, target, schedule version).
 The worker opens its device with engine/devices/device_session.open_device; build_plan, reference,
-check_outputs, profile_kernels, result_file are the public steps engine/measure/roundrobin.py shares.
+check_outputs, result_file are the public steps engine/measure/roundrobin.py shares. Building and
+timing are engine/kernels' (build.build_plan, timing.plan_timer, timing.profile_kernels).
 
 Caches (engine/util/cache_dir.py): results/<key>.json, and results/ref-*.npz, the unfused build's outputs
 that every plan of the model is checked against. Both are written atomically. A result that does
@@ -25,6 +26,8 @@ import statistics
 import time
 from dataclasses import asdict, dataclass, field
 
+from engine.kernels.build import jsonable
+from engine.kernels.timing import plan_timer, profile_kernels
 from engine.util import child, machine_load
 from engine.util.cache_dir import atomic_file, cache_dir, drop, is_number, read_json, write_json
 from engine.util.numbers import finite
@@ -54,7 +57,7 @@ class BenchResult:
     scheduled: bool = True
     schedule_report: dict = field(default_factory=dict)
     schedule: str = "rules"      # rules | tuned | mixed: whose schedules the kernels ran with
-    tuned_kernels: int = 0       # kernels scheduled by a tuning record (engine/measure/tuned_store.py)
+    tuned_kernels: int = 0       # kernels scheduled by a tuning record (engine/kernels/tuned_store.py)
     error: str | None = None
     cached: bool = False
     when: str = ""
@@ -90,7 +93,7 @@ def _key(model_sha: str, groups, target, scheduled: bool, tuned: bool = False) -
     spec = target.spec if isinstance(target, targets.Target) else target
     raw = f"{model_sha}|{plan_hash(groups)}|{spec}|s{schedule_version() if scheduled else 'none'}|r{RUNNER_VERSION}"
     if scheduled and tuned:  # a new tuning record may change the kernels: the store's generation
-        from .tuned_store import store_for
+        from engine.kernels.tuned_store import store_for
 
         raw += f"|t{store_for(targets.as_target(target)).generation()}"
     return hashlib.sha256(raw.encode()).hexdigest()[:32]
@@ -159,7 +162,7 @@ def benchmark(spec: str, input_shapes: dict | None, plan, target="cpu", repeat: 
               block: int | None = None) -> BenchResult:
     """Build `plan` of model `spec` for `target`, check it, time it. Never raises for a failed
     build or run: the result carries `error`. Raises Cancelled when `cancel` is set, ModelError
-    for a model ONNX Runtime cannot run (engine/measure/ort_check.py). tuned=True: kernels with a tuning record for this target use it (engine/measure/tuned_store.py), the
+    for a model ONNX Runtime cannot run (engine/measure/ort_check.py). tuned=True: kernels with a tuning record for this target use it (engine/kernels/tuned_store.py), the
     rest the rules; tuned=False: the rules only. `target`: a Target (a spec string is parsed here)."""
     from engine.devices import targets
     from engine.model import loader
@@ -197,30 +200,12 @@ def benchmark(spec: str, input_shapes: dict | None, plan, target="cpu", repeat: 
 
 def build_plan(graph, groups, t, scheduled, tuned=False):
     """(the built executable, the schedule report) of `groups` of `graph` for Target `t`: the plan
-    applied (FuseTIR), its tuning records (tuned), the schedule rules (scheduled; a GPU's
-    fallback schedule when not)."""
+    applied (FuseTIR), then built by engine/kernels/build.build_plan (its tuning records when tuned,
+    the schedule rules when scheduled; a GPU's fallback schedule when not)."""
+    from engine.kernels import build
     from engine.planner.apply import apply
 
-    from . import build
-
-    mod = apply(graph, groups)
-    report = {}
-    if scheduled and tuned:
-        from .tuned_store import apply_tuned, store_for
-
-        mod, names, total = apply_tuned(mod, build.tvm_target(t.build_for), store_for(t))
-        report = {"tuned": names, "kernels_total": total}
-    if scheduled:
-        from engine import schedules
-
-        mod, rep = schedules.schedule(mod, t.build_for)
-        report = {**jsonable(rep.__dict__), **report}
-    elif t.is_gpu:
-        from tvm.s_tir import dlight as dl
-
-        with build.tvm_target(t.build_for):
-            mod = dl.ApplyDefaultSchedule(dl.gpu.Fallback())(mod)
-    return build.build(mod, t.build_for), report
+    return build.build_plan(apply(graph, groups), t, scheduled, tuned)
 
 
 
@@ -233,7 +218,7 @@ def prepare_job(job, say, at=(0.02, 0.04)):
     from engine.devices import targets
     from engine.model import loader
 
-    from . import build
+    from engine.kernels import build
 
     t = targets.as_target(job["target"])
     say("loading model", at[0])
@@ -266,7 +251,7 @@ def _run_job(job, say):
         c = check_outputs(out, ref)
     c = settle_check(c, graph, x)
     say("timing", 0.7)
-    timer = vm.time_evaluator("main", dev, number=1, repeat=job["repeat"], min_repeat_ms=50)
+    timer = plan_timer(vm, dev, number=1, repeat=job["repeat"], min_repeat_ms=50)
     load0 = machine_load.start()
     res = [s * 1000 for s in timer(*args).results]
     busy_share = machine_load.stop(load0) if t.backend.local else None   # an RPC device is not this machine
@@ -315,8 +300,7 @@ def reference(graph, t, scheduled, run, say, force: bool = False):
 def _host_run(graph):
     """run(exe) -> (vm, args, outputs) on this host's CPU, with the benchmark's inputs."""
     from engine.devices.device_session import host_runner
-
-    from . import build
+    from engine.kernels import build
 
     return host_runner(build.random_inputs(graph, seed=0))
 
@@ -382,46 +366,6 @@ def check_fields(c) -> dict:
 
 def schedule_kind(report: dict) -> str:
     """rules | tuned | mixed: whose schedules a build's kernels have (its schedule report)."""
-    from . import tuned_store
+    from engine.kernels import tuned_store
 
     return tuned_store.schedule_kind(len(report.get("tuned", [])), report.get("kernels_total", 0))
-
-
-
-
-def profile_kernels(vm, args, graph, groups, kernel_groups, runs: int = 3):
-    """Time every kernel call with the VM's instrument hook; the k-th call is the k-th kernel group.
-    Returns the median us per group (aligned with `groups`; None where nothing launches), or []
-    when no run's calls line up with the kernel groups."""
-    import tvm
-
-    from engine.devices.device_session import kernel_calls
-
-    order = kernel_groups(graph, groups)
-    samples: list[list[float]] = []
-    instrument, calls = kernel_calls()
-
-    vm.set_instrument(tvm.runtime.convert(instrument))
-    for _ in range(runs):
-        calls.clear()
-        vm["main"](*args)
-        samples.append(list(calls))
-    kernel_us: list = [None] * len(groups)
-    usable = [s for s in samples if len(s) == len(order)]
-    if not usable:
-        return []
-    for k, gi in enumerate(order):
-        kernel_us[gi] = statistics.median(s[k] for s in usable)
-    return kernel_us
-
-
-
-
-def jsonable(o):
-    """`o` as plain JSON values (what json.dumps(default=str) makes of it), {} when it has none."""
-    try:
-        return json.loads(json.dumps(o, default=str))
-    except (TypeError, ValueError):
-        return {}
-
-

@@ -1,4 +1,4 @@
-"""Tune a plan's fused kernels with MetaSchedule and keep the best schedules (engine/measure/tuned_store.py).
+"""Tune a plan's fused kernels with MetaSchedule and keep the best schedules (engine/kernels/tuned_store.py).
 
     report = tune("zoo:mobilenetv2", None, "dp", "cpu", trials=512, time_limit_s=600, progress=cb)
 
@@ -23,7 +23,7 @@ from engine.util.child import Cancelled, ChildFailed, WorkerFault, run_in_child 
 from engine.util.cpus import usable_cores
 from engine.util.errors import FuseLensError, TargetError
 
-from .tuned_store import build_for, store_for
+from engine.kernels.tuned_store import build_for, store_for
 
 
 @dataclass
@@ -130,10 +130,9 @@ def _tune_job(job, say):
 
     from engine.devices import targets
     from engine.model import loader
+    from engine.kernels import build
+    from engine.kernels.tuned_store import kernel_key, tuning_form
     from engine.planner.apply import apply
-
-    from . import build
-    from .tuned_store import kernel_key, tuning_form
 
     t0 = time.perf_counter()
     t = targets.as_target(job["target"])
@@ -251,15 +250,9 @@ def _weights(graph, groups, mod, t, tasks) -> dict[str, float]:
     from tvm import relax
 
     from engine.devices.device_session import open_device
-    from engine.schedules import schedule
+    from engine.kernels import build
 
-    from . import build
-    from .tuned_store import apply_tuned
-
-    tgt = build.tvm_target(build_for(t))
-    m, _, _ = apply_tuned(mod, tgt)
-    m, _ = schedule(m, tgt)
-    exe = relax.build(m, target=tgt, relax_pipeline=relax.get_pipeline("default_build"))
+    exe, _ = build.build_plan(mod, t.backend.resolve(t), scheduled=True, tuned=True)   # as the benchmark builds it
     dev = open_device(t, resolve=False).dev    # a local device (tune: weights only where it is here)
     vm = relax.VirtualMachine(exe, dev)
     args = [tvm.runtime.tensor(a, dev) for a in build.random_inputs(graph)]

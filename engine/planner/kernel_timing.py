@@ -47,8 +47,8 @@ How: in a spawned worker process (a TVM crash ends the worker, not the caller), 
 packed into few `apply()` calls (non-overlapping ranges of one topological order form a legal plan
 together: MobileNetV2's 1,301 need 16), each candidate's fused PrimFunc is read off the binding of
 its group, and kernels are deduplicated by `tvm_ffi.structural_hash`. Kernels without a figure
-are scheduled with engine.schedules and compiled CHUNK at a time (one `tvm.compile` each), then
-timed with `time_evaluator(number=1)` on random inputs:
+are scheduled with engine.schedules, compiled CHUNK at a time and timed one call a sample on random
+inputs (engine/kernels/batch.py builds them, engine/kernels/timing.time_kernel times them):
   - caches cold (flush="all", FLUSH): `f_preproc="cache_flush_cpu_non_first_arg"` clflushes the
     arguments before every repeat; that preprocessor skips argument 0, so each kernel gets a dummy
     scalar first parameter. "non_first" keeps TVM's behaviour (first input warm), "none" is warm.
@@ -85,6 +85,8 @@ import statistics
 import time
 from pathlib import Path
 
+from engine.kernels.batch import build_and_time, compile_or_error, device, schedule_or_error
+from engine.kernels.timing import time_kernel
 from engine.util import cache_dir as _files
 from engine.util.cache_dir import cache_dir
 from engine.util.child import ChildFailed, WorkerFault, run_in_child
@@ -603,7 +605,7 @@ def profile_job(job, say) -> dict:
             for h in bad:
                 rt, f, name = handles[h]
                 try:
-                    mn, med, n = time_kernel(rt, "k" + h, f, _device(t), flush)
+                    mn, med, n = time_kernel(rt, "k" + h, f, device(t), flush)
                 except Exception:  # noqa: BLE001 - keep the first figure
                     continue
                 r = records[h]
@@ -627,23 +629,6 @@ def suspects(records: dict[str, dict], est: dict[str, float], spread: float = 2.
         if r.get("median", r["us"]) > spread * r["us"] or (typical and ratios.get(h, 0) > outlier * typical):
             out.append(h)
     return out
-
-
-_OPEN: dict = {}   # the worker's opened device per target spec (one worker: one profiling run)
-
-
-def _open(t):
-    """The worker's device_session.DeviceSession of `t`, opened on first use (an RPC session, once).
-    Not resolved: kernels are built for t.build_for as it is written."""
-    from engine.devices.device_session import open_device
-
-    if t.spec not in _OPEN:
-        _OPEN[t.spec] = open_device(t, resolve=False)
-    return _OPEN[t.spec]
-
-
-def _device(t):
-    return _open(t).dev
 
 
 def extract(graph, segments) -> tuple[dict[str, str], dict[str, object], dict[str, str]]:
@@ -735,148 +720,3 @@ def _is_call_tir(call, op) -> bool:
     if op is not None:
         return o.same_as(op)
     return getattr(o, "name", "") == "relax.call_tir"
-
-
-def schedule_or_error(pairs, t, flush: str):
-    """The scheduled module of [(hash, PrimFunc)] (_schedule), or the exception that stopped it."""
-    try:
-        return _schedule(pairs, t, flush)
-    except Exception as e:  # noqa: BLE001 - reported per kernel by build_and_time's retry
-        return e
-
-
-def compile_or_error(mod, t, first: str):
-    """(runtime module, None) or (None, exception): _compile_scheduled in a compile thread."""
-    if isinstance(mod, BaseException):
-        return None, mod
-    try:
-        return _compile_scheduled(mod, t, first), None
-    except Exception as e:  # noqa: BLE001
-        return None, e
-
-
-def build_and_time(items, t, flush: str, clock: dict | None = None, handles: dict | None = None,
-                    busy_check: bool = False, compiled=None) -> dict[str, dict]:
-    """Schedule, compile (one module) and time kernels [(hash, PrimFunc, name)]; `compiled`:
-    (runtime module, None) or (None, exception) from a compile done elsewhere. A chunk that
-    fails to build is retried kernel by kernel; a kernel that fails gets {"error": ...}.
-    `clock` accumulates seconds spent compiling ("compile_s") and timing ("time_s"); `handles`
-    gets hash -> (runtime module, PrimFunc, name) of every kernel built."""
-    from engine.util import machine_load
-
-    clock = clock if clock is not None else {}
-    t0 = time.perf_counter()
-    try:
-        if compiled is not None:
-            rt, err = compiled
-            if err is not None:
-                raise err
-        else:
-            rt = _compile([(h, f) for h, f, _ in items], t, flush)
-    except Exception as e:  # noqa: BLE001
-        clock["compile_s"] = clock.get("compile_s", 0.0) + time.perf_counter() - t0
-        if len(items) == 1:
-            return {items[0][0]: {"error": _one_line(e), "name": items[0][2]}}
-        out = {}
-        for it in items:
-            out.update(build_and_time([it], t, flush, clock, handles, busy_check))
-        return out
-    t1 = time.perf_counter()
-    clock["compile_s"] = clock.get("compile_s", 0.0) + t1 - t0
-    dev = _device(t)
-    out = {}
-    token = machine_load.start() if busy_check else None
-    for h, f, name in items:
-        if handles is not None:
-            handles[h] = (rt, f, name)
-        try:
-            mn, med, n = time_kernel(rt, "k" + h, f, dev, flush)
-            out[h] = {"us": mn, "median": med, "n": n, "name": name, "when": time.strftime("%Y-%m-%d %H:%M:%S")}
-        except Exception as e:  # noqa: BLE001
-            out[h] = {"error": _one_line(e), "name": name}
-    share = machine_load.stop(token) if busy_check else None
-    if share is not None and machine_load.oversubscribed(share, clock.get("threads") or 1):   # not trusted:
-        # the planners and the learner skip it
-        for r in out.values():
-            if "us" in r:
-                r["busy"] = share
-    clock["time_s"] = clock.get("time_s", 0.0) + time.perf_counter() - t1
-    return out
-
-
-def _one_line(e) -> str:
-    msg = str(e).strip().splitlines()
-    return f"{type(e).__name__}: {msg[-1] if msg else ''}"[:300]
-
-
-def _compile(pairs, t, flush: str):
-    return _compile_scheduled(_schedule(pairs, t, flush), t, pairs[0][0])
-
-
-def _schedule(pairs, t, flush: str):
-    """One module of the kernels [(hash, PrimFunc)], scheduled by the rules (engine.schedules)."""
-    import tvm
-    from tvm import tirx
-
-    from .. import schedules
-
-    mod = tvm.IRModule({"k" + h: f.with_attr("global_symbol", "k" + h) for h, f in pairs})
-    mod, _ = schedules.schedule(mod, t.build_for)
-    if flush == "all":   # TVM's flush skips argument 0: give each kernel a dummy scalar there
-        for gv, f in list(mod.functions_items()):
-            pad = tirx.Var("flush_pad", "int32")
-            mod.update_func(gv, tirx.PrimFunc([pad, *f.params], f.body, f.ret_type, f.attrs))
-    return mod
-
-
-def _compile_scheduled(mod, t, first: str):
-    """Compile a scheduled module and load it where it runs (`first`: a kernel's hash, to force
-    LLVM's code generation now)."""
-    import tvm
-
-    from engine.devices.tvm_target import make_target
-
-    exe = tvm.compile(mod, target=make_target(t.build_for))
-    if t.backend.local:
-        rt = exe.jit()
-    else:   # to the device: linked (by a board's cross compiler), uploaded, loaded there
-        rt = _open(t).load(exe, "fuselens-k-")
-    rt.get_function("k" + first)   # LLVM code is generated on first use
-    return rt
-
-
-def random_args(f, dev, seed: int = 0) -> list:
-    """Random tensors with the shapes and dtypes of a PrimFunc's buffer parameters."""
-    import numpy as np
-    import tvm
-
-    rng = np.random.default_rng(seed)
-    out = []
-    for p in f.params:
-        shape = [int(x) for x in p.shape]
-        dt = str(p.dtype)
-        if dt.startswith(("float", "bfloat")):
-            a = (rng.random(shape, dtype=np.float32) - 0.5).astype(dt)
-        else:
-            a = np.zeros(shape, dtype=dt)
-        out.append(tvm.runtime.tensor(a, dev))
-    return out
-
-
-def time_kernel(rt, name: str, f, dev, flush: str = "all", budget_s: float = 0.02,
-                min_repeat: int = 4, max_repeat: int = 20) -> tuple[float, float, int]:
-    """(min us, median us, samples) of one call per repeat, every repeat with cold caches (flush).
-    The figure planners use is the minimum: with cold caches every call does the same work, and
-    on a shared machine noise only adds time (a thread of TVM's pool woken late after the flush
-    can add milliseconds to a 30 us kernel; the median of a few samples is not safe from that).
-    Three samples first; then as many more (min_repeat..max_repeat) as fit in `budget_s` of wall
-    time, flushing included (clflush costs about 1 ns per byte: it dominates for large kernels)."""
-    args = random_args(f, dev)
-    call = ([0] if flush == "all" else []) + args
-    pre = "cache_flush_cpu_non_first_arg" if flush != "none" else ""
-    t0 = time.perf_counter()
-    first = list(rt.time_evaluator(name, dev, number=1, repeat=3, f_preproc=pre)(*call).results)
-    per = (time.perf_counter() - t0) / 4          # 3 repeats and the discarded warm-up call
-    rep = int(min(max_repeat, max(min_repeat, budget_s / max(per, 1e-7))))
-    res = first + list(rt.time_evaluator(name, dev, number=1, repeat=rep, f_preproc=pre)(*call).results)
-    return min(res) * 1e6, statistics.median(res) * 1e6, len(res)

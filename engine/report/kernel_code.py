@@ -14,8 +14,8 @@ whatever the other groups are, so one fused function is built, not the whole mod
 found on main's call_tir binding of the group (the binding of its op for a single op; for a group, the
 binding of an escaping value or of `g0_out`, its tuple). Then, as runner.build_plan: the tuning
 records of this target when one matches (tuned=True), else the schedule rules (engine/schedules:
-`schedule(mod, target)`, whose report names the rule); then that one function is compiled with
-`tvm.compile` for the target (engine/devices/tvm_target.make_target: the host's mcpu and vector width
+`schedule(mod, target)`, whose report names the rule); then that one function is compiled by
+engine/kernels/build.compile_kernels for the target (engine/devices/tvm_target.make_target: the host's mcpu and vector width
 on CPU; `cuda:sm_XX` builds CUDA source with no GPU, nothing is run). LLVM IR and assembly come from the
 compiled module's `inspect_source("ll")` / `("asm")`, CUDA source from its CUDA import's
 `inspect_source("cuda")`.
@@ -426,6 +426,7 @@ def generate(graph, groups, gi: int, target="cpu", *, strategy: str = "", kind: 
     from engine import schedules
     from engine.devices import targets
     from engine.devices.tvm_target import make_target
+    from engine.kernels.build import compile_kernels
 
     from .group_names import group_title, op_word
 
@@ -446,7 +447,7 @@ def generate(graph, groups, gi: int, target="cpu", *, strategy: str = "", kind: 
     tuned_names: list = []
     if tuned:
         try:
-            from engine.measure.tuned_store import apply_tuned, store_for
+            from engine.kernels.tuned_store import apply_tuned, store_for
 
             mod, tuned_names, _ = apply_tuned(mod, tgt, store_for(t))
         except Exception:  # noqa: BLE001 - no usable tuning store: the rules, as an untuned build
@@ -479,7 +480,7 @@ def generate(graph, groups, gi: int, target="cpu", *, strategy: str = "", kind: 
     want_code = wanted & ({"cuda"} if kc.is_gpu else {"llvm", "asm"})
     if want_code:
         try:
-            exe = tvm.compile(smod, target=tgt)
+            exe = compile_kernels(smod, tgt)
             m = exe.mod
             if kc.is_gpu:
                 kc.cuda = next((x.inspect_source("cuda") for x in m.imports if x.kind == "cuda"), "")

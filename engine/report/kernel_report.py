@@ -11,9 +11,9 @@ ONNX nodes, and ORT's time for the same nodes.
     print(text(r)); r.to_dict()    # what `bench --kernels` prints, and its JSON
 
 What is measured, and how. One spawned worker (engine/util/child.py, TVM_NUM_THREADS = the usable cores)
-builds every plan as the benchmark does (runner.build_plan: the schedule rules, tuning records), then
+builds every plan as the benchmark does (engine/kernels/build.build_plan: the schedule rules, tuning records), then
 runs `runs` rounds; in each round every plan once with the VM's instrument hook (each kernel call
-timed, as runner.profile_kernels), every plan once without it (the whole-model time), and ORT once
+timed, as engine/kernels/timing.profile_kernels), every plan once without it (the whole-model time), and ORT once
 with profiling on (engine/measure/ort_profile.Profiler, THREADS = 2 intra-op threads): round-robin, so load
 from other processes hits all alike. The instrument adds a Python callback per call (about 1-2 us),
 so the sum of kernel times runs above the whole-model time; the total line shows both. Caveat: on
@@ -32,9 +32,11 @@ from the model (FLOPs, bytes); the peaks say where they come from (`Peaks.*_sour
 Peaks. A data-sheet profile (assets/hardware.json) gives peak FLOP/s and bandwidth. For this host,
 the peak is measured (engine/devices/fma_probe.py: FMA chains on every core, cached per CPU; /proc/cpuinfo's
 nominal clock understates a boosting CPU's by up to 1.4x); where the probe cannot run it is derived
-from the host facts (engine/devices/tvm_target.host_facts, the clock from /proc/cpuinfo): cores x GHz x FMA lanes per cycle x 2 FLOP, the FMA lanes being two FMA pipes of
-the vector width, or of 256 bits on AMD family 19h (Zen 3 and Zen 4 run AVX-512 on 256-bit units);
-the bandwidth is the host profile's copy probe (engine/devices/hardware.py). Both are labelled so.
+from the host facts (engine/devices/tvm_target.host_facts, the clock from /proc/cpuinfo): cores x GHz
+x FMA lanes per cycle x 2 FLOP, the FMA lanes being two FMA pipes of the vector width, or of 256 bits
+on AMD family 19h (Zen 3 and Zen 4 run AVX-512 on 256-bit units), both worked out in
+engine/devices/peaks.py; the bandwidth is the host profile's copy probe (engine/devices/hardware.py).
+Both are labelled so.
 """
 from __future__ import annotations
 
@@ -64,62 +66,17 @@ class Peaks:
         return {**asdict(self), "ridge_flop_per_byte": self.ridge}
 
 
-def cpu_vendor_family() -> tuple[str, int | None]:
-    try:
-        with open("/proc/cpuinfo") as f:
-            vendor, family = "", None
-            for line in f:
-                k, _, v = line.partition(":")
-                k = k.strip()
-                if k == "vendor_id" and not vendor:
-                    vendor = v.strip()
-                elif k == "cpu family" and family is None:
-                    family = int(v.strip())
-                if vendor and family is not None:
-                    break
-            return vendor, family
-    except (OSError, ValueError):
-        return "", None
-
-
-def host_fma_lanes(vector_bits: int, fma: bool, vendor: str, family: int | None) -> tuple[int, str]:
-    """FP32 FMA lanes per cycle per core and how they were counted: two FMA pipes of the vector
-    width; AMD family 19h (Zen 3, Zen 4) runs 512-bit vectors on two 256-bit pipes."""
-    if not fma:
-        return max(1, vector_bits // 32), f"{vector_bits}-bit vectors, no FMA"
-    width = vector_bits
-    why = f"two {vector_bits}-bit FMA pipes (assumed)"
-    if vendor == "AuthenticAMD" and family == 0x19 and vector_bits > 256:
-        width, why = 256, "AVX-512 on two 256-bit FMA pipes (AMD family 19h, Zen 4)"
-    return 2 * width // 32, why
-
-
 def peaks(hw, facts=None) -> Peaks:
     """The peaks a report's shares are taken against: the profile's own figures, or for this host's
     profile ("host", "host-calibrated") the peak derived from the host facts (see the module
-    docstring). `facts`: engine/devices/tvm_target.HostFacts (the worker's; None: read from /proc/cpuinfo
-    by engine/devices/hardware.cpu_facts, without importing TVM)."""
+    docstring; engine/devices/peaks.host_flops). `facts`: engine/devices/tvm_target.HostFacts (the
+    worker's; None: read from /proc/cpuinfo by engine/devices/hardware.cpu_facts, without importing TVM)."""
     if hw.name not in ("host", "host-calibrated"):
         src = f"profile {hw.name}" + (f": {hw.source}" if hw.source else "")
         return Peaks(hw.peak_flops, hw.bandwidth, src, src)
-    from engine.devices.hardware import cpu_facts
+    from engine.devices.peaks import host_flops
 
-    cf = cpu_facts()
-    if facts is None:   # without TVM: /proc/cpuinfo's view (host_facts also caps it by what LLVM knows)
-        from types import SimpleNamespace
-
-        facts = SimpleNamespace(num_cores=cf["cores"], vector_bits=cf["vector_bits"], fma=cf["fma"])
-    ghz = cf["ghz"]
-    from engine.devices import fma_probe
-
-    measured = fma_probe.peak(facts.num_cores, facts.vector_bits, cf.get("model", "")) if facts.fma else None
-    if measured is not None:
-        flops, src = measured
-    else:   # no probe here: derived from the nominal clock (a boosting CPU runs faster: shares read high)
-        vendor, family = cpu_vendor_family()
-        lanes, why = host_fma_lanes(facts.vector_bits, facts.fma, vendor, family)
-        flops = facts.num_cores * ghz * 1e9 * lanes * 2
-        src = f"derived: {facts.num_cores} cores x {ghz:.2f} GHz x {lanes} FMA lanes x 2 FLOP ({why})"
+    flops, src = host_flops(facts)
     return Peaks(flops=flops, bandwidth=hw.bandwidth,
                  flops_source=src,
                  bandwidth_source="measured: the host profile's copy probe" if hw.name == "host"
@@ -398,8 +355,9 @@ def _job(job, say):
 
     from engine.devices.device_session import kernel_calls, open_device
     from engine.devices.tvm_target import host_facts
+    from engine.kernels.build import build_plan
     from engine.measure import runner
-    from engine.planner.apply import kernel_groups
+    from engine.planner.apply import apply, kernel_groups
     from engine.util import machine_load
 
     t, graph, x, bad = runner.prepare_job(job, say)
@@ -418,7 +376,7 @@ def _job(job, say):
     for k, (s, groups) in enumerate(job["plans"]):
         say(f"{s}: building", 0.05 + 0.45 * k / n)
         try:
-            exe, _ = runner.build_plan(graph, groups, t, job.get("scheduled", True), job.get("tuned", True))
+            exe, _ = build_plan(apply(graph, groups), t, job.get("scheduled", True), job.get("tuned", True))
             vm_i, vm_p = relax.VirtualMachine(exe, dev), relax.VirtualMachine(exe, dev)
             vm_p["main"](*args)
             built[s] = (vm_i, vm_p, kernel_groups(graph, groups))
@@ -599,4 +557,4 @@ WHY_TIMES_DIFFER = ("why these times differ: bench's median ran without ORT, rou
 
 
 __all__ = ["Peaks", "KernelFigure", "KernelReport", "OrtBlock", "peaks", "efficiency", "median_interval",
-           "build_report", "measure", "text", "host_fma_lanes", "thread_settings"]
+           "build_report", "measure", "text", "thread_settings"]

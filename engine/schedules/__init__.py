@@ -1,7 +1,7 @@
 """Schedule rules that turn fused PrimFuncs into fast kernels (CPU via LLVM, GPU via CUDA).
 
     mod, report = schedule(mod, "cpu")          # or "cuda", "cuda:sm_80"
-    exe = engine.measure.build.build(mod, "cpu")         # relax.build with this package's target
+    exe = engine.kernels.build.build(mod, "cpu")         # relax.build with this package's target
 
 Rules choose by block structure (iteration kinds, buffer accesses), never by function name; each
 PrimFunc gets the first rule that applies. The report says which rule handled each function and

@@ -5,7 +5,7 @@ The folder: $FUSELENS_CACHE_DIR, else $XDG_CACHE_HOME/fuselens, else ~/.cache/fu
     models/    one entry per (model file bytes, input shapes): graph.json, frozen.onnx, module.npz (engine/model/loader.py)
     results/   benchmark results <key>.json and reference outputs ref-*.npz (engine/measure/runner.py)
     kernels/   measured kernel times, segment hashes, calibrated profiles (engine/planner/kernel_timing.py, calibrate.py)
-    tuning/    tuned schedules (engine/measure/tuned_store.py)
+    tuning/    tuned schedules (engine/kernels/tuned_store.py)
     layouts/   graph layouts of the app (engine/layout/cache.py)
     logs/      logs of internal errors
     zoo/       the built-in models as .onnx files, generated on first use (engine/model/zoo)
