@@ -25,13 +25,20 @@ from .view_state import ViewState
 class LayoutModel(EventedModel):
     """The graph's layout: `direction` ("TB" top to bottom, "LR" left to right), `full` (the current
     strategy's layout of every op, or None), `compact` (the layout shown places the collapsed groups as
-    one node), and how the shown layout was made (`how`: the status bar's label, `note`: its tooltip)."""
+    one node), `shown` (the layout the left pane is drawn at), and how the shown layout was made (`how`:
+    the status bar's label, `note`: its tooltip). The layout controller asks for layouts and hands them
+    over (`arrived`); the panes (gui/pane_layouts.py) apply them and keep `full`, `compact` and `shown`."""
 
     direction: str = "TB"
     full: object = None
     compact: bool = False
+    shown: object = None    # the Layout the left pane is drawn at now (the panes keep it current)
     how: str = ""
     note: str = ""
+    # requested(token, anchor): a layout is asked for; arrived(layout, pending, provisional, kept): one is
+    # here for the panes; drawn: a pane shows a plan at new positions; applied(layout): the panes are drawn
+    # hold(nid): the next layout asked for keeps op `nid` where it is drawn now (inside a collapsed block)
+    EVENTS = ("requested", "arrived", "drawn", "applied", "hold")
 
 
 @dataclass(frozen=True, eq=False)

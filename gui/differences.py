@@ -106,11 +106,11 @@ class Differences:
         gi, _ = Counter(sc.group_of[m] for m in members if m in sc.group_of).most_common(1)[0]
         return ("group", gi) if len(sc.plan.groups[gi]) > 1 else ("node", members[0])
 
-    def note_selection(self, view, sel):
+    def note_selection(self, pane: str, sel):
         """A click in a pane on a group that is a difference makes it the list's current row (Next goes
         on from there); other clicks leave the list as it is."""
         if not self.state.side_by_side or sel is None or sel[0] not in ("group", "collapsed"):
             return
-        key = (self.state.strategy if view is self.area.left else self.state.right_strategy, sel[1])
+        key = (self.state.strategy if pane == "left" else self.state.right_strategy, sel[1])
         if key in self.panel.keys():
             self.panel.mark(key)

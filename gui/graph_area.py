@@ -226,6 +226,32 @@ class GraphArea(QtWidgets.QWidget):
     def hide_error(self):
         self.banner.hide()
 
+    def follow_scopes(self, state, scope_view):
+        """The panes and the block bar draw what the ScopeView says (blocks shown, collapsed in the left
+        pane); the bar's "show blocks" box and its breadcrumbs act here, its other requests go to the
+        Scopes controller (the window connects them)."""
+        sv, view = scope_view, self.left
+        view.scene().follow_scopes(sv, collapsible=True)
+        self.right.scene().follow_scopes(sv)
+        self.scope_bar.follow(state, view.scene(), sv)
+        self.scope_bar.shown_requested.connect(lambda on: setattr(sv, "shown", on))
+        self.scope_bar.scope_requested.connect(self.reveal_scope)
+
+    def reveal_scope(self, key: str):
+        """Bring block `key` into view in the left pane (a breadcrumb was clicked)."""
+        v = self.left
+        sc = v.scene()
+        it = sc.scope_boxes.boxes.get(key) or sc.collapsed_scope_items.get(key)
+        if it is None:
+            return
+        v.moved_by_user()
+        r = it.sceneBoundingRect()
+        vp = v.viewport().rect()
+        s = min(1.0, vp.width() / (r.width() + 40), vp.height() / (r.height() + 40))
+        v.set_scale(max(s, 0.15))
+        v.centerOn(r.center().x(), r.center().y() if r.height() * v.scale_factor() + 40 <= vp.height()
+                   else r.top() + vp.height() / (2 * v.scale_factor()) - 20)
+
     def follow_heat(self, heat):
         """Draw what the HeatModel (gui/app_model.py) says over each pane: the heat or latency-delta
         overlay with its legend, the minimaps shown and redrawn."""
@@ -273,6 +299,7 @@ class GraphArea(QtWidgets.QWidget):
         A plan of the Document that changes is redrawn where it is shown."""
         self.state, self.workspace = state, workspace
         self.left.scene().follow(state, "left", collapsible=True)
+        self.left.scene().plan_set.connect(lambda plan: setattr(state, "left_plan", plan))
         self.right.scene().follow(state, "right")
         state.events.strategy.connect(lambda ev: self._on_strategy())
         state.events.right_strategy.connect(lambda ev: self._on_right_strategy())

@@ -55,6 +55,7 @@ from .app_model import AppModel
 from .activity import QUIET_TASKS, Activity  # noqa: F401 - QUIET_TASKS: public name
 from .bench_controller import Benchmarks
 from .graph_area import GraphArea
+from .dialogs import ReportDialog, TuneDialog
 from .differences import Differences
 from .document import Document
 from .fidelity_controller import FidelityController
@@ -62,6 +63,7 @@ from .file_io import Files, NeedShapes  # noqa: F401 - NeedShapes: public name
 from .find import Find
 from .layout_controller import Layouts
 from .overlays import Overlays
+from .pane_layouts import PaneLayouts
 from .panels.cost_model import CostModelPanel
 from .panels.differences import DifferencesPanel
 from .panels.kernels import KernelsPanel
@@ -110,7 +112,10 @@ class MainWindow(QtWidgets.QMainWindow):
         app = self.app
         self.activity = Activity(app, self.statusBar(), self.busy_changed.emit)   # in flight: progress, Cancel, busy
         self._follow_messages()
-        self.tuning = Tuning(app, self.settings, self.activity, self)   # Tune, its report, the latency panel's hint
+        self.tuning = Tuning(app, self.settings, self.activity)   # Tune, its report, the latency panel's hint
+        self.tuning.events.budget_wanted.connect(self._ask_tune_budget)
+        self.tuning.events.report.connect(self._show_tune_report)
+        self.tune_dialog = self.tune_report = None   # the Tune dialog and the tuning report last shown
         self.fidelity = FidelityController(app, self.activity)   # Time kernels
         self.fidelity.events.timed.connect(lambda ev: self.dock_cost.raise_())
         self.kernel_reports = KernelReports()       # Measure Kernels vs ONNX Runtime: what it measured
@@ -127,20 +132,23 @@ class MainWindow(QtWidgets.QMainWindow):
         self.files = Files(app, self.settings, self.area, self.activity, self.planning, self,
                            self.show_document)   # open, recent, shapes, import / export
         self.scope_view = app.scopes                # the model's blocks (ONNX scopes): shown, collapsed
-        self.layouts = Layouts(app, self.area, self.activity, time_limit_s=self.settings.dot_time_limit_s)
+        self.layouts = Layouts(app, self.activity, time_limit_s=self.settings.dot_time_limit_s)
+        self.pane_layouts = PaneLayouts(app, self.area, self.activity)   # the panes apply the layouts
+        self.area.layout_wanted.connect(lambda: self.layouts.request(full=True))
         self.layouts.events.applied.connect(lambda ev: self.layout_applied.emit(ev.layout))
         self.strategies = Strategies(app, self.layouts)   # the strategies shown, side by side
-        self.scopes = Scopes(app, self.area, self.layouts)   # blocks: collapse to depth, expand all, breadcrumb
-        self.scopes.remember(self.settings)         # left to right or top to bottom, as last time
-        for v in (self.view, self.rview):
-            v.activated.connect(lambda sel, v=v: self.selection.activate(v, sel))
-            v.double_clicked.connect(lambda sel, v=v: self.selection.double_click(v, sel))
+        self.scopes = Scopes(app, self.layouts)   # blocks: collapse to depth, expand all, one at a time
+        self._wire_scopes()
+        for pane, v in (("left", self.view), ("right", self.rview)):
+            v.activated.connect(lambda sel, p=pane: self.selection.activate(p, sel))
+            v.double_clicked.connect(lambda sel, p=pane: self.selection.double_click(p, sel))
             v.minimap.setVisible(self.settings.minimap)
 
         self._build_docks()
         self.differences = Differences(app, self.area, self.diffs)   # side by side: summary, next / previous
-        self.selection = Selection(app, self.area, self.layouts, self.differences,
-                                   self.dock_props)   # clicks, collapse / expand
+        self.selection = Selection(app, self.layouts, self.differences)   # clicks, collapse / expand
+        self.selection.events.described.connect(lambda ev: self.dock_props.raise_())
+        self.selection.events.reveal.connect(lambda ev: self.view.reveal(ev.sel))
         self.kernel_code = KernelCodeController(app, self.area, self.kernel_reports, self.activity,
                                                 self)   # the Kernel code view
         self.ort_heat = OrtHeat(app, self.activity)   # an imported ONNX Runtime profile as a heat source
@@ -168,6 +176,21 @@ class MainWindow(QtWidgets.QMainWindow):
         QtCore.QTimer.singleShot(0, self.bench.find_devices)
 
     # ================================================================ messages and work in flight
+
+    def _wire_scopes(self):
+        """The block bar and the left pane's blocks: drawn from the ScopeView, requests to Scopes and Layouts;
+        the direction (left to right or top to bottom) as the settings remember it, and each change kept."""
+        bar = self.area.scope_bar
+        self.area.follow_scopes(self.state, self.scope_view)
+        bar.depth_requested.connect(self.scopes.collapse_to_depth)
+        bar.expand_requested.connect(self.scopes.expand_all)
+        bar.direction_requested.connect(self.layouts.set_direction)
+        self.view.scope_double_clicked.connect(self.scopes.toggle)
+        self.scopes.remember(self.settings)
+        bar.lr_box.blockSignals(True)
+        bar.lr_box.setChecked(self.settings.left_to_right)
+        bar.lr_box.blockSignals(False)
+        bar.direction_requested.connect(lambda d: setattr(self.settings, "left_to_right", d == "LR"))
 
     def _follow_messages(self):
         """The status bar shows the Messages' status line; an error goes to the banner and the status bar."""
@@ -438,6 +461,19 @@ class MainWindow(QtWidgets.QMainWindow):
         """Tune the shown strategy's kernels on the selected device (without a budget: ask for one)."""
         self.tuning.tune(trials, minutes)
 
+    def _ask_tune_budget(self, ev):
+        """Tune without a budget: the Tune dialog asks for one (trials or minutes), then Tuning runs."""
+        dlg = self.tune_dialog = TuneDialog(ev.model, ev.strategy, ev.target, ev.budget, ev.records, self)
+        if dlg.exec() != QtWidgets.QDialog.Accepted:
+            return
+        kind, n = dlg.budget()
+        self.settings.tune_budget = (kind, n)
+        self.tuning.tune(*((n, None) if kind == "trials" else (None, n)))
+
+    def _show_tune_report(self, ev):
+        self.tune_report = ReportDialog(ev.title, ev.text, self)
+        self.tune_report.show()
+
     def time_kernels(self, strategy: str | None = None):
         """Time the shown strategy's kernels on the selected device and show the cost model against them
         (the Cost Model panel)."""
@@ -450,7 +486,7 @@ class MainWindow(QtWidgets.QMainWindow):
             return
         sel = ("collapsed", gi) if gi in self.state.collapsed_in(plan) else \
             ("node", plan.groups[gi][0]) if len(plan.groups[gi]) == 1 else ("group", gi)
-        self.selection.activate(self.view, sel)
+        self.selection.activate("left", sel)
         self.view.reveal(sel, fit=True)
 
     def _show_kernel_code(self, gi: int):

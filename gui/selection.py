@@ -4,6 +4,7 @@ follow the ViewState by themselves; this controller also keeps a selection meani
 plan changes, and asks for the compact layout when groups are collapsed in the left pane."""
 from __future__ import annotations
 
+from .events import EmitterGroup
 from .view_state import Selected
 
 _FOLLOWS = ("node", "edge")   # selected in one pane, these are selected in the other one too
@@ -51,38 +52,41 @@ class KeepSelection:
 
 class Selection:
     """The selection controller: clicks, double-clicks and the Collapse / Expand commands. It is given
-    the models (the Workspace, the ViewState), the view it drives (the GraphArea's panes), the Layouts
-    (the compact layout), the Differences (what a click there means), the Properties dock it raises and
-    where its messages go (`status`). (KeepSelection keeps the selection meaningful as plans change.)"""
+    the AppModel (the Workspace, the ViewState; messages go to its Messages), the Layouts (the compact
+    layout) and the Differences (what a click there means). `events.described(sel=...)`: an item was
+    clicked (the window raises the Properties dock); `events.reveal(sel=...)`: the left pane is to bring
+    `sel` into view. (KeepSelection keeps the selection meaningful as plans change.)"""
 
-    def __init__(self, app, area, layouts, differences, props_dock):
-        self.model, self.state, self.area, self.layouts = app.workspace, app.view, area, layouts
-        self.differences, self.props_dock, self.messages = differences, props_dock, app.messages
+    def __init__(self, app, layouts, differences):
+        self.model, self.state, self.layouts = app.workspace, app.view, layouts
+        self.differences, self.messages = differences, app.messages
+        self.events = EmitterGroup(self, "described", "reveal")
 
     # ---- what the user does -----------------------------------------------------------------------------
 
-    def activate(self, view, sel):
+    def activate(self, pane: str, sel):
         """What clicking `sel` (("node", id), ("group", index), ("edge", (src, dst)) or None) in the
-        pane `view` does: select it there (an op or an edge in the other pane too) and describe it."""
+        pane `pane` ("left" or "right") does: select it there (an op or an edge in the other pane too)
+        and describe it."""
         st = self.state
         follow = sel if sel and sel[0] in _FOLLOWS else None
-        if view is self.area.right:
+        if pane == "right":
             st.select(follow, sel, "right")
         else:
             st.select(sel, follow if st.side_by_side else None, "left")
-        self.differences.note_selection(view, sel)
+        self.differences.note_selection(pane, sel)
         if sel is not None:
-            self.props_dock.raise_()
+            self.events.described(sel=sel)
 
-    def double_click(self, view, sel):
-        """Double-clicking `sel` in `view`: collapse its group, or expand a collapsed one (left pane)."""
-        if view is not self.area.left or sel is None:
+    def double_click(self, pane: str, sel):
+        """Double-clicking `sel` in `pane`: collapse its group, or expand a collapsed one (left pane)."""
+        if pane != "left" or sel is None:
             return
         kind, key = sel
         if kind == "collapsed":
             self.expand_group(key)
         elif kind == "node":
-            self.collapse_group(self.area.left.scene().group_of[key])
+            self.collapse_group(self._plan().group_of()[key])
         elif kind == "group":
             self.collapse_group(key)
 
@@ -93,11 +97,11 @@ class Selection:
             return
         sel = ("node", nid)
         self.state.select(sel, sel if self.state.side_by_side else None, "left")
-        self.area.left.reveal(sel)
+        self.events.reveal(sel=sel)
 
     def _plan(self):
-        """The left pane's plan."""
-        return self.area.left.scene().plan
+        """The left pane's plan (ViewState.left_plan)."""
+        return self.state.left_plan
 
     def _selected_group(self) -> int | None:
         sel = self.state.selection.left

@@ -10,9 +10,6 @@ that asks for the budget, starts the work and shows what it found.
 """
 from __future__ import annotations
 
-from PySide6 import QtWidgets
-
-from .dialogs import ReportDialog, TuneDialog
 from .events import EmitterGroup
 
 
@@ -45,16 +42,15 @@ class Tuning:
     """The Tune action's controller: asks for the budget (a dialog of `parent`), runs the tuning through
     the Activity, and keeps what the latency panel says after it (`hints`, by target) and the last
     report. It is given the models (the Workspace, the ViewState, the Settings), the Activity, the widget
-    its dialogs belong to (`parent`); messages go to the AppModel's Messages."""
+    messages go to the AppModel's Messages. events.budget_wanted(model, strategy, target, budget,
+    records): Tune without a budget (the window asks for one); events.report(title, text): a tuning report to show."""
 
-    def __init__(self, app, settings, activity, parent):
-        self.model, self.state, self.settings, self.activity, self.parent = app.workspace, app.view, settings, activity, parent
+    def __init__(self, app, settings, activity):
+        self.model, self.state, self.settings, self.activity = app.workspace, app.view, settings, activity
         self.messages = app.messages
-        self.events = EmitterGroup(self, "hints")
+        self.events = EmitterGroup(self, "hints", "budget_wanted", "report")
         self.hints: dict[str, str] = {}   # target -> a line for the latency panel after tuning
         self.last_report = None
-        self.dialog = None                # the budget dialog last shown
-        self.report_dialog = None         # the report window last shown
 
     def tune(self, trials: int | None = None, minutes: float | None = None):
         """Tune the shown strategy's kernels on the selected device. Without a budget, ask for one."""
@@ -82,14 +78,10 @@ class Tuning:
         if "fidelity" in self.activity.running:
             self.messages.fail("kernels are being timed (Cost Model): tune when that has finished", "Tune")
             return
-        if trials is None and minutes is None:
-            dlg = TuneDialog(doc.name, strategy, target, self.settings.tune_budget, records(target), self.parent)
-            self.dialog = dlg
-            if dlg.exec() != QtWidgets.QDialog.Accepted:
-                return
-            kind, n = dlg.budget()
-            self.settings.tune_budget = (kind, n)
-            trials, minutes = (n, None) if kind == "trials" else (None, n)
+        if trials is None and minutes is None:   # the window asks for one (the Tune dialog) and calls tune again
+            self.events.budget_wanted(model=doc.name, strategy=strategy, target=target,
+                                      budget=self.settings.tune_budget, records=records(target))
+            return
         time_limit_s = minutes * 60 if minutes is not None else None
         budget = f"{trials} trials" if trials is not None else f"{minutes:g} min"
         before = records(target)
@@ -137,6 +129,4 @@ class Tuning:
 
     def show_report(self, report):
         text = report.summary() + (f"\n\nerror: {report.error}" if report.error else "")
-        dlg = ReportDialog(f"Tuning report: {report.model} / {report.strategy} on {report.target}", text, self.parent)
-        self.report_dialog = dlg
-        dlg.show()
+        self.events.report(title=f"Tuning report: {report.model} / {report.strategy} on {report.target}", text=text)

@@ -48,6 +48,8 @@ class ViewState(EventedModel):
     collapsed: frozenset = frozenset()  # fused groups (frozensets of op ids) drawn as one node in the left
                                         # pane, whichever plan shows them: a toggle away and back keeps them
     selection: Selected = Selected()  # what each pane highlights and the Properties panel shows
+    left_plan: object = None          # the plan the left pane draws now (the pane keeps it current; it
+                                      # lags `strategy` while that is planning or being drawn)
 
     def __init__(self, strategy: str = "greedy", right_strategy: str | None = None, side_by_side: bool = False,
                  heat: bool = False, heat_log: bool = False):

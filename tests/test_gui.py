@@ -565,7 +565,7 @@ def test_benchmark_a_small_model_through_the_runner(new_window, qtbot, tiny_mode
     # kernel times reach the properties panel and the heat overlay
     sc = w.view.scene()
     gi = next(i for i, m in enumerate(sc.plan.groups) if len(m) > 1)
-    w.selection.activate(w.view, ("group", gi))
+    w.selection.activate("left", ("group", gi))
     assert w.props.values()["measured kernel time"].endswith("us (on cpu)")
     w.set_heat(True)
     assert "measured" in w.view.legend.title

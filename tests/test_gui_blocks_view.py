@@ -70,7 +70,7 @@ def test_collapse_keeps_the_selection_in_place_and_collapse_to_depth_fits(win, q
     multi = sorted((gi for gi, g in enumerate(plan.groups) if len(g) > 1),
                    key=lambda gi: sc.boxes[gi].sceneBoundingRect().center().y())
     gi = multi[len(multi) // 2]        # a group half way down the graph
-    win.selection.activate(v, ("group", gi))
+    win.selection.activate("left", ("group", gi))
     v.reveal(("group", gi))
     was = v.mapFromScene(sc.boxes[gi].sceneBoundingRect()).boundingRect().adjusted(-30, -30, 30, 30)
     _relaid(qtbot, win, win.collapse_all)

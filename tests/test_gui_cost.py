@@ -101,7 +101,7 @@ def assert_labelled(win, qtbot, word: str):
     msg = win.statusBar().currentMessage()
     assert msg.startswith(f"dp ({word}): ") and f"{label} {plan.estimated_us / 1000:.3f} ms" in msg, msg
     gi = next(i for i, g in enumerate(plan.groups) if len(g) > 1)
-    win.selection.activate(win.view, ("group", gi))
+    win.selection.activate("left", ("group", gi))
     v = win.props.values()
     assert v[label] == f"{plan.group_us[gi]:.2f} us ({plan.hardware})", v
     other = "roofline estimate" if word == "learned" else "learned estimate"

@@ -100,18 +100,18 @@ def test_properties_name_the_kind_of_a_group_and_of_the_groups_of_an_edge(win, q
     sc = win.view.scene()
     plan = win.doc.plans["dp"]
     gi = stitched(plan)[0]
-    win.selection.activate(win.view, ("group", gi))
+    win.selection.activate("left", ("group", gi))
     vals = win.props.values()
     assert vals["fusion kind"] == kinds.TITLES["reduction_stitch"]
     assert vals["beyond FuseOps"].startswith("yes") and "S" in vals["beyond FuseOps"]
     assert kinds.TITLES["reduction_stitch"] in vals["kind features"]
     assert kinds.TITLES["reduction_stitch"] in win.props.details.text()
     # an operator names its group's kind
-    win.selection.activate(win.view, ("node", plan.groups[gi][0]))
+    win.selection.activate("left", ("node", plan.groups[gi][0]))
     assert win.props.values()["group kind"].startswith(kinds.TITLES["reduction_stitch"])
     # an edge between groups: why it was not fused, and the kinds of the two groups
     e = plan.explanations[0]
-    win.selection.activate(win.view, ("edge", (e["src"], e["dst"])))
+    win.selection.activate("left", ("edge", (e["src"], e["dst"])))
     vals = win.props.values()
     assert vals["fused"].startswith("no") and vals["why not fused"] == e["detail"]
     g, t = plan.group_of(), kinds.TITLES

@@ -110,7 +110,7 @@ def test_measured_replans_costed_strategies(qtbot, win, tmp_path):
     # a group's properties show its measured kernel time
     gus = plans["dp"].notes["measured_group_us"]
     gi = max((i for i, v in enumerate(gus) if v is not None), key=lambda i: len(plans["dp"].groups[i]))
-    win.selection.activate(win.view, ("group", gi))
+    win.selection.activate("left", ("group", gi))
     v = win.props.values()
     assert v["measured (cold, alone)"] == f"{gus[gi]:.2f} us", v
     SHOT.parent.mkdir(parents=True, exist_ok=True)
@@ -144,7 +144,7 @@ def test_learned_estimate_goes_back(new_window, qtbot, tiny_model, tmp_path):
     msg = win.statusBar().currentMessage()
     assert msg.startswith("dp (learned): ") and "measured" not in msg, msg
     gi = next(i for i, g in enumerate(win.doc.plans["dp"].groups) if len(g) > 1)
-    win.selection.activate(win.view, ("group", gi))
+    win.selection.activate("left", ("group", gi))
     assert "measured (cold, alone)" not in win.props.values()
 
 

@@ -280,7 +280,7 @@ def test_hostile_names_are_shown_as_text(qtbot, new_window, tmp_path):
     g = doc.graph
     nid = next(n.id for n in g.nodes if n.onnx_name and HOSTILE in n.onnx_name)
     # Properties: the row's details line (rich text with the key in bold) and its tooltip
-    win.selection.activate(win.view, ("node", nid))
+    win.selection.activate("left", ("node", nid))
     props = win.props
     assert any(HOSTILE in v for v in props.values().values()), props.values()
     row = next(props.topLevelItem(i) for i in range(props.topLevelItemCount())
@@ -299,14 +299,14 @@ def test_hostile_names_are_shown_as_text(qtbot, new_window, tmp_path):
     assert HOSTILE in shown(tip) and "<img" not in tip
     # a group: Properties, its tooltip
     gi = doc.plans["greedy"].group_of()[nid]
-    win.selection.activate(win.view, ("group", gi))
+    win.selection.activate("left", ("group", gi))
     for i in range(props.topLevelItemCount()):
         props.setCurrentItem(props.topLevelItem(i))
         assert "<img" not in props.details.text()
     # the breadcrumb names the hostile block as text
     crumbs = win.area.scope_bar.crumbs
     assert "<img" not in crumbs.text()
-    win.selection.activate(win.view, ("node", nid))
+    win.selection.activate("left", ("node", nid))
     assert "<b>X" in label_shows(crumbs), crumbs.text()
     # the Kernels panel's tooltips (its model's ToolTipRole) are escaped text
     from engine.report.kernel_table import kernel_rows

@@ -170,12 +170,12 @@ def test_trials_budget_reaches_tune_with_progress_and_report(qtbot, win, tmp_pat
     assert c["hw"] is win.doc.hw and c["cost"] == win.model.cost   # the plan the window shows
     msg = win.statusBar().currentMessage()
     assert msg.startswith("Tuned 2 of 3 kernels of dp on cpu") and msg.endswith("re-benchmark to use them"), msg
-    text = win.tuning.report_dialog.text.toPlainText()
+    text = win.tune_report.text.toPlainText()
     assert text == win.tuning.last_report.summary() and "tuned 2, rules kept 1" in text
-    assert win.tuning.report_dialog.isVisible() and win.tuning.report_dialog.text.isReadOnly()
+    assert win.tune_report.isVisible() and win.tune_report.text.isReadOnly()
     assert "Benchmark (Ctrl+B) measures with them" in win.latency.note.text()
     assert make_settings(tmp_path / "settings.ini").tune_budget == ("trials", 96)   # remembered
-    win.tuning.report_dialog.close()
+    win.tune_report.close()
 
 
 def test_time_limit_budget_reaches_tune(qtbot, new_window, tiny_model, tmp_path, monkeypatch):
@@ -202,7 +202,7 @@ def test_time_limit_budget_reaches_tune(qtbot, new_window, tiny_model, tmp_path,
     assert d.budget() == ("minutes", 5)
     d.by_trials.setChecked(True)
     assert d.trials.isEnabled() and not d.minutes.isEnabled() and d.budget()[0] == "trials"
-    win.tuning.report_dialog.close()
+    win.tune_report.close()
 
 
 def test_dialog_cancelled_starts_nothing(win, monkeypatch):
@@ -239,7 +239,7 @@ def test_cancel_kills_tuning_and_says_what_was_kept(qtbot, win, monkeypatch):
     wait_until(qtbot, lambda: "tune" not in win.activity.running and bool(fake2.calls), what=lambda: state(win, fake2))
     idle(qtbot, win)
     assert win.statusBar().currentMessage().startswith("Tuned 2 of 3")
-    win.tuning.report_dialog.close()
+    win.tune_report.close()
 
 
 def test_tuning_errors_are_one_message_and_the_app_keeps_working(qtbot, win, monkeypatch):
@@ -260,8 +260,8 @@ def test_tuning_errors_are_one_message_and_the_app_keeps_working(qtbot, win, mon
         win.tune(trials=32)
     assert sig.args[0].startswith("Tuning failed: the tuning worker process died (exit code -11)")
     idle(qtbot, win)
-    assert "error: the tuning worker process died" in win.tuning.report_dialog.text.toPlainText()
-    win.tuning.report_dialog.close()
+    assert "error: the tuning worker process died" in win.tune_report.text.toPlainText()
+    win.tune_report.close()
     # a bug (not a FuseLensError) is one line too
     monkeypatch.setattr(tuning, "tune", FakeTune(raises=RuntimeError("TVMError: boom\nline 2")))
     with qtbot.waitSignal(win.error_shown, timeout=T) as sig:

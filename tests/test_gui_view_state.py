@@ -74,7 +74,7 @@ def test_the_panes_and_properties_follow_the_selection(win, qtbot):
         str(win.doc.plans["none"].group_of()[nid]))           # the right pane's plan describes it
 
     gi = multi_groups(win.doc.plans["greedy"])[0]
-    win.selection.activate(win.view, ("group", gi))          # a click on a group in the left pane
+    win.selection.activate("left", ("group", gi))          # a click on a group in the left pane
     assert win.state.selection == Selected(("group", gi), None, "left")
     assert right.selected is None and win.props.values()["group"].startswith(f"{gi}:")
 

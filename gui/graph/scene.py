@@ -31,6 +31,8 @@ class GraphScene(SceneBuilding, SceneCollapse, ScenePainting, SceneExport, QtWid
 
     plan_changed = QtCore.Signal()        # a plan (or none) is drawn now: kinds and legends follow it
     collapsed_changed = QtCore.Signal()   # groups were collapsed or expanded: the minimap follows
+    layout_set = QtCore.Signal(object)    # the scene is drawn at this Layout now (None: cleared)
+    plan_set = QtCore.Signal(object)      # the scene draws this plan now (None: cleared)
 
     def __init__(self, theme: style.Theme | None = None, parent=None):
         super().__init__(parent)

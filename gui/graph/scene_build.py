@@ -51,6 +51,8 @@ class SceneBuilding:
         self._selected, self.found = None, []
         self.building = False
         self._labelled = set()
+        self.layout_set.emit(None)
+        self.plan_set.emit(None)
         self.plan_changed.emit()
 
     def set_graph(self, graph, lay: L.Layout, plan=None):
@@ -64,6 +66,7 @@ class SceneBuilding:
         self.clear_graph()
         self.graph = graph
         self.layout = lay
+        self.layout_set.emit(lay)
         self.building = True
         self.setSceneRect(QtCore.QRectF(-40, -40, lay.width + 80, lay.height + 80))
         pen = QtGui.QPen(self.theme.node_pen, NODE_PEN_W)
@@ -100,6 +103,7 @@ class SceneBuilding:
                     yield
         if plan is not None:
             self.plan = plan
+            self.plan_set.emit(plan)
             self.group_of = plan.group_of()
             self._update_scope_tree()
             self._compute_only_here()
@@ -216,6 +220,7 @@ class SceneBuilding:
         self.building = True
         try:
             self.layout = lay
+            self.layout_set.emit(lay)
             self.group_boxes.forget_geometry()
             for k, (nid, it) in enumerate(self.nodes.items()):
                 p = lay.pos.get(nid)

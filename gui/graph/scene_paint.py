@@ -46,6 +46,7 @@ class ScenePainting:
         self.collapsed_items = {}
         had_scopes = self._drop_collapsed_scopes()
         self.plan = plan
+        self.plan_set.emit(plan)
         self.other_plan = other_plan
         self.group_of = plan.group_of()
         self._update_scope_tree()
