@@ -11,7 +11,7 @@ import argparse
 import os
 import sys
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 from engine.util import stdio
 
@@ -220,27 +220,15 @@ def _check_count(value, flag: str, lo: float = 1, hi: float | None = None) -> No
         raise UsageError(f"{flag} {value:g} is out of range; give a number {rng}")
 
 
-def _check_target(a, reach: bool) -> None:
-    """Parse --target, once (one line for a bad spec): a.target becomes an engine.devices.targets.Target and
-    a.target_text keeps the words given, for messages. With reach, also check the device is there (a
-    missing GPU, an RPC server or tracker that does not answer: one line within a few seconds)."""
-    from engine.devices import targets
+def _check_setup(a, reach: bool, cost: str | None) -> None:
+    """--target, --hardware, `cost` and --layout resolved once into a.setup (engine/planner/setup.py:
+    one line for a bad target, profile or layout); the arguments themselves keep the words given, for
+    messages. --hardware None: the target's own profile; cost None: the target's default
+    (setup.default_cost). With reach, also check the device is there (a missing GPU, an RPC server or
+    tracker that does not answer: one line within a few seconds)."""
+    from engine.planner import setup
 
-    a.target_text = a.target
-    a.target = targets.parse(a.target)
-    if reach:
-        targets.check(a.target)
-
-
-def _check_hardware(a) -> None:
-    """--hardware, once: a.hardware becomes the profile (an engine.devices.hardware.Hardware; one line for an
-    unknown name), or None: the target's own, filled in by validate after the command's checks."""
-    if a.hardware:
-        from engine.planner import profiles
-
-        a.hardware = profiles.get(a.hardware)
-    else:
-        a.hardware = None
+    a.setup = setup.resolve(getattr(a, "target", "cpu"), getattr(a, "hardware", None), cost, a.layout, reach=reach)
 
 
 def _strategies(text: str) -> list[str]:
@@ -291,8 +279,12 @@ def _check_export(a) -> None:
         outpath.check_file(a.out, "output file")
 
 
-def _check_model(a) -> None:
+def _check_inspect(a) -> None:
+    from engine.devices import targets
+    from engine.model import loader
+
     _check_spec(a.model)
+    a.block = loader.block_for_target(targets.HOST, a.layout)   # the CPU's channel layout
 
 
 def _check_plan(a) -> None:
@@ -302,10 +294,9 @@ def _check_plan(a) -> None:
     _check_spec(a.model)
     if a.plan_from is not None and (a.strategy or a.cost):
         raise UsageError(f"--from reads a plan; {'--strategy' if a.strategy else '--cost'} plans one: give one of them")
-    a.strategy, a.cost = a.strategy or "dp", a.cost or "model"
+    a.strategy = a.strategy or "dp"
     a.plan_dicts = _plan_files([a.plan_from], [], "--from") if a.plan_from is not None else {}
-    _check_hardware(a)
-    _check_target(a, reach=False)  # make_plan checks the device itself, measured cost only
+    _check_setup(a, reach=False, cost=a.cost or "model")  # make_plan checks the device itself, measured cost only
     if a.out:
         outpath.check_file(a.out, "--out")
     if a.kernel_code_format is not None and a.kernel_code is None:
@@ -313,7 +304,7 @@ def _check_plan(a) -> None:
     if a.kernel_code is not None:   # the sections, checked against --target (engine/report/kernel_code.py)
         from engine.report import kernel_code
 
-        a.kernel_sections = kernel_code.parse_sections(a.kernel_code_format, a.target)
+        a.kernel_sections = kernel_code.parse_sections(a.kernel_code_format, a.setup.target)
 
 
 def _check_bench(a) -> None:
@@ -328,12 +319,11 @@ def _check_bench(a) -> None:
     _check_count(a.repeat, "--repeat", 1, 100000)
     _check_count(a.kernel_runs, "--kernel-runs", 3, 100000)
     _check_count(a.top, "--top", 1)
-    _check_hardware(a)
     if a.json_out:
         outpath.check_file(a.json_out, "--json")
-    _check_target(a, reach=True)
-    if a.kernels and not a.target.backend.host_cpu:
-        raise UsageError(f"--kernels times kernels and ONNX Runtime on this machine's CPU, not on {a.target_text}")
+    _check_setup(a, reach=True, cost=a.cost)
+    if a.kernels and not a.setup.target.backend.host_cpu:
+        raise UsageError(f"--kernels times kernels and ONNX Runtime on this machine's CPU, not on {a.target}")
 
 
 def _check_table(a) -> None:
@@ -347,9 +337,8 @@ def _check_table(a) -> None:
     for m in a.model_list:
         _check_spec(f"zoo:{m}")
     _check_count(a.repeat, "--repeat", 1, 100000)
-    _check_hardware(a)
     outpath.check_folder(a.out, "--out")
-    _check_target(a, reach=True)
+    _check_setup(a, reach=True, cost=a.cost)
 
 
 def _check_tune(a) -> None:
@@ -359,23 +348,22 @@ def _check_tune(a) -> None:
     _check_count(a.trials, "--trials", 1)
     if a.time_limit is not None and not a.time_limit > 0:
         raise UsageError(f"--time-limit {a.time_limit:g}: give a positive number of minutes")
-    _check_hardware(a)
-    _check_target(a, reach=False)  # tuning checks the device itself (a cuda:sm_XX target only builds)
+    _check_setup(a, reach=False, cost="model")  # tuning checks the device itself (a cuda:sm_XX target only builds)
 
 
 def _check_calibrate(a) -> None:
     for m in a.models:
         _check_spec(m)
+    _check_setup(a, reach=False, cost="model")   # this CPU, its host profile
 
 
 def _check_fidelity(a) -> None:
     from engine.util import outpath
 
     _check_spec(a.model)
-    _check_hardware(a)
     if a.json_out:
         outpath.check_file(a.json_out, "--json")
-    _check_target(a, reach=True)
+    _check_setup(a, reach=True, cost=a.cost)
 
 
 def cmd_zoo(a) -> int:
@@ -418,20 +406,20 @@ def cmd_plan(a) -> int:
     from engine.report import text as report
     from engine.planner import make_plan, plan_json
 
-    g = loader.load(a.model, a.shapes, block=a.block)
+    g = loader.load(a.model, a.shapes, block=a.setup.block)
     onnx_input.check_graph_sizes(g, a.model)
-    hw = a.hardware
+    hw = a.setup.hardware
     if a.plan_dicts:
         ((path, d),) = a.plan_dicts.values()
-        p = plan_json.imported(plan_json.from_dict(d, g, path), path, g, hw, a.target, a.cost)   # priced as the app
+        p = plan_json.imported(plan_json.from_dict(d, g, path), path, g, a.setup)   # priced as the app
     else:
-        p = make_plan(g, a.strategy, hw, cost=a.cost, target=a.target, progress=_progress)
-    if stdio.isatty(sys.stderr) and a.cost == "measured" and not a.plan_dicts:
+        p = make_plan(g, a.strategy, a.setup, progress=_progress)
+    if stdio.isatty(sys.stderr) and a.setup.cost == "measured" and not a.plan_dicts:
         _print(file=sys.stderr)
     if a.kernel_code is not None:   # one kernel's code in place of the plan's summary
         from engine.report import kernel_code
 
-        _print(kernel_code.for_cli(g, p, a.kernel_code, a.target, hw, a.kernel_sections), lines=True)
+        _print(kernel_code.for_cli(g, p, a.kernel_code, a.setup, a.kernel_sections), lines=True)
     else:
         if g.import_notes:
             _print(report.import_notes(g), lines=True)
@@ -454,13 +442,12 @@ def cmd_bench(a) -> int:
     from engine.report import text as report
     from engine.planner import plan_json
 
-    g = loader.load(a.model, a.shapes, block=a.block)
+    g = loader.load(a.model, a.shapes, block=a.setup.block)
     onnx_input.check_graph_sizes(g, a.model)  # bench_model reuses the loaded graph
-    imported = {name: plan_json.imported(plan_json.from_dict(d, g, path), path, g, a.hardware, a.target,
-                                         a.cost or "model") for name, (path, d) in a.plan_dicts.items()}
-    req = benchmark.BenchRequest(a.model, a.shapes, a.target, a.repeat, a.force, scheduled=not a.unscheduled,
-                                 tuned=not a.rules_only, hardware=a.hardware, cost=a.cost, progress=_progress,
-                                 block=a.block)
+    imported = {name: plan_json.imported(plan_json.from_dict(d, g, path), path, g, a.setup)
+                for name, (path, d) in a.plan_dicts.items()}
+    req = benchmark.BenchRequest(a.model, a.shapes, a.setup, a.repeat, a.force, scheduled=not a.unscheduled,
+                                 tuned=not a.rules_only, progress=_progress)
     b = benchmark.bench_model(req, a.strategy_list, imported=imported)
     if stdio.isatty(sys.stderr):
         _print(file=sys.stderr)
@@ -488,7 +475,7 @@ def _bench_kernels(a, b) -> dict:
     if not plans:
         _print("kernel report: no plan ran")
         return {}
-    reps = kernel_report.measure(a.model, a.shapes, plans, a.hardware, a.target, runs=a.kernel_runs,
+    reps = kernel_report.measure(a.model, a.shapes, plans, a.setup, runs=a.kernel_runs,
                                  progress=_progress, graph=b["graph"], scheduled=not a.unscheduled,
                                  tuned=not a.rules_only)
     if stdio.isatty(sys.stderr):
@@ -512,18 +499,18 @@ def cmd_table(a) -> int:
 
     models = a.model_list
     # a tracker key with several free devices: the models go to them in parallel
-    parallel = min(len(models), targets.free_devices(a.target))
+    parallel = min(len(models), targets.free_devices(a.setup.target))
 
     def one(m):
         _print(f"{m} ...", file=sys.stderr)
-        req = benchmark.BenchRequest(f"zoo:{m}", None, a.target, a.repeat, a.force, hardware=a.hardware,
-                                     cost=a.cost, progress=_progress if parallel == 1 else None, block=a.block)
+        req = benchmark.BenchRequest(f"zoo:{m}", None, a.setup, a.repeat, a.force,
+                                     progress=_progress if parallel == 1 else None)
         return benchmark.bench_model(req, ["none", "greedy", "dp", "hybrid"])
 
     if parallel > 1:
         from concurrent.futures import ThreadPoolExecutor
 
-        _print(f"{parallel} free devices of {a.target_text}: models in parallel", file=sys.stderr)
+        _print(f"{parallel} free devices of {a.target}: models in parallel", file=sys.stderr)
         with ThreadPoolExecutor(parallel) as pool:
             benches = list(pool.map(one, models))
     else:
@@ -532,7 +519,7 @@ def cmd_table(a) -> int:
     raw = [benchmark.bench_json(b) for b in benches]
     out = outpath.check_folder(a.out, "--out")  # again: the folder may have changed during the benchmarks
     out.mkdir(exist_ok=True)
-    md = report.published_table_md(rows, a.target_text)
+    md = report.published_table_md(rows, a.target)
     outpath.write(out / "table.md", md)
     outpath.write(out / "table.csv", report.rows_csv(rows))
     outpath.write(out / "table.json", plan_json.dumps({"rows": rows, "runs": raw, "machine": report.machine()},
@@ -557,11 +544,10 @@ def cmd_tune(a) -> int:
     from engine.kernels.tuned_store import store_for
 
     if a.clear:
-        n = store_for(a.target).clear()
-        _print(f"deleted {n} tuning records for {a.target_text}")
-    r = tuning.tune(a.model, a.shapes, a.strategy, a.target, trials=a.trials,
-                    time_limit_s=a.time_limit * 60 if a.time_limit is not None else None, hw=a.hardware,
-                    progress=_progress, block=a.block)
+        n = store_for(a.setup.target).clear()
+        _print(f"deleted {n} tuning records for {a.target}")
+    r = tuning.tune(a.model, a.shapes, a.strategy, a.setup, trials=a.trials,
+                    time_limit_s=a.time_limit * 60 if a.time_limit is not None else None, progress=_progress)
     if stdio.isatty(sys.stderr):
         _print(file=sys.stderr)
     _print(r.summary(), lines=True)
@@ -575,27 +561,26 @@ def cmd_tune(a) -> int:
 def cmd_calibrate(a) -> int:
     """Time every model's candidate kernels on this CPU (cached), fit the host profile's roofline
     to them, save it as profile `host-calibrated`, and print the fidelity before and after."""
-    from engine.devices import hardware
     from engine.model import loader
     from engine.planner import calibrate, kernel_timing as measure
 
-    hw = hardware.get("host")
-    graphs = [loader.load(m, block=a.block) for m in a.models]
+    hw, t = a.setup.hardware, a.setup.target   # this CPU's host profile
+    graphs = [loader.load(m, block=a.setup.block) for m in a.models]
     for g in graphs:
-        c = measure.measured_costs(g, hw, "cpu", progress=_progress)
+        c = measure.measured_costs(g, hw, t, progress=_progress)
         if stdio.isatty(sys.stderr):
             _print(file=sys.stderr)
         _print(f"{g.name}: {c.stats.get('unique_kernels')} kernels timed ({c.stats.get('built', 0)} now)"
                + (f"; profiling error: {c.stats['error']}" if c.stats.get("error") else ""))
     from engine.planner import learned
 
-    added = sum(learned.learn(g, hw, "cpu") for g in graphs)
+    added = sum(learned.learn(g, a.setup) for g in graphs)
     learned.clear_memo()
-    model = learned.for_target("cpu", hw)
+    model = learned.for_target(a.setup)
     if model is not None:
         _print(f"learned cost model: {model.title}; {added} kernels of these models learned from "
                f"(timings taken while the machine was busy are left out)")
-    cal = calibrate.calibrate(graphs, hw, "cpu")
+    cal = calibrate.calibrate(graphs, hw, t)
     _print("roofline: " + cal.summary(), lines=True)
     _print("saved: plan and bench use the learned model (--cost model/learned); --hardware host-calibrated "
            "uses the fitted roofline")
@@ -608,15 +593,14 @@ def cmd_fidelity(a) -> int:
     from engine.util import outpath
     from engine.planner import fidelity, make_plan, plan_json
 
-    g = loader.load(a.model, a.shapes, block=a.block)
+    g = loader.load(a.model, a.shapes, block=a.setup.block)
     onnx_input.check_graph_sizes(g, a.model)
-    hw = a.hardware
-    # make_plan and of_plan take the spec (their notes and figures name it)
-    p = make_plan(g, a.strategy, hw, cost="roofline" if a.cost == "roofline" else "model", target=a.target)
-    f = fidelity.of_plan(g, p, hw, a.target, a.cost, progress=_progress)
+    # planned by the model (the roofline when that is evaluated), then its kernels timed
+    p = make_plan(g, a.strategy, replace(a.setup, cost="roofline" if a.setup.cost == "roofline" else "model"))
+    f = fidelity.of_plan(g, p, a.setup, progress=_progress)
     if stdio.isatty(sys.stderr):
         _print(file=sys.stderr)
-    _print(f"{g.name}, {a.strategy} plan: {f['kernels']} of {f['kernels_in_plan']} kernels timed on {a.target_text}; "
+    _print(f"{g.name}, {a.strategy} plan: {f['kernels']} of {f['kernels_in_plan']} kernels timed on {a.target}; "
            f"cost model {f['cost_model_title']}")
     if f["excluded_from_training"]:
         _print(f"  trained without: {', '.join(f['excluded_from_training'])} (and any kernel of the same structure)")
@@ -722,7 +706,7 @@ ROWS = (
     Command("inspect", "the operator graph as TVM will fuse it", (
         _model("an .onnx file or zoo:NAME"), _SHAPES, _layout("the cpu's"),
         _arg("--json", action="store_true", help="print the full graph as JSON")),
-        _check_model, lambda a: cmd_inspect(a)),
+        _check_inspect, lambda a: cmd_inspect(a)),
     Command("plan", "plan fusion groups with one strategy and write the plan as JSON", (
         _model(), _strategy(None, "the strategy to plan with (default dp)"),
         _arg("--from", dest="plan_from", metavar="PLAN.json",
@@ -811,8 +795,9 @@ def build_parser() -> argparse.ArgumentParser:
 
 def validate(a) -> None:
     """Check every argument of the command before any work: raise FuseLensError (exit 2) on the first bad
-    one. Values are parsed here, once: a.shapes, a.target (an engine.devices.targets.Target), a.hardware (an
-    engine.devices.hardware.Hardware: --hardware's, else the target's own), a.block (the channel layout)."""
+    one. Values are parsed here, once: a.shapes, and a.setup (engine/planner/setup.py: the target, the
+    profile, --hardware's else the target's own, the cost and the channel layout) for the commands that
+    plan, build or time (inspect: a.block, the CPU's channel layout)."""
     from engine.model import onnx_input
     from engine.util import child, cpus, faults
 
@@ -822,18 +807,9 @@ def validate(a) -> None:
     a.shapes = onnx_input.merge_given(
         onnx_input.parse_shape_args(getattr(a, "input_shape", None), override=getattr(a, "override_fixed_dims", False)),
         onnx_input.parse_value_args(getattr(a, "input_value", None)))
-    a.block = None
     c = _BY_NAME[a.command]
     if c.check:
         c.check(a)
-    if getattr(a, "layout", None) is not None:  # after --target's own checks: the layout is the target's
-        from engine.model import loader
-
-        a.block = loader.block_for_target(getattr(a, "target", "cpu"), a.layout)
-    if "hardware" in vars(a) and a.hardware is None:   # the target's own profile
-        from engine.planner import profiles
-
-        a.hardware = profiles.get(a.target.hardware)
 
 
 def _unknown_command(word: str) -> str | None:

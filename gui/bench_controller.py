@@ -8,6 +8,7 @@ controller that starts them and files their results into the open Document.
 """
 from __future__ import annotations
 
+from engine.util.errors import FuseLensError
 from engine.util.machine_load import is_busy
 
 from . import tasks
@@ -23,9 +24,10 @@ def find_devices() -> list[dict]:
     return targets.devices()
 
 
-def run_benchmarks(doc, plans: dict, target: str, repeat: int, force: bool, progress, cancel,
+def run_benchmarks(doc, plans: dict, setup, repeat: int, force: bool, progress, cancel,
                    have_rules: frozenset = frozenset()) -> tuple[dict, dict]:
-    """Worker: build and time the plans on `target` together, with the target's tuning records where
+    """Worker: build and time the plans on setup.target (Workspace.setup_of(doc)) together, with the
+    target's tuning records where
     it has them, as `bench` does (engine.measure.benchmark.measure_plans: round-robin in one worker on cpu
     and cuda; the cache answers only when every plan is cached from one run). Where plans' kernels
     ran (partly) with tuned schedules and no rules-only figure of them is known (`have_rules`), those
@@ -35,9 +37,9 @@ def run_benchmarks(doc, plans: dict, target: str, repeat: int, force: bool, prog
 
     from engine.measure.benchmark import BenchRequest, measure_plans
 
-    records = _has_records(target)
+    records = _has_records(setup.spec)
     share = 0.5 if records else 1.0   # of the bar: the rules-only pass, if any, takes the rest
-    req = BenchRequest(doc.spec, doc.shapes, target, repeat, force, cancel=cancel, graph=doc.graph,
+    req = BenchRequest(doc.spec, doc.shapes, setup, repeat, force, cancel=cancel, graph=doc.graph,
                        progress=lambda st, f: progress(st, share * max(0.0, f or 0.0)))
     out, _, _ = measure_plans(req, plans)
     maybe = {s: plans[s] for s, r in out.items() if records and s not in have_rules and not r.error
@@ -115,6 +117,10 @@ class Benchmarks:
         the UI thread: hashing thousands of groups takes a while)."""
         if self.model.doc is None:
             return
+        try:
+            t = self.model.setup.target
+        except FuseLensError:   # a device the engine cannot resolve has no cached results
+            return
         req, doc, target = self.model.request("cached-results"), self.model.doc, self.model.device
         same = doc.same_plans()   # the cache is keyed by groups: a plan's file is its owner's, never another name's
         plans = {s: p for s, p in doc.plans.items() if (target, s) not in doc.results and s not in same}
@@ -123,7 +129,7 @@ class Benchmarks:
             if self.model.current(req):
                 doc.add_results(target, found, plans, keep=True)
 
-        tasks.submit(cached_results, doc.graph, plans, target, name="cached-results", on_done=done, background=True)
+        tasks.submit(cached_results, doc.graph, plans, t, name="cached-results", on_done=done, background=True)
 
     def benchmark(self, strategies: list[str] | None = None, all_strategies: bool = False, force: bool = False,
                   repeat: int | None = None):
@@ -148,6 +154,11 @@ class Benchmarks:
         if "fidelity" in self.activity.running:
             self.messages.fail("kernels are being timed (Cost Model): benchmark when that has finished (or Cancel it); "
                             "times taken beside it are not comparable", "Benchmark")
+            return
+        try:
+            setup = self.model.setup_of(doc)
+        except FuseLensError as e:   # the device, profile or cost chosen: one line
+            self.messages.fail(str(e), "Benchmark")
             return
         req, target = self.model.request("bench"), self.model.device
         plans = {s: doc.plans[s] for s in strategies}
@@ -179,7 +190,7 @@ class Benchmarks:
                         + (f"; not kept: {', '.join(gone)} (re-planned while measured)" if gone else ""), 15000)
 
         self.activity.run("bench", f"Benchmarking {', '.join(strategies)} on {target}", run_benchmarks, doc,
-                          plans, target, repeat, force, have_rules=have_rules, request=req, on_done=done,
+                          plans, setup, repeat, force, have_rules=have_rules, request=req, on_done=done,
                           on_failed=lambda m: self.messages.fail(m, "Benchmark failed"),
                           on_cancelled=lambda: self.messages.show("Benchmark cancelled"))
         self.events.started(strategies=list(strategies))   # the window raises the Latency dock

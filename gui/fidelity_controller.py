@@ -10,7 +10,11 @@ the Cost Model panel follows.
 """
 from __future__ import annotations
 
+from dataclasses import replace
+
 from PySide6 import QtCore
+
+from engine.util.errors import FuseLensError
 
 from .events import EmitterGroup
 
@@ -21,13 +25,13 @@ def fidelity_cost(cost: str) -> str:
     return "roofline" if cost == "roofline" else "model"
 
 
-def time_kernels(graph, plan, hw, target: str, cost: str, progress, cancel) -> dict:
-    """Worker: fidelity.of_plan on `plan`'s kernels timed on `target` (blocks; a set `cancel` raises
-    runner.Cancelled)."""
+def time_kernels(graph, plan, setup, progress, cancel) -> dict:
+    """Worker: fidelity.of_plan on `plan`'s kernels timed on setup.target, of the cost model setup.cost
+    (blocks; a set `cancel` raises runner.Cancelled)."""
     from engine.planner import fidelity
 
-    progress(f"timing {plan.strategy}'s kernels on {target}", -1)
-    return fidelity.of_plan(graph, plan, hw, target, cost, progress=progress, cancel=cancel)
+    progress(f"timing {plan.strategy}'s kernels on {setup.spec}", -1)
+    return fidelity.of_plan(graph, plan, setup, progress=progress, cancel=cancel)
 
 
 class FidelityController:
@@ -63,7 +67,12 @@ class FidelityController:
                 self.messages.fail(f"{what} is running: time kernels when it has finished (times taken beside it "
                                 "are not comparable)", "Time kernels")
                 return
-        plan, hw, target, cost = doc.plans[strategy], doc.hw, self.model.device, fidelity_cost(model.cost)
+        plan, target, cost = doc.plans[strategy], self.model.device, fidelity_cost(model.cost)
+        try:
+            setup = replace(model.setup_of(doc), cost=cost)
+        except FuseLensError as e:   # the device, profile or cost chosen: one line
+            self.messages.fail(str(e), "Time kernels")
+            return
         req = model.request("fidelity")
 
         def done(f):
@@ -77,7 +86,7 @@ class FidelityController:
             self.events.timed(strategy=strategy)   # the window raises the Cost Model panel
 
         task = self.activity.run("fidelity", f"Timing {strategy}'s kernels on {target}", time_kernels, doc.graph, plan,
-                                 hw, target, cost, request=req, on_done=done,
+                                 setup, request=req, on_done=done,
                                  on_failed=lambda m: self.messages.fail(m, f"Timing {strategy}'s kernels failed"),
                                  on_cancelled=lambda: self.messages.show("Timing kernels cancelled; the times taken are kept"))
         self._set_running(strategy)

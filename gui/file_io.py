@@ -7,6 +7,7 @@ asks for paths and shapes and hands a loaded model to `MainWindow.show_document`
 from __future__ import annotations
 
 import os
+from dataclasses import dataclass
 from pathlib import Path
 
 from PySide6 import QtWidgets
@@ -19,23 +20,30 @@ from .document import Document, write_results_csv
 from .planning import plan_fast
 
 
-def load_model(spec: str, given: dict | None, remembered: dict | None, profile: str, target: str, progress, cancel,
-               cost: str = "learned"):
-    """Worker: read the file, resolve shapes (or ask for them), load the graph, plan the fast strategies
-    (priced by `cost`'s estimator for `target`).
-    Large models are read in a child process (engine/jobs/open_model.py), so parsing them cannot freeze
-    the window. The graph is in `target`'s channel layout (loader.block_for_target: blocked on a CPU,
-    NCHW on CUDA)."""
-    from engine.model import loader
+@dataclass(frozen=True)
+class Opening:
+    """What opening a model needs: the model `spec` (a path or zoo:NAME[@RES]), the input shapes
+    `given` (or None), those `remembered` for the file (asked for when neither is there), and the
+    Setup it is opened and planned with (Workspace.setup: the device's channel layout, the profile,
+    the cost)."""
+    spec: str
+    given: dict | None
+    remembered: dict | None
+    setup: object
 
+
+def load_model(o: Opening, progress, cancel):
+    """Worker: read the file, resolve shapes (or ask for them), load the graph, plan the fast strategies
+    (priced by o.setup's cost's estimator for its target).
+    Large models are read in a child process (engine/jobs/open_model.py), so parsing them cannot freeze
+    the window. The graph is in the setup's channel layout (setup.block: blocked on a CPU, NCHW on CUDA)."""
     progress("reading model", 0.02)
-    r = open_model(spec, given, remembered, progress, cancel, block=loader.block_for_target(target))
+    r = open_model(o.spec, o.given, o.remembered, progress, cancel, block=o.setup.block)
     if isinstance(r, NeedShapes) or cancel.is_set():
         return r if not cancel.is_set() else None
     graph, shapes = r
     progress("hardware profile", 0.8)
-    return plan_fast(graph, spec, shapes, profile, target, lambda s, f: progress(s, 0.8 + 0.2 * f), cancel,
-                     cost=cost)
+    return plan_fast(graph, o.spec, shapes, o.setup, lambda s, f: progress(s, 0.8 + 0.2 * f), cancel)
 
 
 def document_from(r: dict) -> Document:
@@ -68,13 +76,13 @@ class Files:
         self.fill_recent()
 
     def layout_for(self, device: str) -> str:
-        """The channel layout a model opens in on `device` (loader.block_for_target; "NCHW" where the
-        device's target cannot say)."""
+        """The channel layout a model opens in on `device` (its Setup's block: Workspace.setup_for;
+        "NCHW" where the device's settings cannot be resolved)."""
         if device not in self._layouts:
-            from engine.model import loader, opgraph
+            from engine.model import opgraph
 
             try:
-                self._layouts[device] = opgraph.layout_name(loader.block_for_target(device))
+                self._layouts[device] = opgraph.layout_name(self.model.setup_for(device).block)
             except FuseLensError:
                 self._layouts[device] = "NCHW"
         return self._layouts[device]
@@ -131,13 +139,18 @@ class Files:
             self.show_error(str(e), "Input shapes")
             return
         remembered = self.settings.shapes_for(spec) if not spec.startswith("zoo:") and not given else None
+        try:
+            setup = self.model.setup
+        except FuseLensError as e:   # the device, profile or cost the window has chosen: one line
+            self._on_load_failed(str(e))
+            return
         req = self.model.request("load")
         self.area.hide_error()
         name = os.path.basename(spec) if not spec.startswith("zoo:") else spec
         if self.model.doc is None:
             self.area.show_placeholder(f"Opening {name} ...")
-        self.activity.run("load", text or f"Opening {name}", load_model, spec, given or None, remembered,
-                       self.model.profile, self.model.device, cost=self.model.cost, background=True, request=req,
+        self.activity.run("load", text or f"Opening {name}", load_model, Opening(spec, given or None, remembered, setup),
+                       background=True, request=req,
                        on_done=self._on_loaded, on_failed=self._on_load_failed,
                        on_cancelled=lambda: self.status("Opening cancelled"))
 
@@ -168,9 +181,8 @@ class Files:
     def open_graph(self, graph, spec: str | None = None):
         """Show an OpGraph that did not come from a file (a generated one): plans it off the UI thread."""
         req = self.model.request("load")
-        profile, target = self.model.profile, self.model.device
         self.activity.run("load", f"Planning {graph.name}", plan_fast, graph, spec or f"generated:{graph.name}",
-                       graph.input_shapes, profile, target, cost=self.model.cost, background=True, request=req,
+                       graph.input_shapes, self.model.setup, background=True, request=req,
                        on_done=lambda r: self.show_document(document_from(r), plan_tvm=False, cached=r["cached"]),
                        on_failed=lambda m: self.show_error(m, "Planning failed"))
 

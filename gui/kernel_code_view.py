@@ -40,7 +40,8 @@ def _launches(graph, group) -> bool:   # engine.report.kernel_code.launches, imp
 def build_codes(spec, shapes, block, sha, requests, target, lookups, progress=None, cancel=None) -> list:
     """Worker: the KernelCode (or an error line) of each request, built in a child process
     (engine/jobs/kernel_code.py), each with its measured time where `lookups` has the figures to look
-    in: {"graph", "plan", "target", "hw", "bench", "figure"} per request (None: not measured)."""
+    in: {"graph", "plan", "setup", "bench", "figure"} per request (None: not measured; "setup": the
+    device's Setup, Workspace.setup_of). `target`: the Target the code is built for."""
     from engine.jobs.kernel_code import kernel_code
     from engine.report.kernel_code import measured
 
@@ -49,7 +50,7 @@ def build_codes(spec, shapes, block, sha, requests, target, lookups, progress=No
         if isinstance(kc, str) or lk is None:
             continue
         try:
-            kc.measured = measured(lk["graph"], lk["plan"], req["group"], lk["target"], lk["hw"],
+            kc.measured = measured(lk["graph"], lk["plan"], req["group"], lk["setup"],
                                    bench=lk.get("bench"), figure=lk.get("figure"))
         except Exception:  # noqa: BLE001 - a figure that cannot be read is no figure
             kc.measured = None
@@ -341,11 +342,9 @@ class KernelCodeController:
 
     # -- building --
     def _default_target(self) -> str:
-        from engine.devices import targets
-
         try:
-            t = targets.as_target(self.model.device)
-        except Exception:  # noqa: BLE001 - an odd device name: the CPU
+            t = self.model.setup.target
+        except Exception:  # noqa: BLE001 - a device the engine cannot resolve: the CPU
             return "cpu"
         return t.build_for if t.is_gpu and ":sm_" in t.build_for else "cuda:sm_75" if t.is_gpu else \
             t.build_for if t.build_for != "cpu" else "cpu"
@@ -399,20 +398,26 @@ class KernelCodeController:
                     requests.append(req(other_s, other, k))
             else:
                 other_s = None
-        device = self.model.device
-        lookups = []
-        from engine.devices import targets as T
+        from engine.devices import targets
+        from engine.util.errors import FuseLensError
 
         try:
-            dev_gpu = T.as_target(device).is_gpu
-        except Exception:  # noqa: BLE001
-            dev_gpu = False
-        same_kind = dev_gpu == target.startswith("cuda")
+            built_for = targets.parse(target)   # the window's target box: the words become a Target here
+        except FuseLensError as e:
+            self.show_error(str(e), "Kernel code")
+            return
+        device = self.model.device
+        lookups = []
+        try:
+            setup = self.model.setup_of(doc)
+        except Exception:  # noqa: BLE001 - a device the engine cannot resolve: no measured figures
+            setup = None
+        same_kind = setup is not None and setup.target.is_gpu == built_for.is_gpu
         for r in requests:
             p = doc.plans[r["strategy"]]
             rep = self.reports.get(doc, device, r["strategy"]) if self.reports is not None else None
             fig = rep.by_group().get(r["group"]) if rep is not None and not rep.error else None
-            lookups.append({"graph": doc.graph, "plan": p, "target": device, "hw": doc.hw,
+            lookups.append({"graph": doc.graph, "plan": p, "setup": setup,
                             "bench": doc.result(device, r["strategy"]), "figure": fig} if same_kind else None)
         title = group_title(doc.graph, plan.groups[gi], kinds[gi]["kind"] if kinds else None)
         dlg.setWindowTitle(f"Kernel Code \u2014 {strategy} group {gi}: {title}")
@@ -431,7 +436,7 @@ class KernelCodeController:
 
         self.activity.run("kernel_code", f"Building {strategy}'s kernel {gi} for {target}", build_codes, doc.spec,
                           doc.shapes, getattr(doc.graph, "block", None), doc.graph.sha256,
-                          requests, target, lookups, request=req_token, on_done=done, on_failed=failed,
+                          requests, built_for, lookups, request=req_token, on_done=done, on_failed=failed,
                           on_cancelled=lambda: dlg.set_state("Cancelled"))
 
     def _fill(self, strategy, gi, other_s, requests, codes, target):

@@ -49,12 +49,13 @@ class KernelReports:
         self.events.reports(target=None, strategies=[])
 
 
-def measure_reports(doc, plans: dict, target: str, hw, runs: int, progress, cancel) -> dict:
+def measure_reports(doc, plans: dict, setup, runs: int, progress, cancel) -> dict:
     """Worker: the kernel reports of `plans` (engine.report.kernel_report.measure: one worker process, our
-    kernels and ORT's profile round-robin), priced with `hw`, the profile the plans were made for."""
+    kernels and ORT's profile round-robin) as `setup` says (Workspace.setup_of(doc): the selected
+    device, priced with doc.hw, the profile the plans were made for)."""
     from engine.report import kernel_report
 
-    return kernel_report.measure(doc.spec, doc.shapes, plans, hw, target, runs=runs,
+    return kernel_report.measure(doc.spec, doc.shapes, plans, setup, runs=runs,
                                  progress=progress, cancel=cancel, graph=doc.graph)
 
 
@@ -68,13 +69,18 @@ class KernelReportController:
         self.status, self.show_error = app.messages.show, app.messages.fail
 
     def measure(self, runs: int = RUNS):
-        from engine.devices import targets
+        from engine.util.errors import FuseLensError
 
         if self.model.doc is None:
             self.show_error("open a model first", "Measure Kernels")
             return
         target = self.model.device
-        if not targets.as_target(target).backend.host_cpu:
+        try:
+            setup = self.model.setup_of(self.model.doc)
+        except FuseLensError as e:
+            self.show_error(str(e), "Measure Kernels")
+            return
+        if not setup.target.backend.host_cpu:
             self.show_error(f"kernels are measured against ONNX Runtime on this machine's CPU, not on {target}",
                             "Measure Kernels")
             return
@@ -107,6 +113,6 @@ class KernelReportController:
             self.status(f"Kernels measured on {target}: " + ("; ".join(ok) or "no result"), 15000)
 
         self.activity.run("kernel-report", f"Measuring the kernels of {', '.join(plans)} against ONNX Runtime",
-                          measure_reports, doc, plans, target, doc.hw, runs, request=req, on_done=done,
+                          measure_reports, doc, plans, setup, runs, request=req, on_done=done,
                           on_failed=lambda m: self.show_error(m, "Measure Kernels failed"),
                           on_cancelled=lambda: self.status("Measure Kernels cancelled"))

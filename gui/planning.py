@@ -26,8 +26,9 @@ COST_TEXT = {"roofline": "the roofline estimate", "learned": "the learned estima
              "measured": "measured kernel times"}
 
 
-def cached_results(graph, plans: dict, target: str) -> dict:
-    """Worker: results the runner already has for these plans on `target` (its cache), by strategy; a
+def cached_results(graph, plans: dict, target) -> dict:
+    """Worker: results the runner already has for these plans on the Target `target` (its cache;
+    Workspace.setup's), by strategy; a
     plan another strategy of `plans` has too is looked up once, under its owner (engine/planner/same_plan.py)."""
     from engine.measure import runner
     from engine.planner.same_plan import same_plans
@@ -47,73 +48,71 @@ def cached_results(graph, plans: dict, target: str) -> dict:
     return out
 
 
-def price(plan, graph, hw, cost: str, target: str):
+def price(plan, graph, setup):
     """Worker: a copy of `plan` (made elsewhere: TVM's FuseOps in a child, an imported plan) priced for
-    `hw` by the estimator the app's `cost` prices every strategy by (document.estimator) on `target`."""
+    setup.hardware by the estimator the app's setup.cost prices every strategy by (document.estimator)
+    on setup.target."""
     import copy
+    from dataclasses import replace
 
     from engine.planner import annotate, cost_source
 
     p = copy.copy(plan)
     p.set_provenance(estimate=None, group_source=None, roofline_us=None, cost=None, cost_note=None)
-    src = cost_source.resolve(graph, hw, estimator(cost), target, costed=False)
-    annotate(p, graph, hw, estimates=src.estimates)
+    src = cost_source.resolve(graph, replace(setup, cost=estimator(setup.cost)), costed=False)
+    annotate(p, graph, setup.hardware, estimates=src.estimates)
     p.set_provenance(cost=src.name, cost_note=src.note)
     return p
 
 
-def plan_fast(graph, spec: str, shapes, profile: str, target: str, progress, cancel, cost: str = "learned") -> dict:
-    """Worker: plan the fast strategies for `graph` on hardware `profile`, priced by `cost`'s estimator
-    for `target` (measured: the learned estimate first; Planning.replan times them after), and look up
-    what the runner has cached for them on `target`; returns the fields of a new Document (see
-    file_io.document_from)."""
-    from engine.planner import profiles
-
-    hw = profiles.get(profile)
-    plans, errors = plan_strategies(graph, hw, FAST_STRATEGIES, progress=progress, cancel=cancel, cost=cost,
-                                    target=target)
-    return {"spec": spec, "shapes": shapes, "graph": graph, "hw": hw, "plans": plans,
-            "errors": errors, "cached": cached_results(graph, plans, target)}
+def plan_fast(graph, spec: str, shapes, setup, progress, cancel) -> dict:
+    """Worker: plan the fast strategies for `graph` as `setup` says (Workspace.setup: on its profile,
+    priced by its cost's estimator for its target; measured: the learned estimate first;
+    Planning.replan times them after), and look up what the runner has cached for them on the
+    target; returns the fields of a new Document (see file_io.document_from)."""
+    plans, errors = plan_strategies(graph, setup, FAST_STRATEGIES, progress=progress, cancel=cancel)
+    return {"spec": spec, "shapes": shapes, "graph": graph, "hw": setup.hardware, "plans": plans,
+            "errors": errors, "cached": cached_results(graph, plans, setup.target)}
 
 
-def plan_tvm_job(doc, target: str, progress, cancel, cost: str = "learned"):
+def plan_tvm_job(doc, setup, progress, cancel):
     """Worker: TVM's FuseOps plan for `doc` (in a child process when the graph was read in one), priced
-    like the other strategies (by `cost`'s estimator for `target`)."""
+    like the other strategies (by setup.cost's estimator for setup.target; setup.hardware is doc.hw:
+    Workspace.setup_of)."""
     progress("planning tvm (TVM FuseOps; re-imports the model)", -1)
-    hw = doc.hw
+    hw = setup.hardware
     g = doc.graph
     if g.mod_factory is None and getattr(g, "_mod", None) is None:  # read in a child: plan in one
         try:
-            plans, errors = {"tvm": price(plan_tvm(doc.spec, doc.shapes, hw, cancel=cancel, block=g.block), g, hw, cost,
-                                          target)}, {}
+            plans, errors = {"tvm": price(plan_tvm(doc.spec, doc.shapes, hw, cancel=cancel, block=g.block), g,
+                                          setup)}, {}
         except ChildFailed as e:
             plans, errors = {}, {"tvm": str(e)}
     else:
-        plans, errors = plan_strategies(g, hw, ["tvm"], cancel=cancel, cost=cost, target=target)
-    return plans, errors, cached_results(g, plans, target), target, hw
+        plans, errors = plan_strategies(g, setup, ["tvm"], cancel=cancel)
+    return plans, errors, cached_results(g, plans, setup.target), hw
 
 
-def replan_job(graph, profile: str, strategies: list[str], progress, cancel, cost: str = "learned",
-               target: str = "cpu", reprice: dict | None = None):
-    """Worker: the hardware profile `profile` and `strategies` planned for it: (hw, (plans, errors),
-    measure_error). Every strategy is priced by `cost`'s estimator for `target` (document.estimator);
-    cost="measured": dp, hybrid and optimal decide by the learned model with the close calls timed on
-    `target` (every candidate timed where no learned model serves it; built and timed the first time,
-    cached after); when that cannot be done (a remote or absent target) they are planned by the
-    estimate and measure_error says why ("" otherwise). `reprice`: plans kept from before (tvm,
-    custom), by strategy, returned re-priced for the new profile and cost."""
-    from engine.planner import profiles
+def replan_job(graph, setup, strategies: list[str], progress, cancel, reprice: dict | None = None):
+    """Worker: `strategies` planned for the profile setup.hardware (Workspace.setup): (hw, (plans,
+    errors), measure_error). Every strategy is priced by setup.cost's estimator for setup.target
+    (document.estimator); cost "measured": dp, hybrid and optimal decide by the learned model with the
+    close calls timed on the target (every candidate timed where no learned model serves it; built
+    and timed the first time, cached after); when that cannot be done (a remote or absent target)
+    they are planned by the estimate and measure_error says why ("" otherwise). `reprice`: plans kept
+    from before (tvm, custom), by strategy, returned re-priced for the new profile and cost."""
+    from dataclasses import replace
+
     from engine.planner import COSTED, make_plan
     from engine.measure.runner import Cancelled
 
-    progress(f"re-planning for {profile}", 0.0)
-    hw = profiles.get(profile)
-    measured = [s for s in strategies if cost == "measured" and s in COSTED]
-    plans, errors = plan_strategies(graph, hw, [s for s in strategies if s not in measured], cancel=cancel,
-                                    cost=cost, target=target)
+    hw = setup.hardware
+    progress(f"re-planning for {hw.name}", 0.0)
+    measured = [s for s in strategies if setup.cost == "measured" and s in COSTED]
+    plans, errors = plan_strategies(graph, setup, [s for s in strategies if s not in measured], cancel=cancel)
     for s, p in (reprice or {}).items():
         try:
-            plans[s] = price(p, graph, hw, cost, target)
+            plans[s] = price(p, graph, setup)
         except Exception:  # noqa: BLE001 - the plan stays as it was priced before (it says by what)
             import traceback
 
@@ -129,7 +128,7 @@ def replan_job(graph, profile: str, strategies: list[str], progress, cancel, cos
             progress(f"{s} by measured times: {stage}", (k + min(1.0, f)) / len(measured))
 
         try:
-            plans[s] = make_plan(graph, s, hw, cost="measured", target=target, progress=report, cancel=cancel)
+            plans[s] = make_plan(graph, s, setup, progress=report, cancel=cancel)
         except Cancelled:
             raise
         except FuseLensError as e:      # the target cannot be timed on: the same for every strategy
@@ -139,8 +138,8 @@ def replan_job(graph, profile: str, strategies: list[str], progress, cancel, cos
             msg = str(e).strip().splitlines()
             errors[s] = f"{type(e).__name__}: {msg[0] if msg else ''}"
     if measure_error:
-        more, errs = plan_strategies(graph, hw, [s for s in measured if s not in plans], cancel=cancel,
-                                     cost="learned", target=target)
+        more, errs = plan_strategies(graph, replace(setup, cost="learned"), [s for s in measured if s not in plans],
+                                     cancel=cancel)
         plans.update(more)
         errors.update(errs)
     return hw, (plans, errors), measure_error
@@ -181,12 +180,17 @@ class Planning:
 
     def plan_tvm(self):
         req, target, cost = self.model.request("plan-tvm"), self.model.device, self.model.cost
-        self.activity.run("plan-tvm", "Planning with TVM FuseOps", plan_tvm_job, req.doc, target, background=True,
-                          cost=cost, request=req, on_done=lambda r: self._on_planned(req.doc, r, cost),
+        try:
+            setup = self.model.setup_of(req.doc)
+        except FuseLensError as e:
+            self.show_error(str(e), "Planning with tvm failed")
+            return
+        self.activity.run("plan-tvm", "Planning with TVM FuseOps", plan_tvm_job, req.doc, setup, background=True,
+                          request=req, on_done=lambda r: self._on_planned(req.doc, r, cost, target),
                           on_failed=lambda m: self.show_error(m, "Planning with tvm failed"))
 
-    def _on_planned(self, doc, r, cost):
-        plans, errors, cached, target, hw = r
+    def _on_planned(self, doc, r, cost, target):
+        plans, errors, cached, hw = r
         if hw is not doc.hw:
             return  # planned for a profile that has since changed; the re-plan covers tvm
         for s, m in errors.items():
@@ -214,6 +218,11 @@ class Planning:
         (tvm, custom); TVM's FuseOps again when the profile changed."""
         req, doc = self.model.request("plan"), self.model.doc
         profile, cost, target = self.model.profile, self.model.cost, self.model.device
+        try:
+            setup = self.model.setup
+        except FuseLensError as e:   # the device, profile or cost chosen: one line
+            self.show_error(str(e), "Planning failed")
+            return
         new_profile = profile != doc.hw.name
         sent = {s: doc.plans[s] for s in ("tvm", "custom") if s in doc.plans and not (new_profile and s == "tvm")}
 
@@ -254,8 +263,8 @@ class Planning:
             self.status(f"Re-planned for {hw.title}: {', '.join(by)} {decided_by(plans[by[0]])} on {target}; {priced}"
                         if by else f"Re-planned every strategy for {hw.title} on {target}, {priced}", 10000)
 
-        self.activity.run("plan", text, replan_job, doc.graph, profile, list(FAST_STRATEGIES), cost=cost,
-                          target=target, reprice=sent, background=True, request=req, on_done=done,
+        self.activity.run("plan", text, replan_job, doc.graph, setup, list(FAST_STRATEGIES),
+                          reprice=sent, background=True, request=req, on_done=done,
                           on_failed=lambda m: self.show_error(m, "Planning failed"))
 
     def recost(self, plan):
@@ -272,11 +281,16 @@ class Planning:
         plans = {s: doc.plans[s] for s in strategies if s in doc.plans}
         if not plans:
             return
+        try:
+            setup = self.model.setup_of(doc)
+        except FuseLensError as e:
+            self.show_error(str(e), "Pricing the plan failed")
+            return
         req = self.model.request(None)
 
         def job(progress):
             progress(f"pricing {', '.join(plans)} by {COST_TEXT.get(cost, cost)}", -1)
-            return {s: price(p, doc.graph, doc.hw, cost, target) for s, p in plans.items()}
+            return {s: price(p, doc.graph, setup) for s, p in plans.items()}
 
         def done(priced):
             if self.model.cost != cost or self.model.device != target:

@@ -24,13 +24,14 @@ def records(target: str) -> int | None:
         return None
 
 
-def run_tuning(spec: str, shapes, strategy: str, target: str, trials: int | None, time_limit_s: float | None,
-               hw, cost: str, progress, cancel, block: int | None = None):
-    """Worker: tune `strategy`'s plan of `spec` on `target` (blocks; raises tuning.Cancelled on cancel)."""
+def run_tuning(spec: str, shapes, strategy: str, setup, trials: int | None, time_limit_s: float | None,
+               progress, cancel):
+    """Worker: tune `strategy`'s plan of `spec` as `setup` says (engine/planner/setup.py; blocks;
+    raises tuning.Cancelled on cancel)."""
     from engine.measure import tuning
 
-    return tuning.tune(spec, shapes, strategy, target, trials=trials, time_limit_s=time_limit_s, hw=hw,
-                       progress=progress, cancel=cancel, cost=cost, block=block)
+    return tuning.tune(spec, shapes, strategy, setup, trials=trials, time_limit_s=time_limit_s,
+                       progress=progress, cancel=cancel)
 
 
 def tuned_count(report) -> tuple[int, int]:
@@ -114,7 +115,7 @@ class Tuning:
                                       "Benchmark (Ctrl+B) measures with them.")
 
         self.activity.run("tune", f"Tuning {strategy} on {target} ({budget})", run_tuning, doc.spec, doc.shapes,
-                          strategy, target, trials, time_limit_s, doc.hw, self.model.cost, block=doc.graph.block,
+                          strategy, self.model.setup_of(doc), trials, time_limit_s,
                           on_done=done,
                           on_failed=lambda m: self.messages.fail(m, "Tuning failed"), on_cancelled=cancelled)
 

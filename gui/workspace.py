@@ -3,13 +3,18 @@ devices Benchmark can run on (found off the UI thread when the window opens), th
 hardware profile and the cost (roofline estimate, learned estimate or measured) the strategies are
 planned by, and the compile-time budget the recommendation allows. These choices outlive a Document, so they live here.
 
+The selected device, profile and cost are words (the device box's names, the profile box's, the cost
+box's): `setup` resolves them once into the engine's Setup (engine/planner/setup.py: the Target, the
+Hardware profile, the cost and the device's channel layout), which every job is given; the engine
+never parses them again.
+
 Slow work (loading, planning, benchmarking, layout) runs off the UI thread and answers later, when the
 user may have opened another model or asked again. Every controller takes a `Request` when it starts
 such work and drops the answer unless `workspace.current(request)`: that is the one stale-result check.
 """
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 from .events import EmitterGroup
 
@@ -49,6 +54,7 @@ class Workspace:
         self._cost = cost
         self._budget = float(budget)
         self._serials: dict[str, int] = {}
+        self._setups: dict[tuple, object] = {}   # (device, profile, cost) -> its Setup
 
     @property
     def devices(self) -> list[dict] | None:
@@ -100,6 +106,30 @@ class Workspace:
         if cost != self._cost:
             self._cost = cost
             self.events.cost(value=cost)
+
+    def setup_for(self, device: str):
+        """The Setup (engine/planner/setup.py) of `device` with the chosen profile and cost: resolved
+        once per choice, here, the app's edge. A device, profile or cost the engine does not know is
+        one FuseLensError line (TargetError for a device spec that does not parse)."""
+        from engine.planner import setup
+
+        key = (device, self._profile, self._cost)
+        s = self._setups.get(key)
+        if s is None:
+            if len(self._setups) > 16:
+                self._setups.clear()
+            s = self._setups[key] = setup.resolve(device, self._profile, self._cost)
+        return s
+
+    @property
+    def setup(self):
+        """The Setup of the selected device, profile and cost (setup_for): what planning, Benchmark, the
+        kernel report, the kernel code view and the learned model's lookup are given."""
+        return self.setup_for(self._device)
+
+    def setup_of(self, doc):
+        """`setup` as `doc` was opened and planned: its profile (doc.hw) and its graph's channel layout."""
+        return replace(self.setup, hardware=doc.hw, block=doc.graph.block)
 
     @property
     def budget(self) -> float:

@@ -48,7 +48,7 @@ def parse_spec(spec: str):
 def plans_for(spec, shapes, held_out: bool):
     from engine.devices import hardware
     from engine.model import loader
-    from engine.planner import cost_source, learned, make_plan
+    from engine.planner import Setup, cost_source, learned, make_plan
     from engine.planner.fidelity import _family_names
 
     g = loader.load(spec, shapes)
@@ -62,7 +62,7 @@ def plans_for(spec, shapes, held_out: bool):
         for name, strategy, cost in (("greedy", "greedy", "roofline"), ("dp roofline", "dp", "roofline"),
                                      ("dp learned", "dp", "learned"), ("dp measured", "dp", "measured")):
             t0 = time.perf_counter()
-            p = make_plan(g, strategy, hw, cost=cost, target="cpu")
+            p = make_plan(g, strategy, Setup(hw, cost=cost))
             out[name] = p
             notes[name] = {"kernels": p.kernels, "cost": p.notes.get("cost"), "note": p.notes.get("cost_note"),
                            "plan_s": round(time.perf_counter() - t0, 2),
@@ -75,11 +75,12 @@ def plans_for(spec, shapes, held_out: bool):
 
 
 def bench(spec, shapes, repeat, held_out):
+    from engine.devices import targets
     from engine.util import machine_load
     from engine.measure import roundrobin, stats
 
     g, plans, notes = plans_for(spec, shapes, held_out)
-    res, _ = roundrobin.bench_plans(spec, shapes, plans, "cpu", repeat=repeat, force=False)
+    res, _ = roundrobin.bench_plans(spec, shapes, plans, targets.HOST, repeat=repeat, force=False)
     row = {"model": g.name, "held_out_of_training": held_out, "plans": {}, "ratios": {}}
     busy = max((r.busy_share or 0.0) for r in res.values())
     row["busy_share"] = busy

@@ -79,7 +79,7 @@ def main():
     from engine.kernels import build as eb
     from engine.measure import ort_check
     from engine.model import loader
-    from engine.planner import kinds, make_plan, profiles
+    from engine.planner import Setup, kinds, make_plan, profiles
     from engine.planner.apply import apply
     from engine.report import text as report
 
@@ -101,9 +101,9 @@ def main():
         x = eb.random_inputs(g, seed=0)
         ref = ort_check.onnxruntime_outputs(g, x, threads=cores)
         t0 = time.perf_counter()
-        plans = {s: make_plan(g, s, hw, cost=a.cost) for s in ("greedy", "dp")}
+        plans = {s: make_plan(g, s, Setup(hw, cost=a.cost)) for s in ("greedy", "dp")}
         plan_s = time.perf_counter() - t0
-        opt = None if a.no_optimal else make_plan(g, "optimal", hw, cost=a.cost)
+        opt = None if a.no_optimal else make_plan(g, "optimal", Setup(hw, cost=a.cost))
         # DP against optimal on the costs both decided by (measured where timed); and on the model's
         mus = lambda p: sum(u if u is not None else e for u, e in zip(p.notes.get("measured_group_us") or
                                                                      [None] * len(p.groups), p.group_us))

@@ -98,7 +98,7 @@ def main():
     from engine.kernels import build as eb
     from engine.measure import ort_check
     from engine.model import loader
-    from engine.planner import make_plan
+    from engine.planner import Setup, make_plan
     from engine.planner.apply import apply
 
     facts = hardware.cpu_facts()
@@ -150,7 +150,7 @@ def main():
                     onnx.save(block_onnx(cin, e_ch, cout, size, batch), p)
                     g = loader.load(str(p), use_cache=False, block=block)
                     x = eb.random_inputs(g, seed=0)
-                    greedy = [list(gr) for gr in make_plan(g, "greedy", hw).groups]
+                    greedy = [list(gr) for gr in make_plan(g, "greedy", Setup(hw)).groups]
                     fused = chain_groups(g, greedy)
                     three = prepare(g, greedy, x)
                     one = prepare(g, fused, x)
@@ -174,7 +174,7 @@ def main():
     if not a.no_model:
         g = loader.load(f"zoo:mobilenetv2@{a.model_res}", block=block)
         x = eb.random_inputs(g, seed=0)
-        greedy = [list(gr) for gr in make_plan(g, "greedy", hw).groups]
+        greedy = [list(gr) for gr in make_plan(g, "greedy", Setup(hw)).groups]
         fused = chain_groups(g, greedy)
         ref = ort_check.onnxruntime_outputs(g, x, threads=a.threads)
         e1 = prepare(g, greedy, x)

@@ -253,7 +253,7 @@ def main():
 
     from engine.devices import hardware
     from engine.model import loader
-    from engine.planner import make_plan
+    from engine.planner import Setup, make_plan
     from engine import schedules
     from engine.devices import tvm_target as target
     from engine.schedules.cpu import stages as stage_rules
@@ -273,7 +273,7 @@ def main():
     results = []
     for res in [int(x) for x in a.resolutions.split(",") if x]:
         g = loader.load(f"zoo:efficientnet_b0@{res}")
-        greedy = make_plan(g, "greedy", hw).groups
+        greedy = make_plan(g, "greedy", Setup(hw)).groups
         for k in [int(x) for x in a.se.split(",") if x]:
             regions = se_regions(g, greedy, k)
             mean = next(m for m in regions["A"][0] if g.by_id[m].op == "mean")
@@ -288,8 +288,8 @@ def main():
         with tempfile.TemporaryDirectory() as d:
             path = qkv_transformer(d, 128)
             g = loader.load(path)
-            greedy = make_plan(g, "greedy", hw).groups
-            dp = make_plan(g, "dp", hw)
+            greedy = make_plan(g, "greedy", Setup(hw)).groups
+            dp = make_plan(g, "dp", Setup(hw))
             where = {m: gi for gi, grp in enumerate(greedy) for m in grp}
             seen: set[str] = set()
             for gi, grp in enumerate(dp.groups):

@@ -36,7 +36,7 @@ def child(spec: str, variant: str, strategy: str) -> dict:
     from engine.devices import hardware
     from engine.kernels import build
     from engine.model import loader, relax_import
-    from engine.planner import make_plan
+    from engine.planner import Setup, make_plan
     from engine.planner.apply import apply
 
     if variant == "before":
@@ -47,7 +47,7 @@ def child(spec: str, variant: str, strategy: str) -> dict:
     graph = loader.load(spec)
     graph.mod
     t_mod = time.perf_counter() - t0
-    plan = make_plan(graph, strategy, hw)
+    plan = make_plan(graph, strategy, Setup(hw))
     mod, _ = schedules.schedule(apply(graph, plan.groups), "cpu")
     build.build(mod, "cpu")
     return {"module_s": t_mod, "build_s": time.perf_counter() - t0}

@@ -17,6 +17,7 @@ sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 
 from engine.model import loader
 from engine.planner import (
+    Setup,  # noqa: E402
     make_plan,  # noqa: E402
     profiles,  # noqa: E402
 )
@@ -55,8 +56,8 @@ def main():
                 continue
             if s == "tvm":
                 g.mod  # the import is not planning time
-            row[s] = median_ms(lambda: make_plan(g, s, hw), a.repeat)
-        share = make_plan(g, "hybrid", hw).notes["released_ops"] / len(g)
+            row[s] = median_ms(lambda: make_plan(g, s, Setup(hw)), a.repeat)
+        share = make_plan(g, "hybrid", Setup(hw)).notes["released_ops"] / len(g)
         target = row["greedy"] + share * row["dp"]
         print(f"{name:<22}{len(g):>7}" + "".join(f"{row[s]:>10.1f}" if row[s] is not None else f"{'-':>10}"
                                                   for s in strategies) + f"{row['hybrid'] / target:>18.2f}x")

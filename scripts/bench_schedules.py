@@ -98,13 +98,14 @@ def measure_model(model: str, a, hw) -> dict:
     from engine.kernels import build as eb
     from engine.measure import check
     from engine.model import loader
-    from engine.planner import make_plan
+    from engine.devices import targets
+    from engine.planner import Setup, make_plan
     from engine.planner.apply import apply
     from engine.util import machine_load
 
     spec, shapes, name = _spec(model, a.resolution)
     dev = tvm.cpu()
-    graphs = {lay: loader.load(spec, shapes, block=(loader.block_for_target("cpu", lay)))
+    graphs = {lay: loader.load(spec, shapes, block=(loader.block_for_target(targets.HOST, lay)))
               for lay in a.layouts}
     g0 = next(iter(graphs.values()))
     x = eb.random_inputs(g0, seed=0)
@@ -127,7 +128,7 @@ def measure_model(model: str, a, hw) -> dict:
         for s in a.strategies:
             t0 = time.perf_counter()
             strategy, _, cost = s.partition(":")           # "dp:measured": dp deciding by that cost
-            plan = make_plan(g, strategy, hw, cost=cost or a.cost, target="cpu")
+            plan = make_plan(g, strategy, Setup(hw, cost=cost or a.cost))
             t1 = time.perf_counter()
             smod, report = schedules.schedule(apply(g, plan.groups), "cpu")
             vm = relax.VirtualMachine(eb.build(smod, "cpu"), dev)
@@ -235,13 +236,14 @@ def kernel_shares(model: str, a, hw, peak: float | None) -> dict:
     import onnx
 
     from engine.model import loader
-    from engine.planner import make_plan
+    from engine.devices import targets
+    from engine.planner import Setup, make_plan
     from engine.report import kernel_report
 
     spec, shapes, name = _spec(model, a.resolution)
-    g = loader.load(spec, shapes, block=loader.block_for_target("cpu", "blocked"))
-    plan = make_plan(g, "greedy", hw, target="cpu")
-    rep = kernel_report.measure(spec, shapes, {"greedy": plan}, hw, "cpu", runs=a.kernel_runs, graph=g)["greedy"]
+    g = loader.load(spec, shapes, block=loader.block_for_target(targets.HOST, "blocked"))
+    plan = make_plan(g, "greedy", Setup(hw))
+    rep = kernel_report.measure(spec, shapes, {"greedy": plan}, Setup(hw), runs=a.kernel_runs, graph=g)["greedy"]
     m = onnx.load(str(loader.frozen_path(g)), load_external_data=False)
     conv3 = set()
     for n in m.graph.node:

@@ -24,10 +24,10 @@ def main(argv: list[str]) -> int:
     from tvm import relax
 
     from engine import schedules
-    from engine.devices import hardware
+    from engine.devices import hardware, targets
     from engine.kernels import build as eb
     from engine.model import loader
-    from engine.planner import make_plan
+    from engine.planner import Setup, make_plan
     from engine.planner.apply import apply
     from engine.schedules.base import serial_small
     from engine.util import machine_load
@@ -39,13 +39,13 @@ def main(argv: list[str]) -> int:
     shapes = {k: [int(t) for t in v.split(",")] for k, v in (a.split("=", 1) for a in rest if "=" in a)}
     strategies = [a for a in rest if "=" not in a and not a.startswith("t")] or ["greedy", "dp"]
     thresholds = [int(a[1:]) << 10 for a in rest if a.startswith("t")] or [1 << 16, 1 << 18]
-    g = loader.load(spec, shapes, block=loader.block_for_target("cpu", "blocked"))  # as bench and the app build on CPU
+    g = loader.load(spec, shapes, block=loader.block_for_target(targets.HOST, "blocked"))  # as bench and the app build on CPU
     hw = hardware.get("host")
     dev = tvm.cpu()
     args = [tvm.runtime.tensor(v, dev) for v in eb.random_inputs(g, seed=0)]
     builds = {}
     for s in strategies:
-        plan = make_plan(g, s, hw, cost="roofline", target="cpu")
+        plan = make_plan(g, s, Setup(hw, cost="roofline"))
         for label, thr in [("par", 0)] + [(f"t{t >> 10}", t) for t in thresholds]:
             smod, _ = schedules.schedule(apply(g, plan.groups), "cpu", serial_work=thr)
             builds[f"{s}/{label}"] = relax.VirtualMachine(eb.build(smod, "cpu"), dev)["main"]

@@ -115,11 +115,11 @@ def main() -> int:
     from engine.devices import hardware
     from engine.measure import tuning
     from engine.model import loader
-    from engine.planner import make_plan
+    from engine.planner import Setup, make_plan
 
     g = loader.load(a.model)
     hw = hardware.get("host")
-    plan = make_plan(g, a.strategy, hw)
+    plan = make_plan(g, a.strategy, Setup(hw))
     print(f"{g.name} / {a.strategy}: {len(plan.groups)} groups; cache {os.environ['FUSELENS_CACHE_DIR']}")
     print(f"{'minutes':>7} {'trials':>6} {'tuned':>5} {'tuned ms':>9} {'rules ms':>9} {'ORT ms':>8} "
           f"{'tuned/ORT':>10} {'95% CI':>13} {'tuned/rules':>11} {'95% CI':>13} correct")
@@ -127,7 +127,7 @@ def main() -> int:
     for m in [0.0] + [float(x) for x in a.minutes.split(",")]:
         if m > spent:
             t0 = time.perf_counter()
-            r = tuning.tune(a.model, None, a.strategy, "cpu", trials=100000, time_limit_s=(m - spent) * 60)
+            r = tuning.tune(a.model, None, a.strategy, Setup(hw, block=g.block), trials=100000, time_limit_s=(m - spent) * 60)
             spent += (time.perf_counter() - t0) / 60
             trials += r.trials
             if r.error:
@@ -152,9 +152,9 @@ def main() -> int:
               f"{tm / om:10.2f} {f'[{lo1:.2f}, {hi1:.2f}]':>13} {tm / rm:11.2f} {f'[{lo2:.2f}, {hi2:.2f}]':>13} "
               f"{'yes' if ok else 'NO'}", flush=True)
     if a.compare:
-        plans = {"none": make_plan(g, "none", hw), "greedy": make_plan(g, "greedy", hw), a.strategy: plan}
+        plans = {"none": make_plan(g, "none", Setup(hw)), "greedy": make_plan(g, "greedy", Setup(hw)), a.strategy: plan}
         for s_ in ("greedy", "none"):
-            tuning.tune(a.model, None, s_, "cpu", trials=100000, time_limit_s=a.compare_minutes * 60)
+            tuning.tune(a.model, None, s_, Setup(hw, block=g.block), trials=100000, time_limit_s=a.compare_minutes * 60)
         res = measure(a.model, None, plans, a.rounds)
         s = res["samples"]
         print("\nfusion on tuned kernels (medians, ms; ratio with 95% bootstrap interval):")

@@ -59,8 +59,16 @@ def dump(root: str, path: str, quick: bool) -> None:
     except ImportError:  # a checkout from before engine/ was grouped by stage packages
         from engine import hardware, loader
     from engine import schedules
-    from engine.planner import make_plan
+    from engine.planner import make_plan as _make_plan
     from engine.planner.apply import apply
+
+    try:
+        from engine.planner.setup import Setup
+
+        def make_plan(g, strategy, hw):   # the roofline of `hw` on this CPU
+            return _make_plan(g, strategy, Setup(hw))
+    except ImportError:  # a checkout from before the run settings were one Setup
+        make_plan = _make_plan
 
     assert Path(engine.__file__).resolve().is_relative_to(Path(root).resolve()), engine.__file__
     out: dict = {"SCHEDULE_VERSION": schedules.SCHEDULE_VERSION}

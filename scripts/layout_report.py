@@ -62,9 +62,9 @@ def load_with_report(spec, shapes, block):
 
 def greedy_kernels(g) -> int:
     from engine.devices import hardware
-    from engine.planner import make_plan
+    from engine.planner import Setup, make_plan
 
-    return make_plan(g, "greedy", hardware.get("host")).kernel_count
+    return make_plan(g, "greedy", Setup(hardware.get("host"))).kernel_count
 
 
 def row(spec, shapes, block, nchw_kernels):

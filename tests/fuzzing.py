@@ -32,6 +32,7 @@ from functools import lru_cache
 from pathlib import Path
 
 from hypothesis import strategies as st
+from engine.planner.setup import Setup
 
 ROOT = Path(__file__).resolve().parent.parent
 MAIN = ROOT / "main.py"
@@ -541,7 +542,7 @@ def check_loader(path: Path, shapes: dict | None) -> str:
         try:
             g = loader.load(str(path), shapes)
             onnx_input.check_graph_sizes(g, str(path))
-            make_plan(g, "greedy", hardware.get("t4"))
+            make_plan(g, "greedy", Setup(hardware.get("t4")))
             outcome = "ok"
         except FuseLensError as e:
             outcome = "error"
@@ -578,7 +579,7 @@ def plan_seeds(cache: str) -> dict:
             f.write_bytes(onnx_seeds()[model])
             g = loader.load(str(f))
             for s in strategies:
-                out[f"{model}/{s}"] = (g, json.loads(json.dumps(plan_json.to_dict(make_plan(g, s, hw), g, hw),
+                out[f"{model}/{s}"] = (g, json.loads(json.dumps(plan_json.to_dict(make_plan(g, s, Setup(hw)), g, hw),
                                                                 default=list)))
     return out
 

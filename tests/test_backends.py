@@ -68,18 +68,12 @@ def test_rpc_device_is_asked_of_the_session():
     assert rpc.device(targets.parse("rpc://h:9?target=cuda:sm_80"), Session()) == "remote cuda"
 
 
-def test_as_target_and_spec_of():
+def test_parse():
     t = targets.parse("cuda:1")
     assert targets.as_target(t) is t and targets.as_target("cuda:1") == t
-    assert targets.spec_of(t) == "cuda:1" and targets.spec_of("llvm") == "llvm"
     assert targets.parse("cpu") is targets.HOST
     with pytest.raises(TargetError, match="unknown target 'vulkan'"):
         targets.parse("vulkan")
-
-
-def test_as_hardware():
-    hw = profiles.get("t4")
-    assert profiles.as_hardware(hw) is hw and profiles.as_hardware("t4") == hw
 
 
 class FakeDev:
@@ -113,14 +107,14 @@ def test_a_new_kind_is_one_row(vulkan):
     assert targets.as_target("vulkan:2") == t
     targets.check(t)                              # dispatched to the row's check: nothing raised
     assert targets.free_devices(t) == 1           # a local device: no tracker asked
-    ds = device_session.open_device("vulkan:2")   # parse and open, through the row
+    ds = device_session.open_device(t)   # opened through the row
     assert isinstance(ds.dev, FakeDev) and ds.dev.index == 2 and ds.remote is None and ds.target == t
     assert vulkan == ["vulkan:2"]
     assert ds.load("an executable") == "an executable"   # a local device runs the build as it is
     assert t.backend.describe(t, ds.dev) == "fake vulkan 2"
     from engine.report import text as report
 
-    assert report.measured_on(t, "the device") == f"the device; host {report.machine()}"
+    assert report.measured_on(t.spec, "the device") == f"the device; host {report.machine()}"
     from engine.planner import learned
 
     assert learned.target_kind(t) is None and learned.applies(profiles.get("t4"), t)
@@ -144,7 +138,7 @@ def test_open_device_remote(monkeypatch):
     from engine.devices import boards
 
     monkeypatch.setattr(boards, "export", lambda exe, path, build_for: None)
-    ds = device_session.open_device("rpc://h:9/k")
+    ds = device_session.open_device(targets.parse("rpc://h:9/k"))
     assert ds.dev == "remote cpu" and isinstance(ds.remote, Session)
     out = ds.load(object(), prefix="fuselens-k-")
     assert out.startswith("loaded fuselens-k-") and uploaded[0].endswith(".so")
@@ -175,5 +169,6 @@ def test_a_target_object_keys_caches_as_its_spec(spec):
 
     t = targets.parse(spec)
     groups = [[1, 2], [3]]
-    assert runner.result_file("abc", groups, t, False, False) == runner.result_file("abc", groups, t.spec, False, False)
+    again = targets.parse(spec)   # the same words parsed again: the same key (the key is the spec's)
+    assert runner.result_file("abc", groups, t, False, False) == runner.result_file("abc", groups, again, False, False)
     assert measure.target_key(t) == measure.target_key(t.spec)

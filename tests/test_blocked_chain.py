@@ -13,6 +13,7 @@ import tvm
 from tvm import s_tir, tirx
 from tvm.script import tirx as T
 
+from engine.planner.setup import Setup
 from engine.kernels import build
 from engine.measure import ort_check
 from engine.devices import hardware
@@ -30,7 +31,7 @@ from tests.test_chain_rules import _args, _chain_funcs, _conv_count, _lowered_al
 @pytest.fixture(scope="module")
 def blocked():
     g = loader.load("zoo:mobilenetv2@64", block=16)
-    return g, [list(gr) for gr in make_plan(g, "greedy", hardware.get("host")).groups]
+    return g, [list(gr) for gr in make_plan(g, "greedy", Setup(hardware.get("host"))).groups]
 
 
 # greedy groups of blocked mobilenetv2@64 merged by hand: (first group, number of groups, what it is)
@@ -87,7 +88,7 @@ def test_blocked_chain_declines_one_conv_and_an_nchw_chain(blocked):
     one = next(f for gv, f in apply(g, groups).functions_items()
                if isinstance(f, tirx.PrimFunc) and _conv_count(f) == 1)
     gn = loader.load("zoo:mobilenetv2@64")
-    gg = [list(x) for x in make_plan(gn, "greedy", hardware.get("host")).groups]
+    gg = [list(x) for x in make_plan(gn, "greedy", Setup(hardware.get("host"))).groups]
     nchw = next(iter(_chain_funcs(apply(gn, gg[:6] + [sum(gg[6:9], [])] + gg[9:])).values()))
     with tgt:
         assert BlockedChain().apply(one, tgt, False) is None
@@ -200,7 +201,7 @@ def test_chain_shape_allows_blocked_chains_the_rule_computes(blocked):
 def test_dp_plan_of_blocked_mobilenet_with_chains_matches_onnxruntime(private_cache):
     g = loader.load("zoo:mobilenetv2@64", block=16)
     hw = replace(hardware.get("host"), kinds={k: {"enabled": True} for k in kinds.BEYOND})
-    p = make_plan(g, "dp", hw, cost="roofline")
+    p = make_plan(g, "dp", Setup(hw, cost="roofline"))
     mod = apply(g, p.groups)
     smod, report = schedules.schedule(mod, "cpu")
     taken = report.handled.get("cpu.BlockedChain", [])

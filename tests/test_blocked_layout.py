@@ -8,6 +8,7 @@ import pytest
 import tvm
 from tvm import relax
 
+from engine.planner.setup import Setup
 from engine.kernels import build
 from engine.measure import ort_check
 from engine.model import blocked_layout, loader
@@ -360,7 +361,7 @@ def test_every_strategy_and_fusion_kind_builds_blocked_mobilenet(strategy, block
 
     g = blocked_mobilenet
     hw = replace(hardware.get("host"), kinds={k: {"enabled": True} for k in kinds.BEYOND})
-    p = make_plan(g, strategy, hw)
+    p = make_plan(g, strategy, Setup(hw))
     x = build.random_inputs(g, seed=4)
     ref = ort_check.onnxruntime_outputs(g, x)
     smod, report = schedules.schedule(apply(g, p.groups), "cpu")

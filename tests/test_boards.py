@@ -15,6 +15,8 @@ from pathlib import Path
 
 import pytest
 
+from engine.planner import setup
+from engine.planner.setup import Setup
 from engine.devices import boards, hardware, targets
 from engine.util.errors import TargetError
 from tests import boards as emulated
@@ -124,7 +126,7 @@ def tiny_mod(tmp_path_factory):
     p = tmp_path_factory.mktemp("m") / "tiny.onnx"
     onnx.save(tiny_onnx(hw=16), p)
     g = loader.load(str(p), None)
-    return g, apply(g, make_plan(g, "greedy", hardware.get("rpi4b")).groups)
+    return g, apply(g, make_plan(g, "greedy", Setup(hardware.get("rpi4b"))).groups)
 
 
 def test_schedule_rules_read_the_boards_vector_width_and_caches_not_the_hosts(tiny_mod):
@@ -190,7 +192,8 @@ def test_bench_on_the_emulated_pi_is_correct(board, private_cache):
     outputs computed on this host. No timings are asserted: times under emulation mean nothing."""
     from engine.measure import benchmark
 
-    b = benchmark.bench_model(benchmark.BenchRequest(MODEL, None, board, repeat=1), ["none", "greedy"])
+    b = benchmark.bench_model(benchmark.BenchRequest(MODEL, None, setup.resolve(board, cost=None, layout="nchw"), repeat=1),
+                                                ["none", "greedy"])
     for s in ("none", "greedy"):
         r = b["results"][s]
         assert r.error is None, r.error
@@ -225,10 +228,11 @@ def test_cli_bench_and_measured_planning_take_the_board(board, private_cache, ti
 def test_tuning_over_the_board_then_a_correct_tuned_build(board, private_cache):
     from engine.measure import benchmark, tuning
 
-    rep = tuning.tune(MODEL, None, "greedy", board, trials=8)
+    rep = tuning.tune(MODEL, None, "greedy", setup.resolve(board, layout="nchw"), trials=8)
     assert rep.error is None, rep.error
     assert "rpi4b" in rep.store and rep.trials >= 8
-    b = benchmark.bench_model(benchmark.BenchRequest(MODEL, None, board, repeat=1, hardware="rpi4b"), ["greedy"])
+    b = benchmark.bench_model(benchmark.BenchRequest(MODEL, None, setup.resolve(board, "rpi4b", None, "nchw"), repeat=1),
+                             ["greedy"])
     r = b["results"]["greedy"]
     assert r.error is None and r.correct is True
     tuned = [k for k in rep.kernels if k.status == "tuned"]
@@ -244,9 +248,9 @@ def test_the_emulated_pi_runs_the_blocked_neon_layout_correctly(board, private_c
     from engine.measure import benchmark
     from engine.model import blocked_layout, loader
 
-    block = loader.block_for_target(board)           # --layout auto: the target's
-    assert block == 4 == blocked_layout.block_for(targets.parse(board))
-    b = benchmark.bench_model(benchmark.BenchRequest(MODEL, None, board, repeat=1, block=block), ["none", "greedy"])
+    s = setup.resolve(board, cost=None)              # --layout auto: the target's
+    assert s.block == 4 == loader.block_for_target(targets.parse(board)) == blocked_layout.block_for(targets.parse(board))
+    b = benchmark.bench_model(benchmark.BenchRequest(MODEL, None, s, repeat=1), ["none", "greedy"])
     g = b["graph"]
     assert g.layout == "NCHW4c" and g.block == 4
     convs = [n for n in g.nodes if n.func.startswith(blocked_layout.DENSE_NAME)]

@@ -11,6 +11,8 @@ import numpy as np
 import onnx
 import pytest
 
+from engine.devices import targets
+from engine.planner.setup import Setup
 from engine.kernels import build
 from engine.measure import ort_check, runner
 from engine.model import loader
@@ -39,7 +41,7 @@ def _greedy(graph):
     from engine.devices import hardware
     from engine.planner import make_plan
 
-    return make_plan(graph, "greedy", hardware.get("host"))
+    return make_plan(graph, "greedy", Setup(hardware.get("host")))
 
 
 def _no_temp_files(folder: Path):
@@ -241,7 +243,7 @@ def test_the_frozen_model_has_fixed_shapes_and_loads_in_onnx_runtime(model):
 # ---- results and reference outputs ---------------------------------------------------------------------
 
 def _result_file(graph, plan):
-    return runner.result_file(graph.sha256, plan.groups, "cpu", True, True)
+    return runner.result_file(graph.sha256, plan.groups, targets.HOST, True, True)
 
 
 def _ref_file(private_cache):
@@ -267,28 +269,28 @@ def test_results_and_references_survive_damage_and_force(model, private_cache):
     spec = str(model)
     g = loader.load(spec, SHAPES)
     plan = _greedy(g)
-    r = runner.benchmark(spec, SHAPES, plan, "cpu", repeat=2)
+    r = runner.benchmark(spec, SHAPES, plan, targets.HOST, repeat=2)
     assert r.error is None and r.correct and not r.cached
     rf, ref = _result_file(g, plan), _ref_file(private_cache)
     good = json.loads(rf.read_text())
     # how busy the machine was while timing is stored with the result (None: window too short to say)
     assert "busy_share" in good and (good["busy_share"] is None or 0.0 <= good["busy_share"] <= 1.0)
-    assert runner.cached_result(g, plan, "cpu").cached
+    assert runner.cached_result(g, plan, targets.HOST).cached
 
     # a result file that does not parse, or holds the wrong JSON, or a failed run: a miss, deleted
     for name, damage in {**DAMAGE, **{k: (lambda p, e=e: _wrong_fields(p, e)) for k, e in RESULT_WRONG.items()}}.items():
         rf.write_text(json.dumps(good))
         damage(rf)
-        assert runner.cached_result(g, plan, "cpu") is None, name
+        assert runner.cached_result(g, plan, targets.HOST) is None, name
         assert not rf.exists(), name
 
     # a truncated result and a truncated reference: the next run measures again and succeeds
     rf.write_text(json.dumps(good))
     _truncate(rf)
     _truncate(ref)
-    r2 = runner.benchmark(spec, SHAPES, plan, "cpu", repeat=2)
+    r2 = runner.benchmark(spec, SHAPES, plan, targets.HOST, repeat=2)
     assert r2.error is None and r2.correct and not r2.cached
-    assert runner.load_reference(ref) is not None and runner.cached_result(g, plan, "cpu") is not None
+    assert runner.load_reference(ref) is not None and runner.cached_result(g, plan, targets.HOST) is not None
 
     # a reference that loads but is wrong (other values, count or shapes): the plan is checked
     # against a fresh one, which replaces it
@@ -296,23 +298,23 @@ def test_results_and_references_survive_damage_and_force(model, private_cache):
     for wrong in ([np.zeros_like(a) + 7 for a in arrays], arrays + arrays, [np.ones((2, 2), "float32")]):
         np.savez(ref, *wrong)
         rf.unlink()
-        r3 = runner.benchmark(spec, SHAPES, plan, "cpu", repeat=2)
+        r3 = runner.benchmark(spec, SHAPES, plan, targets.HOST, repeat=2)
         assert r3.error is None and r3.correct and not r3.cached
         assert len(runner.load_reference(ref)) == 1
         np.testing.assert_array_equal(runner.load_reference(ref)[0], arrays[0])
     # force rebuilds the reference too
     np.savez(ref, *[np.zeros_like(a) + 7 for a in arrays])
-    r3 = runner.benchmark(spec, SHAPES, plan, "cpu", repeat=2, force=True)
+    r3 = runner.benchmark(spec, SHAPES, plan, targets.HOST, repeat=2, force=True)
     assert r3.error is None and r3.correct and not r3.cached
     np.testing.assert_array_equal(runner.load_reference(ref)[0], arrays[0])
 
     # a stored incorrect result is not reused: measured again
     _wrong_fields(rf, lambda d: d.update(correct=False, latency_ms={"median": 1e-9, "min": 1e-9, "max": 1e-9}))
-    r4 = runner.benchmark(spec, SHAPES, plan, "cpu", repeat=2)
+    r4 = runner.benchmark(spec, SHAPES, plan, targets.HOST, repeat=2)
     assert not r4.cached and r4.correct and r4.latency_ms["median"] > 1e-9
     # force: measured again even with a good cached result
-    assert runner.benchmark(spec, SHAPES, plan, "cpu", repeat=2).cached
-    assert not runner.benchmark(spec, SHAPES, plan, "cpu", repeat=2, force=True).cached
+    assert runner.benchmark(spec, SHAPES, plan, targets.HOST, repeat=2).cached
+    assert not runner.benchmark(spec, SHAPES, plan, targets.HOST, repeat=2, force=True).cached
     assert _no_temp_files(private_cache) == []
 
 

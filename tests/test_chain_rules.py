@@ -11,6 +11,7 @@ import tvm
 import tvm_ffi
 from tvm import s_tir, tirx
 
+from engine.planner.setup import Setup
 from engine import schedules
 from engine.devices import hardware
 from engine.devices import tvm_target as target_mod
@@ -30,7 +31,7 @@ def close(out, ref):
 
 def _greedy(spec):
     g = loader.load(spec)
-    return g, [list(gr) for gr in make_plan(g, "greedy", hardware.get("host")).groups]
+    return g, [list(gr) for gr in make_plan(g, "greedy", Setup(hardware.get("host"))).groups]
 
 
 def _walk(node, typ):

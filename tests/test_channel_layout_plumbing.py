@@ -13,6 +13,8 @@ import json
 import onnx
 import pytest
 
+from engine.devices import targets
+from engine.planner.setup import Setup
 from engine.model import loader, opgraph
 from engine.util.errors import FuseLensError, PlanError
 from tests.models import small_cnn_onnx
@@ -73,15 +75,15 @@ def test_bad_block_is_one_clear_error(cnn, private_cache):
 
 
 def test_block_for_target():
-    assert loader.block_for_target("cpu", "nchw") is None
-    assert loader.block_for_target("cuda:0") is None            # auto on CUDA: NCHW
-    cpu = loader.block_for_target("cpu")
-    assert cpu in (4, 8, 16) and loader.block_for_target("cpu", "blocked") == cpu
-    assert loader.block_for_target("rpc://127.0.0.1:9190/rpi4b") == 4   # a board over RPC: NEON, 128 bits
+    assert loader.block_for_target(targets.HOST, "nchw") is None
+    assert loader.block_for_target(targets.parse("cuda:0")) is None            # auto on CUDA: NCHW
+    cpu = loader.block_for_target(targets.HOST)
+    assert cpu in (4, 8, 16) and loader.block_for_target(targets.HOST, "blocked") == cpu
+    assert loader.block_for_target(targets.parse("rpc://127.0.0.1:9190/rpi4b")) == 4   # a board over RPC: NEON, 128 bits
     with pytest.raises(FuseLensError, match="no blocked channel layout"):
-        loader.block_for_target("cuda:0", "blocked")
+        loader.block_for_target(targets.parse("cuda:0"), "blocked")
     with pytest.raises(FuseLensError, match="choose one of auto, blocked, nchw"):
-        loader.block_for_target("cpu", "NCHWc")
+        loader.block_for_target(targets.HOST, "NCHWc")
 
 
 def test_plan_json_carries_the_layout_and_refuses_another(cnn, private_cache):
@@ -89,13 +91,13 @@ def test_plan_json_carries_the_layout_and_refuses_another(cnn, private_cache):
 
     hw = profiles.get("host")
     nchw, blocked = loader.load(str(cnn)), loader.load(str(cnn), block=BLOCK)
-    d = plan_json.to_dict(make_plan(blocked, "greedy", hw, cost="roofline"), blocked, hw)
+    d = plan_json.to_dict(make_plan(blocked, "greedy", Setup(hw, cost="roofline")), blocked, hw)
     assert d["model"]["layout"] == f"NCHW{BLOCK}c"
     assert plan_json.from_dict(json.loads(json.dumps(d)), blocked).groups
     with pytest.raises(PlanError, match=rf"for the NCHW{BLOCK}c channel layout, but the loaded .* is in NCHW;") as e:
         plan_json.from_dict(d, nchw, "p.json")
     assert "\n" not in str(e.value) and "--layout blocked" in str(e.value)
-    old = plan_json.to_dict(make_plan(nchw, "greedy", hw, cost="roofline"), nchw, hw)
+    old = plan_json.to_dict(make_plan(nchw, "greedy", Setup(hw, cost="roofline")), nchw, hw)
     del old["model"]["layout"]                      # a plan file from before layouts: NCHW
     assert plan_json.from_dict(old, nchw).groups
     with pytest.raises(PlanError, match="--layout nchw"):
@@ -142,7 +144,7 @@ def test_inspect_and_plan_follow_layout(cnn, tmp_path):
     assert json.loads(r.stdout)["layout"] == "NCHW"
     r = cli("inspect", cnn, "--json", cache=cache)   # auto: the cpu's, blocked
     assert r.returncode == 0, r.stderr
-    assert json.loads(r.stdout)["layout"] == opgraph.layout_name(loader.block_for_target("cpu"))
+    assert json.loads(r.stdout)["layout"] == opgraph.layout_name(loader.block_for_target(targets.HOST))
     out = tmp_path / "p.json"
     r = cli("plan", cnn, "--cost", "roofline", "--out", out, cache=cache)
     assert r.returncode == 0, r.stderr
@@ -157,7 +159,7 @@ def test_the_app_reopens_the_model_when_the_device_has_another_layout(new_window
     w = new_window()
     settle(qtbot, w)
     doc = open_model(qtbot, w, cnn)
-    cpu = opgraph.layout_name(loader.block_for_target(w.device()))
+    cpu = opgraph.layout_name(w.model.setup.block)
     assert doc.graph.layout == cpu != "NCHW"
     assert f"{cpu} layout" in w.props.topLevelItem(0).text(0)      # the properties say which layout the graph is in
     gpu = loaded(qtbot, w, lambda: w.bench.choose_device("cuda:0"))   # reopened, in the background

@@ -19,6 +19,7 @@ import onnx
 import pytest
 from onnx import TensorProto, helper
 
+from engine.planner.setup import Setup
 from engine.model import onnx_input, zoo
 from engine.util import outpath
 from engine.util.errors import FuseLensError, ModelError, PlanError, UsageError
@@ -321,7 +322,7 @@ def tiny_plan(tmp_path_factory):
         g = loader.load(str(f))
         hw = hardware.get("t4")
         assert g.mod is not None  # read now, from this private cache
-        return g, plan_json.to_dict(make_plan(g, "greedy", hw), g, hw)
+        return g, plan_json.to_dict(make_plan(g, "greedy", Setup(hw)), g, hw)
     finally:
         if old is None:
             os.environ.pop("FUSELENS_CACHE_DIR", None)

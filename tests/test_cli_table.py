@@ -51,16 +51,24 @@ def _check(argv):
     return a
 
 
-def test_values_are_parsed_once_into_objects(monkeypatch):
+def test_values_are_parsed_once_into_a_setup(monkeypatch):
+    """--target, --hardware, --cost and --layout become one Setup (engine/planner/setup.py), parsed once;
+    the arguments keep the words given."""
+    from engine.planner.setup import Setup
+
     calls = []
     parse = targets.parse
     monkeypatch.setattr(targets, "parse", lambda s: calls.append(s) or parse(s))
     a = _check(["plan", "zoo:mobilenetv2", "--target", "cuda:sm_80", "--hardware", "a100"])
     assert calls == ["cuda:sm_80"]
-    assert isinstance(a.target, targets.Target) and a.target.spec == "cuda:sm_80" and a.target_text == "cuda:sm_80"
-    assert isinstance(a.hardware, hardware.Hardware) and a.hardware.name == "a100"
+    assert isinstance(a.setup, Setup) and a.target == "cuda:sm_80" and a.hardware == "a100"
+    assert isinstance(a.setup.target, targets.Target) and a.setup.target.spec == "cuda:sm_80"
+    assert isinstance(a.setup.hardware, hardware.Hardware) and a.setup.hardware.name == "a100"
+    assert a.setup.cost == "model" and a.setup.block is None          # plan's default; CUDA stays NCHW
     a = _check(["tune", "zoo:mobilenetv2", "--target", "cuda:sm_80"])
-    assert a.hardware.name == "t4"            # no --hardware: the target's own profile
+    assert a.setup.hardware.name == "t4"            # no --hardware: the target's own profile
+    a = _check(["bench", "zoo:mobilenetv2", "--layout", "nchw"])
+    assert a.setup.cost == "measured" and a.setup.block is None     # bench's default on the CPU: measured
 
 
 @pytest.mark.parametrize("argv, match", [
@@ -82,18 +90,21 @@ def test_a_bad_target_is_one_line_with_the_parsers_message(capsys):
     assert err == f"error: {e.value}\n"
 
 
-def test_bench_request_is_frozen_and_parses_its_target_once():
-    r = benchmark.BenchRequest("zoo:mobilenetv2", target="cuda:1", repeat=3)
-    assert isinstance(r.target, targets.Target) and r.target.index == 1
+def test_bench_request_is_frozen_and_takes_a_setup():
+    from engine.planner import setup
+    from engine.planner.setup import Setup
+
+    s = setup.resolve("cuda:1", cost=None)
+    r = benchmark.BenchRequest("zoo:mobilenetv2", None, s, repeat=3)
+    assert r.setup is s and r.target is s.target and r.target.index == 1
+    assert s.hardware.name == "t4" and s.cost == "model"           # the target's own profile and default cost
     with pytest.raises(dataclasses.FrozenInstanceError):
         r.repeat = 5
-    t = targets.parse("cpu")
-    assert benchmark.BenchRequest("m", target=t).target is t
     assert dataclasses.replace(r, tuned=False).tuned is False and r.tuned is True
-    assert benchmark.BenchRequest("m", target="cuda", hardware="a100").profile().name == "a100"
-    assert benchmark.BenchRequest("m", target="cuda").profile().name == "t4"     # the target's own
+    with pytest.raises(TypeError, match="Setup"):
+        benchmark.BenchRequest("m", None, "cpu")                   # words are resolved at the edge, not here
     hw = hardware.get("t4")
-    assert benchmark.BenchRequest("m", hardware=hw).profile() is hw
+    assert benchmark.BenchRequest("m", None, Setup(hw)).setup.hardware is hw
 
 
 def test_the_benchmark_entry_points_take_a_request():

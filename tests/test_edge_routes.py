@@ -6,6 +6,7 @@ from __future__ import annotations
 import shutil
 
 import pytest
+from engine.planner.setup import Setup
 
 pytest.importorskip("pytestqt")
 
@@ -38,7 +39,7 @@ def test_mobilenet_edges_do_not_cross_nodes(qapp, private_cache):
     from gui.graph.scene import GraphScene
 
     g = loader.load("zoo:mobilenetv2@32")
-    plan = make_plan(g, "greedy", hardware.get("t4"))
+    plan = make_plan(g, "greedy", Setup(hardware.get("t4")))
     inp = L.build_input(g, plan.groups)
     lay = run_dot(inp, 60)
     assert ("n155", "n175") in lay.routes and len(lay.routes) == len(inp.edges)

@@ -4,6 +4,7 @@ import re
 
 import pytest
 
+from engine.planner.setup import Setup
 from engine.devices import hardware
 from engine.model import loader
 from engine.planner import kinds, make_plan
@@ -19,7 +20,7 @@ def _unnamed(detail: str, ops) -> list[str]:
 @pytest.mark.parametrize("strategy", ["dp", "greedy"])
 def test_every_reason_names_its_ops_by_id(private_cache, strategy):
     g = loader.load("zoo:mobilenetv2@32")
-    p = make_plan(g, strategy, hardware.get("host"))
+    p = make_plan(g, strategy, Setup(hardware.get("host")))
     ops = {n.op for n in g.nodes}
     assert p.explanations
     bad = [(e["src"], e["dst"], e["detail"]) for e in p.explanations if _unnamed(e["detail"], ops)]

@@ -18,6 +18,7 @@ from PySide6 import QtWidgets  # noqa: E402
 
 from tests import synthetic  # noqa: E402
 from tests.gui_helpers import make_settings, open_graph, reshow, settle  # noqa: E402
+from engine.planner.setup import Setup
 
 LEARNED_SCALE = 1.5
 COSTED = ("dp", "hybrid", "optimal")
@@ -56,8 +57,8 @@ def learned_model(monkeypatch):
 
     model = _fake_model()
 
-    def for_target(target="cpu", hw=None, cache=None, exclude_models=(), exclude_keys=()):
-        return model if hw is None or learned.applies(hw, target) else None
+    def for_target(setup, cache=None, exclude_models=(), exclude_keys=()):
+        return model if learned.applies(setup.hardware, setup.target) else None
 
     monkeypatch.setattr(learned, "for_target", for_target)
     cost_source.clear()
@@ -140,16 +141,18 @@ def test_the_estimator_of_each_cost():
 def test_replan_job_passes_the_cost_to_every_strategy(monkeypatch, learned_model):
     """learned / roofline: every strategy priced by it; measured: dp, hybrid and optimal by "measured", the
     others by the learned estimate (no kernel is timed here: "measured" is planned as "learned")."""
+    from dataclasses import replace
+
     import engine.planner as planner
-    from engine.planner import profiles
+    from engine.planner import profiles, setup
     from gui.document import FAST_STRATEGIES
     from gui.planning import replan_job
 
     real, calls = planner.make_plan, []
 
-    def make_plan(graph, strategy, hw, cost="model", target="cpu", **kw):
-        calls.append((strategy, cost, target))
-        return real(graph, strategy, hw, cost="learned" if cost == "measured" else cost, target=target)
+    def make_plan(graph, strategy, s, **kw):
+        calls.append((strategy, s.cost, s.spec))
+        return real(graph, strategy, replace(s, cost="learned" if s.cost == "measured" else s.cost))
 
     monkeypatch.setattr(planner, "make_plan", make_plan)
     g = synthetic.chain(8)
@@ -157,8 +160,8 @@ def test_replan_job_passes_the_cost_to_every_strategy(monkeypatch, learned_model
                        ("roofline", {s: "roofline" for s in FAST_STRATEGIES}),
                        ("measured", {s: "measured" if s in COSTED else "learned" for s in FAST_STRATEGIES})):
         calls.clear()
-        hw, (plans, errors), err = replan_job(g, "host", list(FAST_STRATEGIES), lambda *a: None, None, cost=cost,
-                                              target="cpu")
+        hw, (plans, errors), err = replan_job(g, setup.resolve("cpu", "host", cost), list(FAST_STRATEGIES),
+                                              lambda *a: None, None)
         assert not errors and not err and hw.name == "host"
         assert {s: c for s, c, _ in calls} == want, cost
         assert {t for _, _, t in calls} == {"cpu"}
@@ -173,17 +176,17 @@ def test_a_plan_made_elsewhere_is_priced_like_the_others(learned_model):
     from gui.planning import price
 
     g, hw = synthetic.chain(8), profiles.get("host")
-    roof = make_plan(g, "greedy", hw, cost="roofline")
-    p = price(roof, g, hw, "learned", "cpu")
+    roof = make_plan(g, "greedy", Setup(hw, cost="roofline"))
+    p = price(roof, g, Setup(hw, cost="learned"))
     assert roof.notes["estimate"] == "roofline" and p is not roof              # a copy: the original stays
     assert p.notes["estimate"] == "learned" and p.notes["cost"] == "learned"
     assert p.estimated_us == pytest.approx(learned_us(g, hw, p.groups))
     assert p.notes["roofline_us"] == pytest.approx(roof.estimated_us)
-    back = price(p, g, hw, "roofline", "cpu")
+    back = price(p, g, Setup(hw, cost="roofline"))
     assert back.notes["estimate"] == "roofline" and "group_source" not in back.notes and "roofline_us" not in back.notes
     assert back.estimated_us == pytest.approx(roof.estimated_us)
     # a profile the learned model does not describe (a GPU's, for the CPU): the roofline, and why
-    t4 = price(roof, g, profiles.get("t4"), "learned", "cpu")
+    t4 = price(roof, g, Setup(profiles.get("t4"), cost="learned"))
     assert t4.notes["estimate"] == "roofline" and "does not describe target cpu" in t4.notes["cost_note"]
 
 
@@ -243,15 +246,18 @@ def test_cost_box_offers_three_costs_and_each_replans(new_window, qtbot, tmp_pat
 def test_measured_decides_costed_strategies_by_measured_times(new_window, qtbot, monkeypatch, learned_model):
     """The app asks make_plan for "measured" for dp, hybrid and optimal only (off the UI thread); make_plan
     is stood in for here, so that nothing is timed: it marks the plans measured."""
+    from dataclasses import replace
+
     import engine.planner as planner
 
     real, asked = planner.make_plan, []
 
-    def make_plan(graph, strategy, hw, cost="model", target="cpu", progress=None, cancel=None, **kw):
+    def make_plan(graph, strategy, s, progress=None, cancel=None, **kw):
+        cost = s.cost
         asked.append((strategy, cost))
-        p = real(graph, strategy, hw, cost="learned" if cost == "measured" else cost, target=target)
+        p = real(graph, strategy, replace(s, cost="learned" if cost == "measured" else cost))
         if cost == "measured":
-            p.notes.update(cost="measured", measure={"target": target, "unique_kernels": 3},
+            p.notes.update(cost="measured", measure={"target": s.spec, "unique_kernels": 3},
                            measured_group_us=[None] * len(p.groups))
         return p
 

@@ -79,7 +79,7 @@ class FakeOfPlan:
             while not self.release.wait(0.05):
                 if a["cancel"].is_set():
                     raise Cancelled("cancelled")
-        return fake_result(a["graph"], a["plan"], a["target"], a["cost"])
+        return fake_result(a["graph"], a["plan"], a["setup"].spec, a["setup"].cost)
 
 
 @pytest.fixture
@@ -115,8 +115,9 @@ def test_the_panel_shows_the_cost_model_against_timed_kernels(win, qtbot, monkey
     time_kernels(qtbot, win)
     assert fake.errors == [] and len(fake.calls) == 1, fake.errors
     a = fake.calls[0].arguments
-    assert a["graph"] is win.doc.graph and a["plan"] is plan and a["hw"] is win.doc.hw
-    assert a["target"] == "cpu" and a["cost"] == "model"          # the learned model (where one serves)
+    s = a["setup"]                  # the window's Setup, on the plan's profile (engine/planner/setup.py)
+    assert a["graph"] is win.doc.graph and a["plan"] is plan and s.hardware is win.doc.hw
+    assert s.spec == "cpu" and s.cost == "model"          # the learned model (where one serves)
     assert callable(a["progress"]) and isinstance(a["cancel"], threading.Event)
     f = fake_result(win.doc.graph, plan)
     got = win.doc.fidelity_for("cpu", "dp", "model")
@@ -223,7 +224,7 @@ def test_progress_cancel_and_the_panel_follows_the_models(win, qtbot, monkeypatc
     assert "Stale" in panel.figures.text() and "Time kernels again" in panel.figures.text()
     # timed again: the roofline evaluated, not stale
     time_kernels(qtbot, win)
-    assert fake.calls[-1].arguments["cost"] == "roofline" and not panel.stale
+    assert fake.calls[-1].arguments["setup"].cost == "roofline" and not panel.stale
     assert "roofline on profile host" in panel.figures.text()
     assert panel.plot.getAxis("bottom").labelText == "estimated by the roofline (us)"
     # another model opened: cleared

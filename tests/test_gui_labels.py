@@ -8,6 +8,7 @@ import pytest
 
 pytest.importorskip("pytestqt")
 
+from engine.planner.setup import Setup
 from engine.devices import hardware  # noqa: E402
 from engine.planner import make_plan  # noqa: E402
 from tests import synthetic  # noqa: E402
@@ -26,7 +27,7 @@ def res(strategy, samples=(9.0, 9.2, 9.1, 9.3, 9.0), correct=True, error=None):
 @pytest.fixture
 def plans():
     hw = hardware.get("t4")
-    return {s: make_plan(GRAPH, s, hw) for s in ("none", "greedy", "dp")}
+    return {s: make_plan(GRAPH, s, Setup(hw)) for s in ("none", "greedy", "dp")}
 
 
 def latency_rows(qtbot, plans, name, shapes):

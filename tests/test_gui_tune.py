@@ -90,12 +90,12 @@ class FakeTune:
         if not hold:
             self.go.set()
 
-    def __call__(self, spec, shapes, strategy, target="cpu", trials=None, time_limit_s=None, hw=None,
-                 progress=None, cancel=None, cost="model", block=None):
+    def __call__(self, spec, shapes, strategy, setup, trials=None, time_limit_s=None, progress=None, cancel=None):
         from engine.measure import tuning
 
-        self.calls.append({"spec": spec, "strategy": strategy, "target": target, "trials": trials,
-                           "time_limit_s": time_limit_s, "hw": hw, "cost": cost, "block": block})
+        self.calls.append({"spec": spec, "strategy": strategy, "target": setup.spec, "trials": trials,
+                           "time_limit_s": time_limit_s, "hw": setup.hardware, "cost": setup.cost,
+                           "block": setup.block})
         if self.raises is not None:
             raise self.raises
         for stage, f in (("loading model", 0.02), ("timing the rules' kernels", 0.1),

@@ -34,6 +34,7 @@ import onnx
 import pytest
 from onnx import TensorProto, helper
 
+from engine.planner.setup import Setup
 from engine.model import onnx_input, tir_stats, zoo
 from engine.util.errors import ModelError, PlanError, TargetError
 from tests.conftest import ROOT
@@ -296,7 +297,7 @@ def plan_case(tmp_path_factory):
 
     g = synthetic.residual(20)
     hw = hardware.get("t4")
-    p = make_plan(g, "greedy", hw, cost="roofline")
+    p = make_plan(g, "greedy", Setup(hw, cost="roofline"))
     return g, json.loads(json.dumps(plan_json.to_dict(p, g, hw), default=plan_json.jsonable))
 
 

@@ -20,6 +20,7 @@ from pathlib import Path
 
 import pytest
 
+from engine.planner.setup import Setup
 from engine.util import numbers, stdio
 from tests.conftest import ROOT
 
@@ -225,7 +226,7 @@ def _plan(strategy: str, detail: str):
 
     g = synthetic.residual(12)
     hw = hardware.get("t4")
-    p = make_plan(g, "greedy", hw, cost="roofline")
+    p = make_plan(g, "greedy", Setup(hw, cost="roofline"))
     p.strategy = strategy
     if p.explanations:
         p.explanations[0] = {**p.explanations[0], "detail": detail}

@@ -386,8 +386,9 @@ def test_the_app_reports_a_5000_character_external_data_location_as_a_line(tmp_p
     its message: not a traceback on stderr and an 'OSError: ...' in the window."""
     import threading as th
 
-    from gui.file_io import load_model
+    from engine.planner import setup
+    from gui.file_io import Opening, load_model
 
     p = _long_location_model(tmp_path)
     with pytest.raises(FuseLensError, match="is not a usable file name"):
-        load_model(str(p), None, None, "host", "cpu", lambda *a: None, th.Event())
+        load_model(Opening(str(p), None, None, setup.resolve("cpu", "host", "learned")), lambda *a: None, th.Event())

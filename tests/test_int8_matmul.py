@@ -12,6 +12,7 @@ tvm = pytest.importorskip("tvm")
 
 from tvm import te  # noqa: E402
 
+from engine.planner.setup import Setup
 from engine import schedules  # noqa: E402
 from engine.devices.tvm_target import make_target  # noqa: E402
 from engine.model import int8_matmul  # noqa: E402
@@ -267,7 +268,7 @@ def test_dp_never_puts_two_int8_matmuls_in_one_kernel(tmp_path):
     g = _load(qdq_siblings_model(), tmp_path)
     hw = profiles.get("host")
     assert hw.kinds.get("horizontal", {}).get("enabled")
-    p = make_plan(g, "dp", hw, cost="roofline")
+    p = make_plan(g, "dp", Setup(hw, cost="roofline"))
     by_id = {nd.id: nd for nd in g.nodes}
     assert all(sum(by_id[i].op == "int8_matmul" for i in grp) <= 1 for grp in p.groups)
     # and its epilogue is elementwise (no transpose, repack or sum reading the int32 tile back)

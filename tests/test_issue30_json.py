@@ -6,6 +6,7 @@ from pathlib import Path
 
 import pytest
 
+from engine.planner.setup import Setup
 from engine.devices import hardware
 from engine.planner import make_plan, plan_json
 from tests.synthetic import chain
@@ -21,7 +22,7 @@ def strict_loads(text: str):
 
 def test_a_plan_with_an_infinite_cutoff_is_strict_json_and_reads_back(tmp_path):
     g, hw = chain(30), hardware.get("t4")
-    p = make_plan(g, "dp", hw, cost="roofline")
+    p = make_plan(g, "dp", Setup(hw, cost="roofline"))
     p.notes["cutoff"] = math.inf          # as dp plans with measured costs (engine/planner/dp.py)
     p.notes["dp"] = {**(p.notes.get("dp") or {}), "worst": -math.inf, "unknown": math.nan}
     path = tmp_path / "plan.json"

@@ -14,6 +14,7 @@ from dataclasses import replace
 
 import pytest
 
+from engine.planner.setup import Setup
 from engine.devices import hardware
 from engine.measure import benchmark, runner, runs
 from engine.measure.runner import BenchResult
@@ -104,7 +105,7 @@ class Plan:
 
 
 GRAPH = types.SimpleNamespace(block=None)
-REQ = benchmark.BenchRequest("m", None, "cpu", 5, graph=GRAPH)
+REQ = benchmark.BenchRequest("m", None, Setup(hardware.get("t4")), 5, graph=GRAPH)
 
 
 def fake(monkeypatch, cache=None):
@@ -183,7 +184,7 @@ def test_none_shows_no_pricing_time_as_planning(monkeypatch):
         return real(*a, **k)
 
     monkeypatch.setattr(cost_source, "resolve", slow)
-    p = make_plan(chain(30), "none", hardware.get("t4"), cost="model")
+    p = make_plan(chain(30), "none", Setup(hardware.get("t4"), cost="model"))
     assert p.planning_ms < 250, p.planning_ms
 
 
@@ -192,11 +193,11 @@ def test_an_imported_plan_is_priced_as_the_app_prices_it_and_was_not_planned_her
     from gui.planning import price
 
     g, h = chain(40), profiles.get("host")
-    p = make_plan(g, "dp", h, cost="model")
+    p = make_plan(g, "dp", Setup(h, cost="model"))
     path = tmp_path / "p.json"
     plan_json.save(path, p, g, h)
-    cli = plan_json.imported(plan_json.load(path, g), str(path), g, h, target="cpu", cost="model")
-    app = price(plan_json.load(path, g), g, h, "model", "cpu")
+    cli = plan_json.imported(plan_json.load(path, g), str(path), g, Setup(h, cost="model"))
+    app = price(plan_json.load(path, g), g, Setup(h, cost="model"))
     assert cli.notes["estimate"] == app.notes["estimate"] == "learned"
     assert cli.estimated_us == pytest.approx(app.estimated_us)
     assert cli.planning_ms == 0

@@ -13,6 +13,8 @@ import sys
 from types import SimpleNamespace
 
 import pytest
+from engine.devices import targets
+from engine.planner.setup import Setup
 
 ROOT = __import__("pathlib").Path(__file__).resolve().parents[1]
 
@@ -34,7 +36,7 @@ def small(tmp_path_factory):
     onnx.save(small_cnn_onnx(hw=16), p)
     g = loader.load(str(p))
     hw = profiles.get(PROFILE)
-    return SimpleNamespace(path=p, graph=g, hw=hw, dp=make_plan(g, "dp", hw), greedy=make_plan(g, "greedy", hw))
+    return SimpleNamespace(path=p, graph=g, hw=hw, dp=make_plan(g, "dp", Setup(hw)), greedy=make_plan(g, "greedy", Setup(hw)))
 
 
 def _cases(s):
@@ -54,7 +56,7 @@ def test_cpu_code_of_a_chain_a_stitched_reduction_and_an_epilogue(small):
 
     rules = {}
     for plan, gi, kind in _cases(small):
-        kc = K.generate(small.graph, plan.groups, gi, "cpu", strategy=plan.strategy, kind=kind)
+        kc = K.generate(small.graph, plan.groups, gi, targets.HOST, strategy=plan.strategy, kind=kind)
         assert kc.error is None, kc.error
         rules[kind] = kc.rule
         assert kc.rule and kc.rule not in ("cpu.Fallback", "Fallback"), kc.summary()
@@ -77,7 +79,7 @@ def test_cuda_source_of_the_same_groups_is_built_not_run(small):
     from engine.report import kernel_code as K
 
     for plan, gi, kind in _cases(small):
-        kc = K.generate(small.graph, plan.groups, gi, "cuda:sm_75", strategy=plan.strategy, kind=kind)
+        kc = K.generate(small.graph, plan.groups, gi, targets.parse("cuda:sm_75"), strategy=plan.strategy, kind=kind)
         assert kc.error is None, kc.error
         assert "__global__" in kc.cuda and kc.func in kc.cuda
         assert kc.rule is not None
@@ -92,7 +94,7 @@ def test_a_single_op_kernel_and_the_code_sections(small):
 
     g, plan = small.graph, small.greedy
     gi = next(k for k in K.kernel_groups(g, plan) if len(plan.groups[k]) == 1)
-    kc = K.generate(g, plan.groups, gi, "cpu", strategy="greedy", sections=["tir"])
+    kc = K.generate(g, plan.groups, gi, targets.HOST, strategy="greedy", sections=["tir"])
     assert kc.tir and not kc.llvm and not kc.asm          # only what was asked is compiled
     assert kc.section("tir") == kc.tir
     assert kc.text(["tir"]) == kc.tir                      # one section: bare
@@ -130,12 +132,12 @@ def test_sections_are_checked_against_the_target():
     from engine.report.kernel_code import parse_sections
     from engine.util.errors import UsageError
 
-    assert parse_sections(None, "cpu") == ["summary", "loops", "tir"]
-    assert parse_sections("ll,asm", "cpu") == ["llvm", "asm"]
-    assert parse_sections("all", "cuda") == ["summary", "loops", "tir", "cuda"]
+    assert parse_sections(None, targets.HOST) == ["summary", "loops", "tir"]
+    assert parse_sections("ll,asm", targets.HOST) == ["llvm", "asm"]
+    assert parse_sections("all", targets.parse("cuda")) == ["summary", "loops", "tir", "cuda"]
     for bad, target in (("cuda", "cpu"), ("llvm", "cuda"), ("tir,,asm", "cpu"), ("ptx", "cpu")):
         with pytest.raises(UsageError):
-            parse_sections(bad, target)
+            parse_sections(bad, targets.parse(target))
 
 
 def test_measured_time_and_its_share_of_the_peak(small, monkeypatch):
@@ -147,16 +149,16 @@ def test_measured_time_and_its_share_of_the_peak(small, monkeypatch):
     gi = K.kernel_groups(small.graph, plan)[0]
     ku = [None] * len(plan.groups)
     ku[gi] = 20.0
-    m = K.measured(small.graph, plan, gi, "cpu", small.hw, bench=SimpleNamespace(kernel_us=ku, error=None, target="cpu"),
+    m = K.measured(small.graph, plan, gi, Setup(small.hw), bench=SimpleNamespace(kernel_us=ku, error=None, target="cpu"),
                    look_in_caches=False)
     assert m is not None and m.us == 20.0 and "benchmark" in m.source
     assert m.flops > 0 and m.bytes > 0 and m.bound in ("compute", "memory")
     floor = max(m.flops / 1e11, m.bytes / 1e10)
     assert m.roofline_share == pytest.approx(floor / 20e-6)
     assert "of its roofline bound" in m.text()
-    assert K.measured(small.graph, plan, gi, "cpu", small.hw, look_in_caches=False) is None
+    assert K.measured(small.graph, plan, gi, Setup(small.hw), look_in_caches=False) is None
     ku[gi] = float("nan")   # a damaged figure is no figure
-    assert K.measured(small.graph, plan, gi, "cpu", small.hw, bench=SimpleNamespace(kernel_us=ku, error=None),
+    assert K.measured(small.graph, plan, gi, Setup(small.hw), bench=SimpleNamespace(kernel_us=ku, error=None),
                       look_in_caches=False) is None
 
 

@@ -12,6 +12,7 @@ from pathlib import Path
 
 import pytest
 
+from engine.planner.setup import Setup
 from engine.devices import cpuinfo
 from engine.devices.peaks import host_fma_lanes
 from engine.measure import ort_profile
@@ -140,7 +141,7 @@ def test_report_blocks_pair_our_kernels_with_ort_nodes(graph, profile):
     from engine.planner import make_plan, profiles
 
     hw = profiles.get("host")
-    plan = make_plan(graph, "greedy", hw, cost="roofline", target="cpu")
+    plan = make_plan(graph, "greedy", Setup(hw, cost="roofline"))
     pk = kr.peaks(hw)
     # samples: any positive figures (the arithmetic is what is tested); 3 per kernel
     from engine.planner.apply import kernel_groups
@@ -229,7 +230,7 @@ def test_kernel_rows_take_shares_from_the_benchmark_without_a_report():
     from tests.synthetic import chain
 
     g = chain(12)
-    plan = make_plan(g, "none", hardware.get("t4"))
+    plan = make_plan(g, "none", Setup(hardware.get("t4")))
     pk = kr.Peaks(1e12, 1e11, "test", "test")
     ku = [5.0 + k for k in range(len(plan.groups))]
     r = BenchResult(model="m", strategy="none", target="cpu", kernel_us=ku)

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import pytest
 
+from engine.planner.setup import Setup
 from engine.measure.runner import BenchResult
 from engine.report.kernel_table import kernel_function_names, kernel_rows
 from tests.synthetic import Builder, chain
@@ -14,7 +15,7 @@ def _plans(g):
     from engine.planner import make_plan
 
     hw = hardware.get("t4")
-    return {s: make_plan(g, s, hw) for s in ("none", "greedy")}
+    return {s: make_plan(g, s, Setup(hw)) for s in ("none", "greedy")}
 
 
 def _transposing():

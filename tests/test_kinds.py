@@ -8,6 +8,7 @@ from types import SimpleNamespace
 
 import pytest
 
+from engine.planner.setup import Setup
 from engine.devices import hardware
 from engine.model import loader
 from engine.planner import kinds, make_plan, optimal
@@ -92,20 +93,20 @@ def effnet():
 
 def test_dp_forms_kinds_only_where_the_profile_allows(effnet):
     host = hardware.get("host")
-    greedy = make_plan(effnet, "greedy", host)
+    greedy = make_plan(effnet, "greedy", Setup(host))
     assert {k["kind"] for k in greedy.group_kinds} <= {"single", "epilogue"}   # FuseOps' own kinds
-    dp = make_plan(effnet, "dp", host)
+    dp = make_plan(effnet, "dp", Setup(host))
     allowed = {k for k in kinds.BEYOND if kinds.enabled(host, k)}
     used = {f for k in dp.group_kinds for f in k["features"]}
     assert used <= allowed
     only_stitch = replace(host, kinds={"reduction_stitch": {"enabled": True}})
-    se = make_plan(effnet, "dp", only_stitch)
+    se = make_plan(effnet, "dp", Setup(only_stitch))
     assert {f for k in se.group_kinds for f in k["features"]} == {"reduction_stitch"}
     se_means = [n.id for n in effnet.nodes if n.op == "mean" and effnet.by_id[effnet.consumers[n.id][0]].op == "conv2d"]
     where = se.group_of()
     assert len(se_means) == 16 and all(se.group_kinds[where[m]]["kind"] == "reduction_stitch" for m in se_means)
     none_on = replace(host, kinds={k: {"enabled": False} for k in kinds.BEYOND})
-    plain = make_plan(effnet, "dp", none_on)
+    plain = make_plan(effnet, "dp", Setup(none_on))
     assert all(not k["features"] for k in plain.group_kinds)
     assert plain.kernels > dp.kernels
 
@@ -113,13 +114,13 @@ def test_dp_forms_kinds_only_where_the_profile_allows(effnet):
 @pytest.mark.parametrize("hw", ["host", "t4"])
 def test_optimal_bounds_dp_and_greedy(effnet, hw):
     prof = hardware.get(hw)
-    opt = make_plan(effnet, "optimal", prof)
+    opt = make_plan(effnet, "optimal", Setup(prof))
     check_partition(effnet, opt.groups)
     check_convex_acyclic(effnet, opt.groups)
     cm = CostModel(effnet, prof)
     assert all(cm.group(g).legal for g in opt.groups)
     for s in ("dp", "greedy"):
-        assert opt.estimated_us <= make_plan(effnet, s, prof).estimated_us * (1 + 1e-9)
+        assert opt.estimated_us <= make_plan(effnet, s, Setup(prof)).estimated_us * (1 + 1e-9)
     assert opt.notes["optimal"]["objective_us"] == pytest.approx(opt.estimated_us, rel=1e-6)
 
 
@@ -157,7 +158,7 @@ def test_prologue_groups_schedule_and_match_onnxruntime(effnet):
     from engine.planner.apply import apply
 
     hw = replace(hardware.get("host"), kinds={"prologue": {"enabled": True}})
-    p = make_plan(effnet, "dp", hw)
+    p = make_plan(effnet, "dp", Setup(hw))
     assert any(k["kind"] == "prologue" for k in p.group_kinds)
     x = build.random_inputs(effnet, seed=2)
     ref = ort_check.onnxruntime_outputs(effnet, x)

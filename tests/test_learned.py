@@ -11,7 +11,8 @@ import random
 import numpy as np
 import pytest
 
-from engine.devices import hardware
+from engine.planner.setup import Setup
+from engine.devices import hardware, targets
 from engine.planner import close_calls, cost_source, features, learned, make_plan
 from engine.planner.cost import CostModel
 from engine.planner.estimates import Estimates, segment_key
@@ -138,9 +139,9 @@ def test_a_corrupt_model_file_is_a_miss(hw, isolated, damage):
         path.write_text(json.dumps(d))
     else:
         path.write_text("[1, 2, 3]")
-    assert learned.for_target("cpu", hw) is None
+    assert learned.for_target(Setup(hw)) is None
     # and the planner falls back to the roofline, saying so
-    p = make_plan(synthetic.chain(6), "dp", hw, cost="model")
+    p = make_plan(synthetic.chain(6), "dp", Setup(hw, cost="model"))
     assert p.notes["cost"] == "roofline" and p.notes["estimate"] == "roofline"
     assert "no learned model" in p.notes["cost_note"]
 
@@ -148,20 +149,20 @@ def test_a_corrupt_model_file_is_a_miss(hw, isolated, damage):
 def test_a_good_shipped_model_is_used_and_labelled(hw, isolated):
     model, s = small_model(hw, n=2, rounds=20)
     ship(model, s)
-    m = learned.for_target("cpu", hw)
+    m = learned.for_target(Setup(hw))
     assert m is not None and m.source == "shipped"
     g = synthetic.chain(8)
     for strategy in ("greedy", "dp", "hybrid"):
-        p = make_plan(g, strategy, hw, cost="model")
+        p = make_plan(g, strategy, Setup(hw, cost="model"))
         assert p.notes["estimate"] == "learned" and "learned" in p.notes["cost_note"]
         assert p.notes["cost"] == ("learned" if strategy != "greedy" else "learned")
         assert len(p.notes["group_source"]) == len(p.groups)
         assert p.estimated_us == pytest.approx(sum(p.group_us))
         assert p.notes["roofline_us"] > 0
-    r = make_plan(g, "dp", hw, cost="roofline")
+    r = make_plan(g, "dp", Setup(hw, cost="roofline"))
     assert r.notes["estimate"] == "roofline" and r.notes["cost"] == "roofline"
     # a profile that does not describe the target keeps the roofline, and says why
-    t4 = make_plan(g, "dp", hardware.get("t4"), cost="learned")
+    t4 = make_plan(g, "dp", Setup(hardware.get("t4"), cost="learned"))
     assert t4.notes["cost"] == "roofline" and "does not describe" in t4.notes["cost_note"]
 
 
@@ -170,19 +171,19 @@ def test_a_shipped_model_of_older_schedules_is_used_and_says_it_is_stale(hw, iso
 
     model, s = small_model(hw, n=2, rounds=20)
     ship(model, s)
-    assert "stale" not in learned.for_target("cpu", hw).meta
-    assert "trained on schedule" not in learned.for_target("cpu", hw).title
+    assert "stale" not in learned.for_target(Setup(hw)).meta
+    assert "trained on schedule" not in learned.for_target(Setup(hw)).title
     learned.clear_memo()
     ship(model, s, schedule_version=schedule_version() - 1)
-    m = learned.for_target("cpu", hw)
+    m = learned.for_target(Setup(hw))
     assert m is not None and m.source == "shipped"
     assert f"trained on schedule v{schedule_version() - 1} kernels, this build's are v{schedule_version()}" in m.title
-    p = make_plan(synthetic.chain(8), "dp", hw, cost="model")
+    p = make_plan(synthetic.chain(8), "dp", Setup(hw, cost="model"))
     assert p.notes["cost"] == "learned" and "stale" not in p.notes["cost_note"]
     assert f"v{schedule_version() - 1}" in p.notes["cost_note"]
     learned.clear_memo()
     ship(model, s, schedule_version="?")          # a file of unrecorded version says so
-    assert "unrecorded schedule version" in learned.for_target("cpu", hw).title
+    assert "unrecorded schedule version" in learned.for_target(Setup(hw)).title
 
 
 def test_local_samples_refine_the_model_and_a_corrupt_store_is_a_miss(hw, isolated, monkeypatch):
@@ -192,22 +193,22 @@ def test_local_samples_refine_the_model_and_a_corrupt_store_is_a_miss(hw, isolat
     tkey = measure.target_key("cpu")
     store = learned.LocalStore(tkey)
     local = samples_for(synthetic.branching(3), hw, "mine")
-    assert learned.for_target("cpu", hw) is None              # nothing shipped, nothing local
+    assert learned.for_target(Setup(hw)) is None              # nothing shipped, nothing local
     store.add(local.subset(lambda k: k < 4))
-    assert learned.for_target("cpu", hw) is None              # too few of its own samples
+    assert learned.for_target(Setup(hw)) is None              # too few of its own samples
     store.add(local)
     learned.clear_memo()
-    m = learned.for_target("cpu", hw)
+    m = learned.for_target(Setup(hw))
     assert m is not None and m.source == "refined" and m.meta["local"] == len(local)
     # the refined model is kept with the samples and reused: no training the next time
     learned.clear_memo()
     with monkeypatch.context() as mp:
         mp.setattr(learned, "train", lambda *a, **k: pytest.fail("trained again"))
-        assert learned.for_target("cpu", hw) is not None
+        assert learned.for_target(Setup(hw)) is not None
     # a damaged store is deleted, and is a miss
     store.path.write_text("{ not json")
     learned.clear_memo()
-    assert learned.for_target("cpu", hw) is None
+    assert learned.for_target(Setup(hw)) is None
     assert not store.path.exists()
 
 
@@ -225,10 +226,10 @@ def test_a_shipped_model_is_retrained_with_enough_local_samples_and_kept_until_t
     monkeypatch.setattr(learned, "MIN_REFINE", len(local) // 2)
     store.add(local.subset(lambda k: k < len(local) // 2 - 1))       # a few: the shipped model as it is
     learned.clear_memo()
-    assert learned.for_target("cpu", hw).source == "shipped"
+    assert learned.for_target(Setup(hw)).source == "shipped"
     store.add(local)                                                  # enough: retrained with them
     learned.clear_memo()
-    m = learned.for_target("cpu", hw)
+    m = learned.for_target(Setup(hw))
     assert m.source == "refined" and m.meta["local"] == len(local)
     X = np.asarray(local.X)
     before = np.mean(np.abs(model.predict_log(X)[0] - np.asarray(local.y)))
@@ -240,14 +241,14 @@ def test_a_shipped_model_is_retrained_with_enough_local_samples_and_kept_until_t
     learned.clear_memo()
     with monkeypatch.context() as mp:
         mp.setattr(learned, "train", lambda *a, **k: pytest.fail("retrained too soon"))
-        assert learned.for_target("cpu", hw).source == "refined"
+        assert learned.for_target(Setup(hw)).source == "refined"
 
 
 def test_fidelity_excludes_the_evaluated_model_from_training(hw, isolated):
     model, s = small_model(hw, n=2, rounds=10)
     ship(model, s)
-    m = learned.for_target("cpu", hw, exclude_models={"a"})
-    assert m is not None and m is not learned.for_target("cpu", hw)
+    m = learned.for_target(Setup(hw), exclude_models={"a"})
+    assert m is not None and m is not learned.for_target(Setup(hw))
     assert "a" not in m.meta["models"] and m.meta["n"] == sum(1 for x in s.models if x != "a")
 
 
@@ -462,7 +463,7 @@ def test_a_busy_timing_is_taken_again(tmp_path, monkeypatch):
     monkeypatch.setattr(measure, "compile_or_error", lambda *a: (None, None))
     cache = measure.KernelCache(tmp_path, "cpu|test", G.sha256)
     cache.add_times({"aa": {"us": 2.0, "median": 2.0, "n": 3}, "bb": {"us": 9.0, "median": 9.0, "n": 3, "busy": 0.9}})
-    job = {"spec": "x", "shapes": None, "sha": G.sha256, "segments": [["n0"], ["n1"]], "target": "cpu",
+    job = {"spec": "x", "shapes": None, "sha": G.sha256, "segments": [["n0"], ["n1"]], "target": targets.HOST,
            "tkey": "cpu|test", "cache": str(tmp_path), "flush": "all", "threads": 1}
     measure.profile_job(job, lambda *a: None)
     assert seen["timed"] == ["bb"]
@@ -486,8 +487,8 @@ def test_a_learned_plan_after_a_measured_one_is_the_learned_models_alone(hw, iso
     monkeypatch.setattr(measure.KernelTimer, "table", lambda self: dict(timed))
     monkeypatch.setattr("engine.devices.targets.check", lambda t: None)
     monkeypatch.setattr(learned, "learn", lambda *a, **k: 0)
-    m = make_plan(g, "dp", hw, cost="measured")
+    m = make_plan(g, "dp", Setup(hw, cost="measured"))
     assert m.notes["cost"] == "measured" and "measured" in m.notes["group_source"]
-    lp = make_plan(g, "dp", hw, cost="learned")
+    lp = make_plan(g, "dp", Setup(hw, cost="learned"))
     assert lp.notes["cost"] == "learned" and set(lp.notes["group_source"]) == {"learned"}
     assert "measured_group_us" not in lp.notes

@@ -11,6 +11,8 @@ from pathlib import Path
 
 import pytest
 
+from engine.devices import targets
+from engine.planner.setup import Setup
 from engine.devices import hardware
 from engine.measure import benchmark, runner
 from engine.measure.runner import BenchResult
@@ -174,17 +176,17 @@ def test_the_measured_recommendation_says_so():
 # ---- the cache ------------------------------------------------------------------------------------
 
 def test_results_cached_with_and_without_the_share_load(private_cache):
-    plan = make_plan(BIG, "greedy", hardware.get("t4"))
+    plan = make_plan(BIG, "greedy", Setup(hardware.get("t4")))
     r = res("greedy", [5.0, 5.1, 5.2], busy_share=0.7)
-    f = runner.result_file(BIG.sha256, plan.groups, "cpu", True, False)
+    f = runner.result_file(BIG.sha256, plan.groups, targets.HOST, True, False)
     f.parent.mkdir(parents=True, exist_ok=True)
     f.write_text(json.dumps(r.to_dict()))
-    got = runner.cached_result(BIG, plan, "cpu", tuned=False)
+    got = runner.cached_result(BIG, plan, targets.HOST, tuned=False)
     assert got is not None and got.cached and got.busy_share == 0.7
     old = r.to_dict()
     del old["busy_share"]   # written before the field existed
     f.write_text(json.dumps(old))
-    got = runner.cached_result(BIG, plan, "cpu", tuned=False)
+    got = runner.cached_result(BIG, plan, targets.HOST, tuned=False)
     assert got is not None and got.busy_share is None and got.latency_ms == r.latency_ms
     assert benchmark.valid_cached(got, 3)
     for wrong in ("busy", [0.5], True, float("inf")):

@@ -8,6 +8,7 @@ import numpy as np
 import pytest
 from tvm import relax
 
+from engine.planner.setup import Setup
 from engine.kernels import build
 from engine.measure import ort_check
 from engine.devices import hardware
@@ -37,7 +38,7 @@ def test_every_strategy_builds_and_matches(model):
     ort = ort_check.onnxruntime_outputs(g, x)
     base = None
     for s in STRATEGIES:
-        p = make_plan(g, s, hw)
+        p = make_plan(g, s, Setup(hw))
         mod = apply(g, p.groups)
         assert call_tir_count(mod) == p.kernels, (s, call_tir_count(mod), p.kernels)
         out = build.run(build.build(mod), x)
@@ -53,7 +54,7 @@ def test_cuda_build_without_gpu():
     if not shutil.which("nvcc"):
         pytest.skip("nvcc not installed")
     g = loader.load("zoo:mobilenetv2@64")
-    mod = apply(g, make_plan(g, "dp", hardware.get("t4")).groups)
+    mod = apply(g, make_plan(g, "dp", Setup(hardware.get("t4"))).groups)
     from tvm.s_tir import dlight as dl
     import tvm
 
@@ -75,7 +76,7 @@ def test_real_world_transformer_with_dynamic_dims():
     ort = ort_check.onnxruntime_outputs(g, x)
     kernels = {}
     for s in STRATEGIES:
-        p = make_plan(g, s, hardware.get("a100"))
+        p = make_plan(g, s, Setup(hardware.get("a100")))
         mod = apply(g, p.groups)
         assert call_tir_count(mod) == p.kernels
         assert close(build.run(build.build(mod), x), ort), s

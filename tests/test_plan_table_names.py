@@ -1,5 +1,6 @@
 """The CLI's plan table names each group as the app does (engine/report/group_names.py): its ONNX block, kind
 and ops, not TVM's function name."""
+from engine.planner.setup import Setup
 from engine.devices import hardware
 from engine.report import text as report
 from engine.report.group_names import group_title
@@ -10,7 +11,7 @@ def test_plan_table_names_groups_by_block_and_ops():
     from engine.planner import make_plan
 
     g = loader.load("zoo:mobilenetv2@32")
-    p = make_plan(g, "greedy", hardware.get("t4"))
+    p = make_plan(g, "greedy", Setup(hardware.get("t4")))
     text = report.plan_summary(g, p, hardware.get("t4"))
     head = next(ln for ln in text.splitlines() if ln.lstrip().startswith("group "))
     assert "name" in head.split()

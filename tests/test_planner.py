@@ -6,6 +6,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
+from engine.planner.setup import Setup
 from engine.devices import hardware
 from engine.model import loader
 from engine.planner import make_plan, plan_json
@@ -29,7 +30,7 @@ def graphs():
 def test_plans_are_legal_partitions_with_costs(graphs, strategy, hw):
     prof = hardware.get(hw)
     for g in graphs.values():
-        p = make_plan(g, strategy, prof)
+        p = make_plan(g, strategy, Setup(prof))
         check_partition(g, p.groups)
         check_convex_acyclic(g, p.groups)
         assert len(p.group_us) == len(p.groups) and p.estimated_us == pytest.approx(sum(p.group_us))
@@ -46,7 +47,7 @@ def test_plans_are_legal_partitions_with_costs(graphs, strategy, hw):
 def test_dp_beats_or_equals_none(graphs):
     hw = hardware.get("t4")
     for g in graphs.values():
-        none, dp = make_plan(g, "none", hw), make_plan(g, "dp", hw)
+        none, dp = make_plan(g, "none", Setup(hw)), make_plan(g, "dp", Setup(hw))
         assert dp.estimated_us < none.estimated_us
         assert dp.kernels < none.kernels
 
@@ -89,7 +90,7 @@ def test_dp_is_segment_optimal_and_optimal_is_a_true_bound_on_small_graphs(seed,
     assert sum(cm.group(s).us for s in segs) == pytest.approx(_brute_force(cm, order))
     every = min(sum(cm.group(grp).us for grp in part)
                 for part in _set_partitions(list(range(len(g.nodes)))) if _legal_partition(g, cm, part))
-    dp_us = make_plan(g, "dp", hw).estimated_us
+    dp_us = make_plan(g, "dp", Setup(hw)).estimated_us
     opt = optimal.plan(g, hw).plan
     opt_us = sum(cm.group([cm.index[i] for i in grp]).us for grp in opt.groups)
     assert every <= opt_us * (1 + 1e-9) and opt_us <= dp_us * (1 + 1e-9)
@@ -112,7 +113,7 @@ def test_incremental_segment_costs_match_the_cost_model(graphs):
         total = sum(cm.group(s).us for s in segs)
         assert total == pytest.approx(stats["best_us"])
         # make_plan's dp takes this segmentation (on this model the chain order beats greedy's)
-        assert total == pytest.approx(make_plan(g, "dp", hardware.get(hwn)).estimated_us)
+        assert total == pytest.approx(make_plan(g, "dp", Setup(hardware.get(hwn))).estimated_us)
         # brute force over every segmentation of a window of the same order: the DP's choice is optimal there
         window = order[:14]
         got = sum(cm.group(s).us for s in segment_dp(cm, window)[0])
@@ -151,7 +152,7 @@ def test_chain_order_keeps_branch_bodies_contiguous(graphs):
 
 def test_hybrid_releases_critical_ops(graphs):
     g = graphs["mobilenetv2@64"]
-    p = make_plan(g, "hybrid", hardware.get("t4"))
+    p = make_plan(g, "hybrid", Setup(hardware.get("t4")))
     assert 0 < p.notes["released_ops"] < len(g)
     assert p.notes["hot_ops"] and set(p.notes["hot_ops"]) <= set(g.by_id)
     assert any(e["reason"] == "strategy" for e in p.explanations)
@@ -165,10 +166,10 @@ def test_hardware_limit_bites_and_is_explained(graphs):
 
     g = graphs["mobilenetv2@64"]
     hw = hardware.get("rpi4b")
-    p, cm = make_plan(g, "dp", hw), CostModel(g, hardware.get("rpi4b"))
+    p, cm = make_plan(g, "dp", Setup(hw)), CostModel(g, hardware.get("rpi4b"))
     assert max(cm.group(grp).staged_bytes for grp in p.groups) > 16  # the limit below bites
     tiny = replace(hw, onchip_bytes=16, name="tiny")
-    p2, cm2 = make_plan(g, "dp", tiny), CostModel(g, tiny)
+    p2, cm2 = make_plan(g, "dp", Setup(tiny)), CostModel(g, tiny)
     assert sorted(map(sorted, p2.groups)) != sorted(map(sorted, p.groups))
     assert all(cm2.group(grp).legal and cm2.group(grp).staged_bytes <= cm2.onchip_total for grp in p2.groups)
     hard = [e for e in p2.explanations if e["reason"] == "hardware"]
@@ -191,7 +192,7 @@ def tiny_graph(tmp_path, monkeypatch):
 def test_plan_json_round_trip(graphs, tmp_path):
     g, hw = graphs["mobilenetv2@64"], hardware.get("a100")
     for s in ["none", "dp", "hybrid"]:
-        p = make_plan(g, s, hw)
+        p = make_plan(g, s, Setup(hw))
         f = tmp_path / f"{s}.json"
         plan_json.save(f, p, g, hw)
         d = json.loads(f.read_text())
@@ -205,7 +206,7 @@ def test_plan_json_round_trip(graphs, tmp_path):
 def test_plan_json_refuses_other_models_and_bad_partitions(graphs, tiny_graph, tmp_path):
     g, hw = graphs["mobilenetv2@64"], hardware.get("t4")
     f = tmp_path / "p.json"
-    plan_json.save(f, make_plan(g, "dp", hw), g, hw)
+    plan_json.save(f, make_plan(g, "dp", Setup(hw)), g, hw)
     with pytest.raises(PlanError, match="this plan is for model 'mobilenetv2@64'"):
         plan_json.load(f, tiny_graph)
     d = json.loads(f.read_text())
@@ -244,7 +245,7 @@ def test_random_dags_give_legal_dp_and_hybrid_plans():
     for seed in range(20):
         g = random_graph(random.Random(seed), 60)
         for s in ["dp", "hybrid"]:
-            p = make_plan(g, s, hardware.get("t4"))
+            p = make_plan(g, s, Setup(hardware.get("t4")))
             check_partition(g, p.groups)
             check_convex_acyclic(g, p.groups)
 
@@ -257,7 +258,7 @@ def test_a_tuple_valued_op_keeps_its_get_items_in_its_group():
 
     g = loader.load(str(onnx_light("inception_v1")))
     for s in ("greedy", "dp", "none"):
-        p = make_plan(g, s, hardware.get("host"))
+        p = make_plan(g, s, Setup(hardware.get("host")))
         check_partition(g, p.groups)
         check_convex_acyclic(g, p.groups)
         check_tuple_outputs(g, p.groups)
@@ -280,7 +281,7 @@ def test_every_strategy_is_one_row_of_the_table_and_plans_through_it(tiny_graph)
         res = entry.plan(tiny_graph, hw)
         assert isinstance(res, PlanResult) and isinstance(res.plan, Plan) and res.plan.strategy == name
         check_partition(tiny_graph, res.plan.groups)
-        p = make_plan(tiny_graph, name, hw)
+        p = make_plan(tiny_graph, name, Setup(hw))
         assert p.groups == res.plan.groups and len(p.group_us) == len(p.groups) and p.kernel_count
     parser = main.build_parser()           # the CLI's choices are the table's
     assert [parser.parse_args(["plan", "m.onnx", "--strategy", s]).strategy for s in STRATEGIES] == list(STRATEGIES)
@@ -290,12 +291,12 @@ def test_every_strategy_is_one_row_of_the_table_and_plans_through_it(tiny_graph)
 
 def test_make_plan_passes_a_strategys_options_and_refuses_others(graphs):
     g, hw = graphs["mobilenetv2@64"], hardware.get("t4")
-    p = make_plan(g, "dp", hw, max_len=2)
+    p = make_plan(g, "dp", Setup(hw), max_len=2)
     assert max(map(len, p.groups)) <= 2 and p.notes["max_len"] == 2
     assert all(e["reason"] != "limit" or "at most 2 ops" in e["detail"] for e in p.explanations)
     with pytest.raises(PlanError, match="takes no option max_len"):
-        make_plan(g, "greedy", hw, max_len=2)
+        make_plan(g, "greedy", Setup(hw), max_len=2)
     with pytest.raises(PlanError, match="takes no option costs"):
-        make_plan(g, "dp", hw, costs=None)
+        make_plan(g, "dp", Setup(hw), costs=None)
     with pytest.raises(PlanError, match="unknown strategy 'fastest'"):
-        make_plan(g, "fastest", hw)
+        make_plan(g, "fastest", Setup(hw))

@@ -5,6 +5,8 @@ import time
 
 import pytest
 
+from engine.devices import targets
+from engine.planner.setup import Setup
 from engine.devices import hardware, targets
 from engine.measure import runner
 from engine.model import loader
@@ -37,10 +39,10 @@ def rpc_stack():
 @pytest.mark.parametrize("form", ["direct", "tracker"])
 def test_benchmark_over_rpc(rpc_stack, form):
     g = loader.load(MODEL)
-    p = make_plan(g, "greedy", hardware.get("host"))
+    p = make_plan(g, "greedy", Setup(hardware.get("host")))
     spec = (f"rpc://127.0.0.1:{rpc_stack['direct']}" if form == "direct"
             else f"rpc://127.0.0.1:{rpc_stack['tracker']}/loopback")
-    r = runner.benchmark(MODEL, None, p, spec, repeat=3, force=True, scheduled=False)
+    r = runner.benchmark(MODEL, None, p, targets.parse(spec), repeat=3, force=True, scheduled=False)
     assert r.error is None, r.error
     assert r.correct and r.latency_ms["median"] > 0 and r.kernels == p.kernels and r.target == spec
 
@@ -53,13 +55,13 @@ def test_devices_lists_tracker_keys(rpc_stack, monkeypatch):
 
 def test_missing_targets_give_one_clear_error():
     g = loader.load(MODEL)
-    p = make_plan(g, "none", hardware.get("host"))
+    p = make_plan(g, "none", Setup(hardware.get("host")))
     with pytest.raises(TargetError, match="cannot reach RPC server 127.0.0.1:1"):
-        runner.benchmark(MODEL, None, p, "rpc://127.0.0.1:1", force=True)
+        runner.benchmark(MODEL, None, p, targets.parse("rpc://127.0.0.1:1"), force=True)
     with pytest.raises(TargetError, match="unknown target"):
-        runner.benchmark(MODEL, None, p, "tpu:0", force=True)
+        targets.parse("tpu:0")
     import tvm
 
     if not tvm.cuda(3).exist:
         with pytest.raises(TargetError, match="no CUDA device 3"):
-            runner.benchmark(MODEL, None, p, "cuda:3", force=True)
+            runner.benchmark(MODEL, None, p, targets.parse("cuda:3"), force=True)

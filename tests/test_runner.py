@@ -4,6 +4,8 @@ import time
 
 import pytest
 
+from engine.devices import targets
+from engine.planner.setup import Setup
 from engine.devices import hardware
 from engine.measure import runner
 from engine.model import loader
@@ -15,7 +17,7 @@ MODEL = "zoo:mobilenetv2@32"
 @pytest.fixture(scope="module")
 def graph_and_plan():
     g = loader.load(MODEL)
-    return g, make_plan(g, "greedy", hardware.get("host"))
+    return g, make_plan(g, "greedy", Setup(hardware.get("host")))
 
 
 @pytest.fixture(autouse=True)
@@ -35,7 +37,7 @@ def _mk(p):
 def test_benchmark_result_progress_and_cache(graph_and_plan):
     g, p = graph_and_plan
     stages = []
-    r = runner.benchmark(MODEL, None, p, "cpu", repeat=3, progress=lambda s, f: stages.append((s, f)))
+    r = runner.benchmark(MODEL, None, p, targets.HOST, repeat=3, progress=lambda s, f: stages.append((s, f)))
     assert r.error is None and r.correct and not r.cached
     lat = r.latency_ms
     assert lat["min"] <= lat["median"] <= lat["max"] and lat["median"] > 0
@@ -46,9 +48,9 @@ def test_benchmark_result_progress_and_cache(graph_and_plan):
     fr = [f for _, f in stages]
     assert fr == sorted(fr) and fr[-1] == 1.0 and any("building" in s for s, _ in stages)
     t = time.perf_counter()
-    again = runner.benchmark(MODEL, None, p, "cpu", repeat=3)
+    again = runner.benchmark(MODEL, None, p, targets.HOST, repeat=3)
     assert again.cached and again.latency_ms == r.latency_ms and time.perf_counter() - t < 2
-    forced = runner.benchmark(MODEL, None, p, "cpu", repeat=3, force=True)
+    forced = runner.benchmark(MODEL, None, p, targets.HOST, repeat=3, force=True)
     assert not forced.cached and forced.correct
 
 
@@ -58,16 +60,16 @@ def test_cancel_and_time_limit(graph_and_plan):
     threading.Timer(1.0, ev.set).start()
     t = time.perf_counter()
     with pytest.raises(runner.Cancelled):
-        runner.benchmark(MODEL, None, p, "cpu", repeat=3, cancel=ev, force=True)
+        runner.benchmark(MODEL, None, p, targets.HOST, repeat=3, cancel=ev, force=True)
     assert time.perf_counter() - t < 10
-    r = runner.benchmark(MODEL, None, p, "cpu", repeat=3, force=True, timeout_s=1)
+    r = runner.benchmark(MODEL, None, p, targets.HOST, repeat=3, force=True, timeout_s=1)
     assert r.error and "timed out after 1 s" in r.error
 
 
 def test_worker_crash_is_a_result_not_a_crash(graph_and_plan, monkeypatch):
     g, p = graph_and_plan
     monkeypatch.setenv("FUSELENS_WORKER_FAULT", "segv")
-    r = runner.benchmark(MODEL, None, p, "cpu", repeat=3, force=True)
+    r = runner.benchmark(MODEL, None, p, targets.HOST, repeat=3, force=True)
     assert r.error and "worker process died" in r.error and r.correct is None
 
 

@@ -5,6 +5,7 @@ import statistics
 import types
 from dataclasses import replace
 
+from engine.planner.setup import Setup
 from engine.devices import hardware
 from engine.measure import benchmark, runner, runs
 from engine.measure.runner import BenchResult
@@ -44,7 +45,7 @@ def fake(monkeypatch, cache: dict):
 
 
 GRAPH = types.SimpleNamespace(block=None)   # a stand-in graph: measure_plans reads only its layout
-REQ = benchmark.BenchRequest("m", None, "cpu", 5, graph=GRAPH)
+REQ = benchmark.BenchRequest("m", None, Setup(hardware.get("t4")), 5, graph=GRAPH)
 
 
 def test_a_cached_figure_is_sampled_again_beside_a_new_one(monkeypatch):
@@ -124,9 +125,9 @@ def test_the_plan_and_its_chart_name_the_cost_that_decided_it():
     from gui.chart_export import chart_series
 
     g = chain(12)
-    p = make_plan(g, "dp", hardware.get("t4"), cost="roofline")
+    p = make_plan(g, "dp", Setup(hardware.get("t4"), cost="roofline"))
     assert report.plan_summary(g, p, hardware.get("t4")).startswith(f"dp ({p.notes['cost']}): ")
-    assert report.plan_summary(g, make_plan(g, "greedy", hardware.get("t4")), hardware.get("t4")).startswith("greedy: ")
+    assert report.plan_summary(g, make_plan(g, "greedy", Setup(hardware.get("t4"))), hardware.get("t4")).startswith("greedy: ")
     rows = [{"dp_cost": "measured", "hybrid_cost": "measured"}, {"dp_cost": "measured", "hybrid_cost": "model"}]
     names = [n for _, n, _ in chart_series(rows)]
     assert names == ["none", "greedy", "DP (measured)", "hybrid"]

@@ -13,6 +13,7 @@ import pytest
 import tvm
 from tvm import relax, tirx
 
+from engine.planner.setup import Setup
 from engine.kernels import build
 from engine.measure import ort_check
 from engine.devices import hardware
@@ -264,7 +265,7 @@ def test_zoo_scheduled_matches_unscheduled_and_onnxruntime(model):
     ref = None
     seen = set()
     for s in STRATEGIES:
-        groups = make_plan(g, s, hw).groups
+        groups = make_plan(g, s, Setup(hw)).groups
         key = frozenset(frozenset(grp) for grp in groups)
         if key in seen:  # the same grouping as an earlier strategy (tvm and greedy often agree)
             continue
@@ -289,7 +290,7 @@ needs_nvcc = pytest.mark.skipif(not shutil.which("nvcc"), reason="nvcc not insta
 @pytest.mark.parametrize("arch", ["sm_75", "sm_80", "sm_90"])
 def test_cuda_build_without_gpu(arch):
     g = loader.load("zoo:mobilenetv2@64")
-    mod = apply(g, make_plan(g, "dp", hardware.get("t4")).groups)
+    mod = apply(g, make_plan(g, "dp", Setup(hardware.get("t4"))).groups)
     smod, report = schedules.schedule(mod, f"cuda:{arch}")
     assert not report.unscheduled and not report.fallback, report.summary()
     assert report.handled.get("gpu.Conv"), report.summary()  # depthwise/3x3 convs take the project rule

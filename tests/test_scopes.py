@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import pytest
 
+from engine.planner.setup import Setup
 from engine.model import scopes as S
 from engine.report import group_names as G
 
@@ -16,7 +17,7 @@ def mobilenet():
 
     g = loader.load("zoo:mobilenetv2@32")
     hw = hardware.get("t4")
-    return g, make_plan(g, "greedy", hw), make_plan(g, "dp", hw)
+    return g, make_plan(g, "greedy", Setup(hw)), make_plan(g, "dp", Setup(hw))
 
 
 def test_scope_paths_of_both_spellings():

@@ -26,6 +26,7 @@ from pathlib import Path
 import onnx
 import pytest
 
+from engine.planner.setup import Setup
 from engine.model import loader
 from engine.util.errors import ModelError
 from tests.conftest import ROOT
@@ -215,7 +216,7 @@ def tiny_graph_and_plan(tmp_path, private_cache):
     assert g.mod is not None
     hw = hardware.get("t4")
     plan_file = tmp_path / "p.json"
-    plan_json.save(plan_file, make_plan(g, "greedy", hw), g, hw)
+    plan_json.save(plan_file, make_plan(g, "greedy", Setup(hw)), g, hw)
     return f, g, plan_file
 
 

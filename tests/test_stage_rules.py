@@ -15,6 +15,7 @@ import tvm
 import tvm_ffi
 from tvm import relax, tirx
 
+from engine.planner.setup import Setup
 from engine import schedules
 from engine.devices import hardware
 from engine.devices import tvm_target as target_mod
@@ -77,7 +78,7 @@ def effnet():
     g = loader.load("zoo:efficientnet_b0@64")
     x = build.random_inputs(g, seed=1)
     ort = ort_check.onnxruntime_outputs(g, x)
-    unfused = build.run(build.build(apply(g, make_plan(g, "none", hardware.get("host")).groups), "cpu"), x)
+    unfused = build.run(build.build(apply(g, make_plan(g, "none", Setup(hardware.get("host"))).groups), "cpu"), x)
     assert close(unfused, ort)
     return g, x, ort, unfused
 
@@ -87,8 +88,8 @@ def se_module(g):
     scale of the big tensor) and SE block 15 also with the projection conv that reads the scaled
     tensor: (groups, kinds, module)."""
     hw = host_stitch()
-    dp = make_plan(g, "dp", hw)
-    greedy = make_plan(g, "greedy", hw).groups
+    dp = make_plan(g, "dp", Setup(hw))
+    greedy = make_plan(g, "greedy", Setup(hw)).groups
     groups = [list(x) for x in dp.groups]
     kinds = [k["kind"] for k in dp.group_kinds]
     for which, variant in ((5, "B"), (15, "C")):
@@ -102,7 +103,7 @@ def se_module(g):
 
 def test_effnet_dp_stitched_groups_take_stages_and_match(effnet):
     g, x, ort, unfused = effnet
-    p = make_plan(g, "dp", host_stitch())
+    p = make_plan(g, "dp", Setup(host_stitch()))
     kinds = [k["kind"] for k in p.group_kinds]
     assert kinds.count("reduction_stitch") >= 10, kinds
     mod = apply(g, p.groups)
@@ -142,7 +143,7 @@ def transformer(tmp_path_factory):
     g = loader.load(path)
     x = build.random_inputs(g, seed=1)
     ort = ort_check.onnxruntime_outputs(g, x)
-    unfused = build.run(build.build(apply(g, make_plan(g, "none", hardware.get("host")).groups), "cpu"), x)
+    unfused = build.run(build.build(apply(g, make_plan(g, "none", Setup(hardware.get("host"))).groups), "cpu"), x)
     assert close(unfused, ort)
     return g, x, ort, unfused
 
@@ -151,11 +152,11 @@ def qkv_plan(g):
     """The host DP plan; if it has no horizontal group, the greedy groups of the three matmuls that
     read one input merged by hand. (groups, kinds)."""
     hw = host_stitch()
-    dp = make_plan(g, "dp", hw)
+    dp = make_plan(g, "dp", Setup(hw))
     kinds = [k["kind"] for k in dp.group_kinds]
     if "horizontal" in kinds:
         return [list(x) for x in dp.groups], kinds
-    greedy = [list(x) for x in make_plan(g, "greedy", hw).groups]
+    greedy = [list(x) for x in make_plan(g, "greedy", Setup(hw)).groups]
     kinds = ["epilogue"] * len(greedy)
     src = next(n.id for n in g.nodes if sum(g.by_id[c].op == "matmul" for c in g.consumers[n.id]) == 3)
     mms = [c for c in g.consumers[src] if g.by_id[c].op == "matmul"]

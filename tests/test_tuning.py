@@ -8,6 +8,9 @@ import sys
 import onnx
 import pytest
 
+from engine.planner import setup
+from engine.devices import targets
+from engine.planner.setup import Setup
 from engine.kernels import build, tuned_store
 from engine.measure import runner, tuning
 from engine.devices import hardware, targets
@@ -30,7 +33,7 @@ def tiny(tmp_path, private_cache):
 
 def _kernels(spec):
     g = loader.load(spec, SHAPES)
-    p = make_plan(g, "greedy", hardware.get("host"))
+    p = make_plan(g, "greedy", Setup(hardware.get("host")))
     from tvm import tirx
 
     mod = apply(g, p.groups)
@@ -101,22 +104,22 @@ def test_builds_use_a_record_where_there_is_one_and_the_rules_elsewhere(tiny):
     assert schedule_kind(len(names), total) == "mixed" and schedule_kind(0, 3) == "rules"
     assert schedule_kind(3, 3) == "tuned"
 
-    r_tuned = runner.benchmark(tiny, SHAPES, p, "cpu", repeat=2, force=True)
-    r_rules = runner.benchmark(tiny, SHAPES, p, "cpu", repeat=2, force=True, tuned=False)
+    r_tuned = runner.benchmark(tiny, SHAPES, p, targets.HOST, repeat=2, force=True)
+    r_rules = runner.benchmark(tiny, SHAPES, p, targets.HOST, repeat=2, force=True, tuned=False)
     assert r_tuned.error is None and r_tuned.correct, r_tuned.error
     assert r_tuned.schedule == "mixed" and r_tuned.tuned_kernels == 1
     assert r_rules.correct and r_rules.schedule == "rules" and r_rules.tuned_kernels == 0
     # a new record invalidates cached results for that target (the store's generation is in the key)
-    assert runner.cached_result(g, p, "cpu") is not None
+    assert runner.cached_result(g, p, targets.HOST) is not None
     store.put(m, tuning.trace_json(_a_schedule(m, tgt).trace), 0.5, 2.0, gv.name_hint, 2)
-    assert runner.cached_result(g, p, "cpu") is None
-    assert runner.cached_result(g, p, "cpu", tuned=False) is not None
+    assert runner.cached_result(g, p, targets.HOST) is None
+    assert runner.cached_result(g, p, targets.HOST, tuned=False) is not None
 
 
 def test_tune_a_small_model_with_a_few_trials(tiny):
     """The whole flow on CPU in well under a minute: profile, time the rules, tune, store, report."""
     stages = []
-    r = tuning.tune(tiny, SHAPES, "greedy", "cpu", trials=8, progress=lambda s, f: stages.append((s, f)))
+    r = tuning.tune(tiny, SHAPES, "greedy", setup.resolve("cpu", layout="nchw"), trials=8, progress=lambda s, f: stages.append((s, f)))
     assert r.error is None, r.error
     assert r.trials >= 1 and len(r.kernels) >= 2
     assert abs(sum(k.weight for k in r.kernels) - 1) < 1e-6
@@ -130,13 +133,13 @@ def test_tune_a_small_model_with_a_few_trials(tiny):
     assert len(store) == sum(k.status == "tuned" for k in r.kernels)
     assert any("tuned" in s for s, _ in stages) and all(0 <= f <= 1 for _, f in stages)
     assert "distinct kernels" in r.summary()
-    b = runner.benchmark(tiny, SHAPES, make_plan(loader.load(tiny, SHAPES), "greedy", hardware.get("host")), "cpu",
+    b = runner.benchmark(tiny, SHAPES, make_plan(loader.load(tiny, SHAPES), "greedy", Setup(hardware.get("host"))), targets.HOST,
                          repeat=2, force=True)
     assert b.correct and b.tuned_kernels >= (1 if len(store) else 0)
 
 
 def test_tune_stops_at_the_time_limit_and_keeps_what_it_found(tiny):
-    r = tuning.tune(tiny, SHAPES, "greedy", "cpu", trials=64, time_limit_s=0.01)
+    r = tuning.tune(tiny, SHAPES, "greedy", setup.resolve("cpu", layout="nchw"), trials=64, time_limit_s=0.01)
     assert r.error is None and r.stopped == "time limit"
     assert r.trials <= 16  # at most the one batch that was under way
 
@@ -147,7 +150,7 @@ def test_tune_cancel():
     ev = threading.Event()
     ev.set()
     with pytest.raises(tuning.Cancelled):
-        tuning.tune("zoo:mobilenetv2@32", None, "greedy", "cpu", trials=8, cancel=ev)
+        tuning.tune("zoo:mobilenetv2@32", None, "greedy", setup.resolve("cpu", layout="nchw"), trials=8, cancel=ev)
 
 
 def test_tune_bad_input_is_one_line_and_exit_2(tiny):
@@ -171,7 +174,7 @@ def test_tune_cuda_without_a_gpu_builds_candidates_and_says_so(tiny):
         pytest.skip("a GPU is here: the full run is the device check's")
     if not shutil.which("nvcc"):
         pytest.skip("nvcc is not installed")
-    r = tuning.tune(tiny, SHAPES, "greedy", "cuda:sm_90", trials=8, hw="h200")
+    r = tuning.tune(tiny, SHAPES, "greedy", setup.resolve("cuda:sm_90", "h200"), trials=8)
     assert r.error is None, r.error
     assert "no CUDA device" in r.stopped and "sm_90" in r.stopped
     assert any(k.status == "built only" for k in r.kernels)
@@ -216,7 +219,7 @@ def test_tune_over_a_loopback_tracker(tiny, two_device_tracker):
     """MetaSchedule's RPC runner through a TVM tracker on loopback; records go to the key's own store."""
     spec = two_device_tracker
     assert targets.free_devices(targets.parse(spec)) == 2
-    r = tuning.tune(tiny, SHAPES, "greedy", spec, trials=8)
+    r = tuning.tune(tiny, SHAPES, "greedy", setup.resolve(spec, layout="nchw"), trials=8)
     assert r.error is None, r.error
     assert any(k.trials for k in r.kernels)
     assert any(k.rules_us for k in r.kernels), [k.note for k in r.kernels]

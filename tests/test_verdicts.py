@@ -6,6 +6,7 @@ from dataclasses import replace
 
 import pytest
 
+from engine.planner.setup import Setup
 from engine.devices import hardware
 from engine.measure import published, stats
 from engine.report import text as report
@@ -261,7 +262,7 @@ def test_round_robin_bench_samples_every_strategy_alike(tmp_path, monkeypatch):
     monkeypatch.setenv("FUSELENS_CACHE_DIR", str(tmp_path))
     loader.clear_memo()
     stages = []
-    req = benchmark.BenchRequest("zoo:mobilenetv2@32", None, "cpu", 3, hardware="host", cost="model",
+    req = benchmark.BenchRequest("zoo:mobilenetv2@32", None, Setup(hardware.get("host"), cost="model"), 3,
                                  progress=lambda s, f: stages.append((s, f)))
     b = benchmark.bench_model(req, ["none", "greedy"])
     assert b["round_robin"] == ["none", "greedy"] and b["target"] == "cpu"

@@ -13,14 +13,16 @@ def machine() -> str:
     return f"{f['model']}, {f['cores']} cores, {platform.system()} {platform.release()}, python {platform.python_version()}"
 
 
-def measured_on(target="cpu", device: str | None = None) -> str:
-    """What a benchmark on `target` ran on: this host's CPU for `cpu`; the GPU's name for `cuda`
-    (`device`, as the worker saw it, else asked of TVM here); the RPC server or tracker key for
-    `rpc://` (with what the kernels were built for)."""
+def measured_on(spec: str = "cpu", device: str | None = None) -> str:
+    """What a benchmark on the target `spec` ran on (the spec a result records: a bench dict's,
+    a table row's): this host's CPU for `cpu`; the GPU's name for `cuda` (`device`, as the worker
+    saw it, else asked of TVM here); the RPC server or tracker key for `rpc://` (with what the
+    kernels were built for)."""
     from . import targets
 
+    target = spec
     try:
-        t = targets.as_target(target)
+        t = targets.parse(spec)
     except Exception:  # noqa: BLE001 - a label only
         return f"{target} (host: {machine()})"
     if t.backend.host_cpu:

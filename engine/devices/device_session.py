@@ -1,7 +1,7 @@
 """Opening a device for timing: the one set-up every timing worker shares (engine/measure/runner.py,
 roundrobin.py, tuning.py, engine/report/kernel_report.py, engine/kernels/batch.py).
 
-    ds = open_device(t)               # t: an engine.devices.targets.Target (a spec str is parsed once, here)
+    ds = open_device(t)               # t: an engine.devices.targets.Target (parsed once, at the edge)
     run = ds.runner(inputs)           # run(exe) -> (vm, args, outputs) on ds.dev
     vm, args, out = run(exe)
 
@@ -84,13 +84,10 @@ def kernel_calls():
     return instrument, calls
 
 
-def open_device(target, resolve: bool = True) -> DeviceSession:
-    """The device of `target` (a Target; a spec str is parsed here) opened for timing: its session
-    (RPC) and TVM device. resolve=True builds a `cuda` / `cuda:N` target for the GPU's own
-    architecture (targets.Backend.resolve); resolve=False keeps the target as it is."""
-    from . import targets
-
-    t = targets.as_target(target)
+def open_device(t, resolve: bool = True) -> DeviceSession:
+    """The device of the Target `t` opened for timing: its session (RPC) and TVM device. resolve=True
+    builds a `cuda` / `cuda:N` target for the GPU's own architecture (targets.Backend.resolve);
+    resolve=False keeps the target as it is."""
     if resolve:
         t = t.backend.resolve(t)
     dev, remote = t.backend.open(t)

@@ -3,11 +3,12 @@
 named like a board) ties an RPC device to a board's profile (engine/devices/boards.py): what kernels are built
 for, how they are scheduled and the cost model the planner uses.
 
-Parse once, at the edge: `as_target` gives a Target (a spec string parsed, a Target as it is); the
-engine passes that object down. What a target is asked is one table (the end of this module):
-BACKENDS, a row per runtime kind (cpu, cuda, rpc: how a spec parses, how its device is opened,
-checked and timed), and BUILDS, a row per kind of build (cpu, cuda, a board). `t.backend` and
-`t.build` are the rows; a new runtime kind (ROCm, Vulkan, Metal) is a row of each."""
+Parse once, at the edge: `parse` gives a Target; engine/planner/setup.resolve parses a front end's
+--target (or the app's device) into a Setup's, and the engine passes that object down. What a
+target is asked is one table (the end of this module): BACKENDS, a row per runtime kind (cpu,
+cuda, rpc: how a spec parses, how its device is opened, checked and timed), and BUILDS, a row per
+kind of build (cpu, cuda, a board). `t.backend` and `t.build` are the rows; a new runtime kind
+(ROCm, Vulkan, Metal) is a row of each."""
 from __future__ import annotations
 
 import json
@@ -68,12 +69,6 @@ HOST = Target("cpu", "cpu")   # this machine's CPU: what parse("cpu") gives
 def as_target(t: "Target | str") -> Target:
     """`t` itself when it is already a Target (parsed once, at the edge), else the parsed spec."""
     return t if isinstance(t, Target) else parse(t)
-
-
-def spec_of(t: "Target | str") -> str:
-    """The spec a Target was parsed from; a string as it is written (cache keys and messages that
-    name the target keep the caller's spelling)."""
-    return t.spec if isinstance(t, Target) else t
 
 
 def parse(spec: str) -> Target:

@@ -1,6 +1,6 @@
 """The code of fused kernels, built in a child process for the app's Kernel code view (issue 30).
 
-    codes = kernel_code(spec, shapes, block, sha, [req, ...], "cpu", cancel=event)   # [KernelCode | str]
+    codes = kernel_code(spec, shapes, block, sha, [req, ...], targets.HOST, cancel=event)   # [KernelCode | str]
     req = {"strategy": "dp", "groups": plan.groups, "group": 3, "kind": "anchor_chain"}
 
 Each request is one group of one plan (engine/report/kernel_code.generate): FuseTIR, the schedule
@@ -17,9 +17,10 @@ from engine.util.child import run_in_child
 TIME_LIMIT_S = 600
 
 
-def kernel_code(spec: str, shapes, block, sha: str, requests: list[dict], target: str = "cpu",
-                progress=None, cancel=None) -> list:
-    """[KernelCode, or a one-line error] per request (see the module docstring). Raises
+def kernel_code(spec: str, shapes, block, sha: str, requests: list[dict], target, progress=None,
+                cancel=None) -> list:
+    """[KernelCode, or a one-line error] per request (see the module docstring), built for the Target
+    `target` (parsed at the edge: the app's Kernel code window). Raises
     child.ChildFailed when the child fails as a whole, child.Cancelled when `cancel` is set."""
     from engine.report.kernel_code import KernelCode
 

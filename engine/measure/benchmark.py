@@ -8,9 +8,9 @@ from dataclasses import dataclass, replace
 from typing import Any, Callable
 
 from engine.devices import targets
-from engine.devices.hardware import Hardware
 from engine.model import loader
-from engine.planner import make_plan, profiles
+from engine.planner import make_plan
+from engine.planner.setup import Setup
 from engine.planner.same_plan import label as same_label, same_plans
 from engine.util import machine_load
 
@@ -60,42 +60,33 @@ def thread_settings(tvm_threads: int | None = None) -> dict:
             "ort_intra_op_threads": usable_cores()}
 
 
-def default_cost(target: "targets.Target | str") -> str:
-    """Measured where kernels can be timed (this machine's CPU); the cost model elsewhere."""
-    return "measured" if targets.as_target(target).spec == "cpu" else "model"
-
-
 @dataclass(frozen=True)
 class BenchRequest:
     """How and where plans are measured (measure_plans, bench_model): the model `spec` with `shapes`
-    (onnx_input.parse_shape_args; None: the model's own), in the channel layout of `block`
-    (loader.block_for_target), or `graph`, that model already loaded; on `target` (a
-    targets.Target; a spec string is parsed here, once); `repeat` samples a plan; `force`: measure
-    again where the cache has a result; `scheduled`: with schedule rules, `tuned`: with the target's
-    tuning records (engine/kernels/tuned_store.py); `hardware`: the cost-model profile for planning (a
-    Hardware, a profile name, or None: the target's own); `cost`: how dp/hybrid/optimal decide (None:
-    default_cost); `progress(stage, frac)` and `cancel` (a threading.Event) for the work."""
+    (onnx_input.parse_shape_args; None: the model's own), or `graph`, that model already loaded; as
+    `setup` says (engine/planner/setup.py, resolved at the edge: the target they run on, the profile
+    they are planned for, the cost dp/hybrid/optimal decide by, the channel layout `spec` is loaded
+    in); `repeat` samples a plan; `force`: measure again where the cache has a result; `scheduled`:
+    with schedule rules, `tuned`: with the target's tuning records (engine/kernels/tuned_store.py);
+    `progress(stage, frac)` and `cancel` (a threading.Event) for the work."""
     spec: str
-    shapes: dict | None = None
-    target: targets.Target = "cpu"
+    shapes: dict | None
+    setup: Setup
     repeat: int = 10
     force: bool = False
     scheduled: bool = True
     tuned: bool = True
-    hardware: Hardware | str | None = None
-    cost: str | None = None
     progress: Callable[[str, float], None] | None = None
     cancel: Any = None
-    block: int | None = None
     graph: Any = None
 
     def __post_init__(self):
-        object.__setattr__(self, "target", targets.as_target(self.target))
+        if not isinstance(self.setup, Setup):
+            raise TypeError(f"BenchRequest.setup is a Setup (engine/planner/setup.py), not {self.setup!r}")
 
-    def profile(self) -> Hardware:
-        """The cost-model profile: `hardware` itself, the profile of that name, or the target's own."""
-        h = self.hardware
-        return h if isinstance(h, Hardware) else profiles.get(h or self.target.hardware)
+    @property
+    def target(self) -> targets.Target:
+        return self.setup.target
 
 
 _planning = threading.Lock()  # the ONNX importer and TVM's passes are not thread-safe: one model plans at a time
@@ -115,7 +106,7 @@ def measure_plans(req: BenchRequest, plans: dict) -> tuple[dict, str | None, lis
     RPC target in turn as one run (runner.benchmark; there a plan the runner's cache answers keeps its
     own run and is not compared). Returns (results, the device as the worker saw it or None, the
     strategies sampled now). Shared by `bench`/`table` (bench_model) and the app's Benchmark
-    (gui/bench_controller.py). The plans are of req.graph's channel layout (else req.block's:
+    (gui/bench_controller.py). The plans are of req.graph's channel layout (else req.setup.block's:
     loader.load), and so are the builds. A plan that another strategy's equals (engine/planner/same_plan.py)
     is measured once, under its owner: the results have no entry for the others (same_plans names them),
     so no strategy is given another's samples, from a run or from the cache."""
@@ -123,7 +114,7 @@ def measure_plans(req: BenchRequest, plans: dict) -> tuple[dict, str | None, lis
 
     same = same_plans(plans)
     plans = {s: p for s, p in plans.items() if s not in same}
-    g = req.graph if req.graph is not None else loader.load(req.spec, req.shapes, block=req.block)
+    g = req.graph if req.graph is not None else loader.load(req.spec, req.shapes, block=req.setup.block)
     block, t, progress = g.block, req.target, req.progress
     if not req.force:
         cached = {s: runner.cached_result(g, p, t, req.scheduled, req.tuned) for s, p in plans.items()}
@@ -151,8 +142,8 @@ def measure_plans(req: BenchRequest, plans: dict) -> tuple[dict, str | None, lis
 
 def bench_model(req: BenchRequest, strategies, imported: dict | None = None) -> dict:
     """Plan, build, check and time each strategy of `strategies` as `req` asks (BenchRequest).
-    req.cost None: dp/hybrid/optimal decide by measured kernel times where the target can time
-    kernels (default_cost), else by the model. `imported`: name -> Plan, plans made elsewhere (read
+    dp/hybrid/optimal decide by req.setup.cost (the CLI's default: measured kernel times where the
+    target can time kernels, else the model; setup.default_cost). `imported`: name -> Plan, plans made elsewhere (read
     from files: plan_json.imported), measured with the strategies' plans.
 
     The strategies are measured by measure_plans: all from the cache when every one is cached from
@@ -161,11 +152,10 @@ def bench_model(req: BenchRequest, strategies, imported: dict | None = None) -> 
     round-robin now, `sampled` those sampled now (on RPC too). ONNX Runtime is timed after them; it
     is compared only with figures sampled in this run."""
     t, progress = req.target, req.progress
-    with _planning:   # req.block: the channel layout (loader.block_for_target)
+    with _planning:   # setup.block: the channel layout (loader.block_for_target)
         g = req.graph if req.graph is not None else loader.load(req.spec, req.shapes, force=req.force,
-                                                                 block=req.block)
-    hw = req.profile()
-    cost = req.cost or default_cost(t)
+                                                                 block=req.setup.block)
+    hw = req.setup.hardware
     plans, costs = {}, {}
     n = len(strategies)
     share = 0.5   # of the progress bar: planning, then timing
@@ -174,7 +164,7 @@ def bench_model(req: BenchRequest, strategies, imported: dict | None = None) -> 
             if progress:
                 progress(f"{s}: {stage}", share * (k + frac) / n)
         with _planning:
-            p = make_plan(g, s, hw, cost=cost, target=t, progress=prog)
+            p = make_plan(g, s, req.setup, progress=prog)
         costs[s] = p.provenance.cost or "model"
         plans[s] = p
     for name, p in (imported or {}).items():

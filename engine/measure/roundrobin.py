@@ -1,6 +1,6 @@
 """Benchmark several plans of one model together, sampled round-robin in one worker process.
 
-    results, device = bench_plans(spec, shapes, {"greedy": plan, "dp": plan2}, "cpu", repeat=10)
+    results, device = bench_plans(spec, shapes, {"greedy": plan, "dp": plan2}, targets.HOST, repeat=10)
 
 One spawned worker (engine/util/child.run_in_child) loads the model, opens the device
 (engine/devices/device_session.open_device), gets the unfused reference (runner.reference: built once,
@@ -37,7 +37,7 @@ from . import ort_check, runner, runs
 SAMPLE_MS = 50.0   # each sample lasts about this long
 
 
-def bench_plans(spec: str, input_shapes: dict | None, plans: dict, target="cpu", repeat: int = 10,
+def bench_plans(spec: str, input_shapes: dict | None, plans: dict, t, repeat: int = 10,
                 progress=None, cancel=None, timeout_s: float | None = None, scheduled: bool = True,
                 tuned: bool = True, force: bool = False, block: int | None = None) -> tuple[dict, str | None]:
     """strategy -> Plan, built and timed together on `target` (always measured: the caller decides
@@ -45,12 +45,11 @@ def bench_plans(spec: str, input_shapes: dict | None, plans: dict, target="cpu",
     worker saw it, or None). Never raises for a failed build or run: the results carry `error`.
     Raises Cancelled when `cancel` is set, TargetError when the target is not there, ModelError for
     a model ONNX Runtime cannot run (engine/measure/ort_check.py). force: rebuild the unfused reference too.
-    `target`: a Target (a spec string is parsed here)."""
+    `t`: a Target (engine/planner/setup.py resolves it at the edge)."""
     from engine.devices import targets
     from engine.model import loader
 
     graph = loader.load(spec, input_shapes, block=block)   # block: the channel layout the plans were made in
-    t = targets.as_target(target)
     targets.check(t)
     job = {"spec": spec, "shapes": input_shapes, "block": block, "target": t, "repeat": int(repeat), "scheduled": scheduled,
            "tuned": tuned, "force": force, "plans": [[s, p.groups] for s, p in plans.items()]}

@@ -87,20 +87,17 @@ def plan_hash(groups) -> str:
 
 
 def _key(model_sha: str, groups, target, scheduled: bool, tuned: bool = False) -> str:
-    """`target`: a Target (keyed by its spec) or a spec string (keyed as it is written)."""
-    from engine.devices import targets
-
-    spec = target.spec if isinstance(target, targets.Target) else target
-    raw = f"{model_sha}|{plan_hash(groups)}|{spec}|s{schedule_version() if scheduled else 'none'}|r{RUNNER_VERSION}"
+    """`target`: a Target (keyed by its spec)."""
+    raw = f"{model_sha}|{plan_hash(groups)}|{target.spec}|s{schedule_version() if scheduled else 'none'}|r{RUNNER_VERSION}"
     if scheduled and tuned:  # a new tuning record may change the kernels: the store's generation
         from engine.kernels.tuned_store import store_for
 
-        raw += f"|t{store_for(targets.as_target(target)).generation()}"
+        raw += f"|t{store_for(target).generation()}"
     return hashlib.sha256(raw.encode()).hexdigest()[:32]
 
 
 def result_file(model_sha: str, groups, target, scheduled: bool, tuned: bool):
-    """The cache file of a plan's result on `target` (a Target, or its spec): runner.benchmark's and
+    """The cache file of a plan's result on the Target `target`: runner.benchmark's and
     roundrobin.bench_plans' alike."""
     return cache_dir("results") / f"{_key(model_sha, groups, target, scheduled, tuned)}.json"
 
@@ -156,19 +153,18 @@ def cached_result(graph, plan, target, scheduled: bool = True, tuned: bool = Tru
     return r
 
 
-def benchmark(spec: str, input_shapes: dict | None, plan, target="cpu", repeat: int = 10,
+def benchmark(spec: str, input_shapes: dict | None, plan, t, repeat: int = 10,
               progress=None, cancel=None, force: bool = False, timeout_s: float = 900,
               scheduled: bool = True, tuned: bool = True, run_id: str | None = None,
               block: int | None = None) -> BenchResult:
     """Build `plan` of model `spec` for `target`, check it, time it. Never raises for a failed
     build or run: the result carries `error`. Raises Cancelled when `cancel` is set, ModelError
     for a model ONNX Runtime cannot run (engine/measure/ort_check.py). tuned=True: kernels with a tuning record for this target use it (engine/kernels/tuned_store.py), the
-    rest the rules; tuned=False: the rules only. `target`: a Target (a spec string is parsed here)."""
+    rest the rules; tuned=False: the rules only. `t`: a Target (engine/planner/setup.py resolves it at the edge)."""
     from engine.devices import targets
     from engine.model import loader
 
     graph = loader.load(spec, input_shapes, block=block)   # block: the channel layout the plan was made in
-    t = targets.as_target(target)
     f = result_file(graph.sha256, plan.groups, t, scheduled, tuned)
     if not force:
         r = cached_result(graph, plan, t, scheduled, tuned)
@@ -215,12 +211,11 @@ def prepare_job(job, say, at=(0.02, 0.04)):
     (a Target, parsed once), its model loaded with the Relax module (during "loading model", at
     progress at[0]), deterministic inputs, and ONNX Runtime's verdict on the model (at at[1]): a
     one-line problem (the worker returns it as its model_error), else None. -> (t, graph, x, problem)"""
-    from engine.devices import targets
     from engine.model import loader
 
     from engine.kernels import build
 
-    t = targets.as_target(job["target"])
+    t = job["target"]   # a Target (pickled to the worker as it is)
     say("loading model", at[0])
     graph = loader.load(job["spec"], job["shapes"], block=job.get("block"))
     graph.mod                                   # import the Relax module now, during "loading model"

@@ -81,31 +81,28 @@ def _us(v) -> str:
     return "-" if v is None else f"{v:.1f}"
 
 
-def tune(spec: str, shapes: dict | None, strategy: str, target="cpu", trials: int | None = None,
-         time_limit_s: float | None = None, hw=None, progress=None, cancel=None,
-         cost: str = "model", block: int | None = None) -> TuneReport:
-    """Tune every kernel of `strategy`'s plan of `spec` (in the channel layout of `block`:
-    loader.load) on `target`. Raises FuseLensError for bad
-    input (before any work) and Cancelled when `cancel` is set; a failed tuning run is the report's
-    `error` (records found before the failure are kept). `hw`: the cost-model profile to plan with (a
-    Hardware; a profile name works too), default the target's own."""
+def tune(spec: str, shapes: dict | None, strategy: str, setup, trials: int | None = None,
+         time_limit_s: float | None = None, progress=None, cancel=None) -> TuneReport:
+    """Tune every kernel of `strategy`'s plan of `spec` as `setup` says (engine/planner/setup.py: on
+    setup.target, planned on setup.hardware by setup.cost, in the channel layout setup.block:
+    loader.load). Raises FuseLensError for bad input (before any work) and Cancelled when `cancel`
+    is set; a failed tuning run is the report's `error` (records found before the failure are kept)."""
     from engine.devices import targets
     from engine.model import loader
-    from engine.planner import make_plan, profiles
+    from engine.planner import make_plan
 
     if trials is not None and trials < 1:
         raise FuseLensError(f"--trials must be at least 1 (got {trials})")
     if time_limit_s is not None and time_limit_s <= 0:
         raise FuseLensError("--time-limit must be positive")
-    t = targets.as_target(target)      # parsed once, here (a Target is used as it is)
+    t, block = setup.target, setup.block
     if t.backend.tracker_to_tune and not t.key:
-        raise TargetError(f"{targets.spec_of(target)}: tuning over RPC needs a tracker key (rpc://HOST:PORT/KEY), "
+        raise TargetError(f"{t.spec}: tuning over RPC needs a tracker key (rpc://HOST:PORT/KEY), "
                           "so that MetaSchedule's runner can ask the tracker for devices")
     if not t.backend.local:
         targets.check(t)
     graph = loader.load(spec, shapes, block=block)
-    hw = profiles.as_hardware(hw or t.hardware)   # hw: the cost-model profile (a Hardware; a name works too)
-    p = make_plan(graph, strategy, hw, cost=cost, target=targets.spec_of(target))   # the plan notes name the spec
+    p = make_plan(graph, strategy, setup)
     job = {"spec": spec, "shapes": shapes, "block": block, "groups": p.groups, "target": t, "trials": trials,
            "time_limit_s": time_limit_s, "model": graph.name, "strategy": strategy}
     budget = (time_limit_s or 0) + 600 if time_limit_s else 24 * 3600
@@ -128,14 +125,13 @@ def _tune_job(job, say):
     from tvm import tirx
     from tvm.s_tir import meta_schedule as ms
 
-    from engine.devices import targets
     from engine.model import loader
     from engine.kernels import build
     from engine.kernels.tuned_store import kernel_key, tuning_form
     from engine.planner.apply import apply
 
     t0 = time.perf_counter()
-    t = targets.as_target(job["target"])
+    t = job["target"]   # a Target (pickled to the worker as it is)
     tgt = build.tvm_target(build_for(t))
     store = store_for(t)
     report = TuneReport(model=job["model"], strategy=job["strategy"], target=t.spec, store=str(store.dir))

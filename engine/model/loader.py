@@ -98,26 +98,24 @@ def check_block(block) -> int | None:
     return block
 
 
-def block_for_target(target="cpu", layout: str = "auto") -> int | None:
-    """The channel block to load a model with for `target` (a --target spec: cpu, cuda[:N], a
-    board, rpc://...) and `layout` (--layout): "auto" is the target's default (blocked with its fp32
-    vector lanes on a CPU target, engine/model/blocked_layout.block_for; NCHW on CUDA), "blocked" asks for
-    the blocked layout (one line where the target has none: a GPU), "nchw" is None. A bad layout or
-    target is one line (FuseLensError / TargetError)."""
+def block_for_target(t, layout: str = "auto") -> int | None:
+    """The channel block to load a model with for the Target `t` (engine/devices/targets.py: cpu,
+    cuda[:N], a board, rpc://...) and `layout` (--layout): "auto" is the target's default (blocked
+    with its fp32 vector lanes on a CPU target, engine/model/blocked_layout.block_for; NCHW on CUDA),
+    "blocked" asks for the blocked layout (one line where the target has none: a GPU), "nchw" is
+    None. A bad layout is one line (FuseLensError). engine/planner/setup.resolve calls it once, at
+    the edge: the layout is a Setup's `block`."""
     if layout not in LAYOUTS:
         raise FuseLensError(f"--layout {layout!r}: choose one of {', '.join(LAYOUTS)}")
     if layout == "nchw":
         return None
-    from engine.devices import targets
-
-    t = targets.as_target(target)
     block = None
     if t.build.blocked_layout:   # a GPU build stays NCHW
         from . import blocked_layout
 
         block = blocked_layout.block_for(t)
     if block is None and layout == "blocked":
-        raise FuseLensError(f"--layout blocked: {targets.spec_of(target)} has no blocked channel layout (GPU kernels stay NCHW); "
+        raise FuseLensError(f"--layout blocked: {t.spec} has no blocked channel layout (GPU kernels stay NCHW); "
                             "use --layout nchw or auto")
     return check_block(block)
 

@@ -14,34 +14,32 @@ from engine.util.errors import PlanError
 from . import registry
 from .plan import Plan, count_kernels
 from .registry import COSTED, STRATEGIES
+from .setup import COSTS, Setup
 
-COSTS = ("model", "roofline", "learned", "measured")
 
+def make_plan(graph, strategy: str, setup: Setup, progress=None, cancel=None, **options) -> Plan:
+    """Plan `graph` as `setup` says (setup.py: the profile setup.hardware, the cost, the target), with
+    cost estimates, explanations and planning time.
 
-def make_plan(graph, strategy: str, hw, cost: str = "roofline", target: str = "cpu", progress=None,
-              cancel=None, **options) -> Plan:
-    """Plan `graph` for hardware profile `hw`, with cost estimates, explanations and planning time.
-
-    cost (cost_source.py): "roofline" (the profile's roofline), "learned" (the learned model's
+    setup.cost (cost_source.py): "roofline" (the profile's roofline), "learned" (the learned model's
     predictions of the target's kernel times), "measured" (the learned model with the close calls
-    timed on `target`; every candidate timed where no model serves it), "model" (learned where a
-    model serves the target and profile, else roofline; the default of the CLI and the app; this
-    call's own default is the roofline, which depends on nothing measured). The plan's provenance
+    timed on setup.target; every candidate timed where no model serves it), "model" (learned where a
+    model serves the target and profile, else roofline; the default of the CLI and the app; a
+    Setup's own default is the roofline, which depends on nothing measured). The plan's provenance
     (plan.py's Provenance) says which: `cost` (what decided), `estimate` (what the plan's estimated_us
     and group_us are: "roofline" or "learned", measured kernels included where timed) and `cost_note`.
     `options` go to the strategy's plan() (registry.py lists which each takes)."""
-    from engine.devices.targets import spec_of
-
     from . import cost_source, explain
 
-    if cost not in COSTS:
-        raise PlanError(f"unknown cost {cost!r}; choose from {', '.join(COSTS)}")
+    if not isinstance(setup, Setup):
+        raise TypeError(f"make_plan takes a Setup (engine/planner/setup.py), not {type(setup).__name__}")
+    hw = setup.hardware
     entry = registry.get(strategy)
     unknown = sorted(k for k in options if k not in entry.options or k == "costs")   # costs: from `cost`
     if unknown:
         raise PlanError(f"strategy {strategy!r} takes no option {', '.join(unknown)}")
     t0 = time.perf_counter()
-    src = cost_source.resolve(graph, hw, cost, target, costed=entry.costed, progress=progress, cancel=cancel)
+    src = cost_source.resolve(graph, setup, costed=entry.costed, progress=progress, cancel=cancel)
     t_measure = time.perf_counter() - t0
     if entry.costed:
         options["costs"] = src.costs
@@ -59,7 +57,7 @@ def make_plan(graph, strategy: str, hw, cost: str = "roofline", target: str = "c
                      cost_note=src.note)
     costs = src.costs if src.name == "measured" else None
     if costs is not None:
-        p.set_provenance(measure={**src.stats, "seconds": round(t_measure, 3), "target": spec_of(target)},
+        p.set_provenance(measure={**src.stats, "seconds": round(t_measure, 3), "target": setup.spec},
                          measured_group_us=[costs.group_us(g) if src.estimates is None else
                                             (src.estimates.measured.get(_key(cm, g))) for g in p.groups])
     if not p.explanations:
@@ -108,4 +106,4 @@ def _borrow_greedy_explanations(graph, hw, p: Plan) -> list[dict]:
     return g.explanations if same else []
 
 
-__all__ = ["COSTED", "COSTS", "STRATEGIES", "Plan", "annotate", "make_plan"]
+__all__ = ["COSTED", "COSTS", "STRATEGIES", "Plan", "Setup", "annotate", "make_plan"]

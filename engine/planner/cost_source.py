@@ -7,7 +7,7 @@
                no model serves it, every candidate kernel timed (kernel_timing.py), as before
     model      the best estimate there is: learned where a model serves the target, else roofline
 
-    src = resolve(graph, hw, "model", "cpu")
+    src = resolve(graph, Setup(hw, cost="model"))   # setup.py: the profile, the cost, the target
     src.name        # "roofline" | "learned" | "measured": what the figures are
     src.costs       # the DP's costs= callable (None: the roofline)
     src.estimates   # estimates.Estimates or None: plan totals by the same figures
@@ -55,35 +55,33 @@ def clear() -> None:
     _EST.clear()
 
 
-def resolve(graph, hw, cost: str, target="cpu", *, costed: bool = True, progress=None, cancel=None) -> Source:
-    """The figures a plan of `graph` on profile `hw` decides by (see the module docstring).
-    costed=False (a strategy that does not decide by cost): nothing is timed, the estimates only
-    price the plan."""
+def resolve(graph, setup, *, costed: bool = True, progress=None, cancel=None) -> Source:
+    """The figures a plan of `graph` decides by as `setup` says (setup.py: its profile, cost and
+    target; see the module docstring). costed=False (a strategy that does not decide by cost):
+    nothing is timed, the estimates only price the plan."""
     from engine.devices import targets
-    from engine.util.errors import PlanError
 
     from . import learned
 
-    if cost not in COSTS:
-        raise PlanError(f"unknown cost {cost!r}; choose from {', '.join(COSTS)}")
+    hw, cost, target = setup.hardware, setup.cost, setup.target
     if cost == "roofline":
         return Source("roofline", note=f"roofline on profile {hw.name}")
     try:
-        model = learned.for_target(target, hw)
+        model = learned.for_target(setup)
     except Exception as e:  # noqa: BLE001 - a broken model is never a failed plan: the roofline
         model, why = None, f"the learned model could not be used ({type(e).__name__}: {e})"
     else:
         why = ("no learned model for this target and profile yet (measure kernels with "
                "`calibrate` to train one)" if learned.applies(hw, target)
-               else f"profile {hw.name} does not describe target {targets.spec_of(target)}: the learned model is for the "
+               else f"profile {hw.name} does not describe target {target.spec}: the learned model is for the "
                     f"target's own kernels")
     if cost == "measured" and costed:
-        targets.check(targets.as_target(target))     # a device that is not there: one line, before any work
+        targets.check(target)     # a device that is not there: one line, before any work
         if model is None:
             from . import kernel_timing
 
             costs = kernel_timing.measured_costs(graph, hw, target, progress=progress, cancel=cancel)
-            learned.learn(graph, hw, target)
+            learned.learn(graph, setup)
             return Source("measured", costs=costs, note="every candidate kernel timed (" + why + ")",
                           stats=dict(costs.stats))
         from . import close_calls
@@ -91,7 +89,7 @@ def resolve(graph, hw, cost: str, target="cpu", *, costed: bool = True, progress
         est = _estimates(graph, hw, model, measured=True)
         close_calls.measure_close(graph, hw, model, target, progress=progress, cancel=cancel, est=est)
         if est.stats.get("timed"):
-            learned.learn(graph, hw, target)
+            learned.learn(graph, setup)
         return Source("measured", costs=est, estimates=est, stats=dict(est.stats),
                       note=f"{model.title}, close calls timed: {len(est.measured)} kernels measured")
     if model is None:

@@ -1,6 +1,6 @@
 """How well a cost model predicts a plan's kernels: estimated against measured, per kernel.
 
-    f = fidelity.of_plan(graph, plan, hw, "cpu", cost="learned", progress=cb, cancel=event)
+    f = fidelity.of_plan(graph, plan, Setup(hw, cost="learned"), progress=cb, cancel=event)   # setup.py
     f["spearman"], f["ratio_p10"], f["ratio_p50"], f["ratio_p90"], f["kernels"], f["rows"]
 
 Every kernel of the plan is timed on the target (the measure cache: a figure taken before is
@@ -11,8 +11,6 @@ Ratios are measured / estimated: 1.0 is a perfect estimate, above 1 the model wa
 """
 from __future__ import annotations
 
-from engine.devices import targets
-
 from . import calibrate, features, kernel_timing, learned
 from .estimates import Estimates, segment_key
 
@@ -22,14 +20,14 @@ def family(name: str) -> str:
     return str(name).split("@")[0]
 
 
-def of_plan(graph, plan, hw, target="cpu", cost: str = "model", *, progress=None, cancel=None,
-            cache=None, timeout_s: float = 900) -> dict:
-    """Fidelity of the cost model `cost` (roofline, learned, model: the best available) on the
-    kernels of `plan` (see the module docstring)."""
+def of_plan(graph, plan, setup, *, progress=None, cancel=None, cache=None, timeout_s: float = 900) -> dict:
+    """Fidelity of the cost model setup.cost (roofline, learned, model: the best available) on the
+    kernels of `plan` timed on setup.target, for profile setup.hardware (see the module docstring)."""
     from engine.util.errors import PlanError
 
     from .cost import CostModel
 
+    hw, target, cost = setup.hardware, setup.target, setup.cost
     if cost not in ("model", "roofline", "learned"):
         raise PlanError(f"fidelity evaluates a cost model: roofline, learned or model, not {cost!r}")
     cm = CostModel(graph, hw)
@@ -43,8 +41,7 @@ def of_plan(graph, plan, hw, target="cpu", cost: str = "model", *, progress=None
     hashes = {seg_hash.get(k) for k in keys} - {None, ""}
     model = None
     if cost in ("model", "learned"):
-        model = learned.for_target(target, hw, cache=cache, exclude_models=_family_names(graph),
-                                   exclude_keys=hashes)
+        model = learned.for_target(setup, cache=cache, exclude_models=_family_names(graph), exclude_keys=hashes)
         if model is None and cost == "learned":
             raise PlanError("no learned model for this target and profile (run `calibrate` on other models first)")
     used = "learned" if model is not None else "roofline"
@@ -64,7 +61,7 @@ def of_plan(graph, plan, hw, target="cpu", cost: str = "model", *, progress=None
     rows = [{"group": keys.index(k), "nodes": [cm.ids[v] for v in g], "estimated_us": e, "measured_us": m,
              "uncertainty": s, "kind": kd["kind"]}
             for (g, k), e, m, s, kd in zip(timed, estimated, measured, sigma, kinds_of)]
-    return {"model": graph.name, "strategy": plan.strategy, "target": targets.spec_of(target), "cost_model": used,
+    return {"model": graph.name, "strategy": plan.strategy, "target": target.spec, "cost_model": used,
             "cost_model_title": model.title if model is not None else f"roofline on profile {hw.name}",
             "excluded_from_training": sorted(_family_names(graph)) if model is not None else [],
             "kernels": len(timed), "kernels_in_plan": len(kernels),

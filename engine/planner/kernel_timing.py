@@ -534,7 +534,6 @@ def measured_costs(graph, hw, target="cpu", *, progress=None, cancel=None, profi
 # ---- the worker process ----------------------------------------------------------------------
 
 def profile_job(job, say) -> dict:
-    from engine.devices import targets
     from engine.model import loader
 
     say("loading model", 0.0)
@@ -542,7 +541,7 @@ def profile_job(job, say) -> dict:
     if graph.sha256 != job["sha"]:
         raise RuntimeError("the model file changed since it was planned")
     cache = KernelCache(Path(job["cache"]), job["tkey"], graph.sha256)
-    t = targets.as_target(job["target"])
+    t = job["target"]   # a Target (KernelTimer's own, pickled to the worker as it is)
     say("extracting kernels", 0.02)
     t0 = time.perf_counter()
     seg_hash, funcs, names = extract(graph, job["segments"])

@@ -17,12 +17,12 @@ Where models come from, per target (`target_key`: the CPU kind, as the measure c
     <cache>/kernels/learned-<tkey>.json      this machine's samples (every kernel measured here
                                      while the machine was quiet) and the model refined on them
 
-`for_target(target, hw)` returns the best model there is: refined (trained on the shipped samples
+`for_target(setup)` (setup.py: its target and profile) returns the best model there is: refined (trained on the shipped samples
 and this machine's, once it has MIN_REFINE of its own, and again each time they double), shipped
 otherwise, None when neither exists (the planner then uses the roofline and says so). A file that does not parse or holds wrong fields is
 a miss (a cache file is deleted; a shipped one is ignored), never a crash.
 
-    m = learned.for_target("cpu", hw)
+    m = learned.for_target(Setup(hw))               # this CPU, priced on profile hw
     mean_us, sigma = m.predict(X, roofline_us)     # sigma: log-space uncertainty per row
 """
 from __future__ import annotations
@@ -65,20 +65,15 @@ def cpu_kind() -> str:
     return f"{arch}-{isa}"
 
 
-def target_kind(target="cpu") -> str | None:
-    """The shipped model's name for a target: this CPU's kind for `cpu`, None elsewhere (a board
-    or GPU learns only from its own timings)."""
-    from engine.devices import targets
-
-    return cpu_kind() if targets.as_target(target).backend.host_cpu else None
+def target_kind(t) -> str | None:
+    """The shipped model's name for the Target `t`: this CPU's kind for `cpu`, None elsewhere (a
+    board or GPU learns only from its own timings)."""
+    return cpu_kind() if t.backend.host_cpu else None
 
 
-def applies(hw, target="cpu") -> bool:
-    """Whether a model for `target` may price kernels for profile `hw`: the profile must describe
-    that device (this machine's host profiles for cpu; a board's own profile for it)."""
-    from engine.devices import targets
-
-    t = targets.as_target(target)
+def applies(hw, t) -> bool:
+    """Whether a model for the Target `t` may price kernels for profile `hw`: the profile must
+    describe that device (this machine's host profiles for cpu; a board's own profile for it)."""
     if t.backend.host_cpu:
         return hw.kind == "cpu" and str(hw.name).startswith("host")
     return hw.kind == ("gpu" if t.is_gpu else "cpu")
@@ -421,16 +416,15 @@ def retrain_due(local: int, trained_with: int) -> bool:
 _MEMO: dict = {}
 
 
-def for_target(target="cpu", hw=None, cache=None, exclude_models=(), exclude_keys=()) -> LearnedModel | None:
-    """The learned model for `target` (see the module docstring), or None where there is none.
-    `hw`: the profile to price for (None: no check); a profile that does not describe the
-    target gets None. exclude_models / exclude_keys: train without those models' samples or
-    those kernels (`fidelity` never evaluates a model on kernels it was trained on)."""
-    from engine.devices import targets
+def for_target(setup, cache=None, exclude_models=(), exclude_keys=()) -> LearnedModel | None:
+    """The learned model for setup.target, pricing for setup.hardware (setup.py; see the module
+    docstring), or None where there is none; a profile that does not describe the target gets
+    None. exclude_models / exclude_keys: train without those models' samples or those kernels
+    (`fidelity` never evaluates a model on kernels it was trained on)."""
     from .kernel_timing import THREADS, FLUSH, target_key
 
-    target = targets.as_target(target)   # parsed once, here
-    if hw is not None and not applies(hw, target):
+    target = setup.target
+    if not applies(setup.hardware, target):
         return None
     kind = target_kind(target)
     tkey = target_key(target, THREADS, FLUSH)
@@ -506,15 +500,15 @@ def samples_from_cache(graph, hw, target="cpu", cache=None, busy_ok: bool = Fals
     return out
 
 
-def learn(graph, hw, target="cpu", cache=None) -> int:
-    """Add this graph's quietly measured kernels to this machine's samples for `target` (online
-    refinement: the next for_target() trains on them). Only this machine's CPU learns: over RPC an
-    emulated board (qemu-user) cannot be told from a real one, so boards keep the roofline.
-    Returns the number of rows added; 0 where the target or profile does not qualify."""
-    from engine.devices import targets
+def learn(graph, setup, cache=None) -> int:
+    """Add this graph's quietly measured kernels to this machine's samples for setup.target (online
+    refinement: the next for_target() trains on them), featurized on setup.hardware. Only this
+    machine's CPU learns: over RPC an emulated board (qemu-user) cannot be told from a real one, so
+    boards keep the roofline. Returns the number of rows added; 0 where the target or profile does
+    not qualify."""
     from . import kernel_timing
 
-    target = targets.as_target(target)   # parsed once, here
+    hw, target = setup.hardware, setup.target
     if not applies(hw, target) or target_kind(target) is None:
         return 0
     s = samples_from_cache(graph, hw, target, cache)
@@ -524,7 +518,7 @@ def learn(graph, hw, target="cpu", cache=None) -> int:
         s.weights[k] = LOCAL_WEIGHT
     LocalStore(kernel_timing.target_key(target, kernel_timing.THREADS, kernel_timing.FLUSH), cache).add(s)
     try:
-        for_target(target, hw, cache)      # refine now (and keep it), so the next plan only loads it
+        for_target(setup, cache)      # refine now (and keep it), so the next plan only loads it
     except Exception:  # noqa: BLE001 - refining is a bonus: the samples are kept either way
         pass
     return len(s)

@@ -150,21 +150,25 @@ def read(path) -> dict:
 _PLANNING_NOTES = ("cost", "cost_note", "measure", "measured_group_us", "estimate", "roofline_us", "group_source")
 
 
-def imported(plan: Plan, src: str, graph, hw, target="cpu", cost: str = "model") -> Plan:
+def imported(plan: Plan, src: str, graph, setup) -> Plan:
     """A plan read from `src` (from_dict), made ready to print, build and time: re-estimated for
-    profile `hw` as the app prices a plan for `cost` (gui/planning.price: the roofline for "roofline",
-    else the learned model of `target`'s kernel times where one serves it; kernel count, group costs
+    profile setup.hardware as the app prices a plan for setup.cost (setup.py; gui/planning.price: the
+    roofline for "roofline", else the learned model of setup.target's kernel times where one serves
+    it; kernel count, group costs
     and kinds), its explanations those of its groups' edges now (the file's reason kept where the
     edge is still between groups: a hand edit may have moved them), and its provenance saying where it
     came from (imported_from, imported_strategy; cost "imported"). The strategy name stays the
     file's. It was not planned here: planning_ms is 0 (the file's figure kept as provenance.planning_ms_in_file)."""
+    from dataclasses import replace
+
     from . import annotate, cost_source, explain
 
     plan.set_provenance(**dict.fromkeys(_PLANNING_NOTES), imported_from=src, imported_strategy=plan.strategy,
                         planning_ms_in_file=plan.planning_ms)
     plan.planning_ms = 0.0
-    est = cost_source.resolve(graph, hw, "roofline" if cost == "roofline" else "learned", target, costed=False)
-    cm = annotate(plan, graph, hw, estimates=est.estimates)   # the roofline's model: explain's words
+    est = cost_source.resolve(graph, replace(setup, cost="roofline" if setup.cost == "roofline" else "learned"),
+                              costed=False)
+    cm = annotate(plan, graph, setup.hardware, estimates=est.estimates)   # the roofline's model: explain's words
     plan.set_provenance(cost="imported", cost_note=f"imported from {src} (planned by {plan.strategy!r}); "
                                                    f"estimates: {est.note}")
     given = {(e.get("src"), e.get("dst")): e for e in plan.explanations

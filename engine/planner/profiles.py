@@ -18,9 +18,3 @@ def get(name: str) -> Hardware:
 
         return host_calibrated()
     return hardware.get(name)
-
-
-def as_hardware(hw: "Hardware | str") -> Hardware:
-    """`hw` itself when it is already a Hardware (a profile parsed once, at the edge), else the
-    profile of that name (get)."""
-    return hw if isinstance(hw, Hardware) else get(hw)

@@ -414,24 +414,22 @@ def _one_line(e) -> str:
     return f"{type(e).__name__}: {msg[-1] if msg else ''}"[:400]
 
 
-def generate(graph, groups, gi: int, target="cpu", *, strategy: str = "", kind: str | None = None,
+def generate(graph, groups, gi: int, t, *, strategy: str = "", kind: str | None = None,
              tuned: bool = True, sections=None) -> KernelCode:
-    """The code of group `gi` of `groups` (op ids) of `graph` for `target` (a Target or its spec:
-    cpu, cuda, cuda:sm_XX). TVM runs in this process (the app runs it in a child: engine/jobs/
+    """The code of group `gi` of `groups` (op ids) of `graph` for the Target `t` (cpu, cuda,
+    cuda:sm_XX; parsed at the edge). TVM runs in this process (the app runs it in a child: engine/jobs/
     kernel_code.py). `sections`: which code to produce (default: all the target has); the TIR, the rule,
     the vector width and the loop nest always. A failed build is kept in `error`, with what came before it.
     Raises PlanError when the group launches no kernel."""
     import tvm
 
     from engine import schedules
-    from engine.devices import targets
     from engine.devices.tvm_target import make_target
     from engine.kernels.build import compile_kernels
 
     from .group_names import group_title, op_word
 
     t0 = time.perf_counter()
-    t = targets.as_target(target)
     members = list(groups[gi])
     order = {n.id: k for k, n in enumerate(graph.nodes)}
     ops = sorted(members, key=order.__getitem__)
@@ -497,18 +495,18 @@ def generate(graph, groups, gi: int, target="cpu", *, strategy: str = "", kind: 
 
 # ---- the measured time ---------------------------------------------------------------------------------
 
-def measured(graph, plan, gi: int, target="cpu", hw=None, *, bench=None, figure=None,
+def measured(graph, plan, gi: int, setup, *, bench=None, figure=None,
              look_in_caches: bool = True) -> Measured | None:
-    """The measured time of group `gi` of `plan` on `target`, from what is there (the module docstring),
-    with its shares of the target's peaks; None when nothing measured it. `bench`: a BenchResult of this
+    """The measured time of group `gi` of `plan` on setup.target (engine/planner/setup.py), from what
+    is there (the module docstring), with its shares of the target's peaks (this host's on the CPU,
+    else setup.hardware's); None when nothing measured it. `bench`: a BenchResult of this
     plan on this target (the app's); `figure`: a kernel_report.KernelFigure of this group (the app's
     Kernels report); look_in_caches: also the runner's cached result and the kernel-timing cache. No TVM."""
-    from engine.devices import targets
     from engine.planner.cost import CostModel
 
     from . import kernel_report
 
-    t = targets.as_target(target)
+    t, hw = setup.target, setup.hardware
     if figure is not None and getattr(figure, "us", None):
         return Measured(us=figure.us, lo=figure.lo, hi=figure.hi, flops=int(figure.flops), bytes=int(figure.bytes),
                         bound=figure.bound, roofline_share=figure.roofline_share, flops_share=figure.flops_share,
@@ -528,7 +526,7 @@ def measured(graph, plan, gi: int, target="cpu", hw=None, *, bench=None, figure=
                 us, source = float(ku[gi]), f"cached benchmark on {t.spec}: in the network, VM instrument"
         except Exception:  # noqa: BLE001 - a damaged cache is no figure
             pass
-    if us is None and look_in_caches and hw is not None:
+    if us is None and look_in_caches:
         try:
             from engine.planner.kernel_timing import KernelTimer
 
@@ -567,12 +565,9 @@ def _ok_us(v) -> bool:
     return finite(v, 1e-6, 1e9) and v > 0
 
 
-def parse_sections(text: str | None, target) -> list[str]:
+def parse_sections(text: str | None, t) -> list[str]:
     """--kernel-code-format's comma-separated sections (summary, loops, tir, llvm, asm, cuda; all: every
-    one the target has), checked against the target. Raises UsageError."""
-    from engine.devices import targets
-
-    t = targets.as_target(target)
+    one the Target `t` has), checked against the target. Raises UsageError."""
     have = ["summary", "loops", "tir"] + (["cuda"] if t.is_gpu else ["llvm", "asm"])
     if text is None:
         return ["summary", "loops", "tir"]
@@ -595,14 +590,15 @@ def parse_sections(text: str | None, target) -> list[str]:
     return out
 
 
-def for_cli(graph, plan, group_text, target, hw, sections) -> str:
+def for_cli(graph, plan, group_text, setup, sections) -> str:
     """What `plan MODEL --strategy S --kernel-code GROUP` prints: the group named by `group_text`
-    (find_group), built for `target`, its `sections` (parse_sections), with the measured time when
-    one is cached."""
+    (find_group), built for setup.target, its `sections` (parse_sections), with the measured time
+    when one is cached (its shares of setup.hardware's peaks)."""
     gi = find_group(graph, plan, group_text)
-    kc = generate(graph, plan.groups, gi, target, strategy=plan.strategy, kind=_kind(plan, gi), sections=sections)
+    kc = generate(graph, plan.groups, gi, setup.target, strategy=plan.strategy, kind=_kind(plan, gi),
+                  sections=sections)
     if "summary" in sections:
-        kc.measured = measured(graph, plan, gi, target, hw)
+        kc.measured = measured(graph, plan, gi, setup)
     return kc.text(sections)
 
 

@@ -288,25 +288,23 @@ def thread_settings(tvm_threads: int | None = None) -> dict:
     return ts(tvm_threads)
 
 
-def measure(spec: str, shapes, plans: dict, hw, target="cpu", runs: int = 30, ort: bool = True,
-            progress=None, cancel=None, timeout_s: float | None = None, block: int | None = None,
+def measure(spec: str, shapes, plans: dict, setup, runs: int = 30, ort: bool = True,
+            progress=None, cancel=None, timeout_s: float | None = None,
             graph=None, scheduled: bool = True, tuned: bool = True) -> dict:
     """strategy -> KernelReport for each Plan of `plans`, measured together in one worker (the
-    module docstring). CPU targets only (ORT runs here, and the peaks are this host's or the
-    profile's). The plans are of `graph`'s channel layout (else `block`'s: loader.load), and so are
-    the builds; `scheduled`, `tuned` as runner.benchmark's. Raises TargetError for another target, Cancelled when `cancel` is set, FuseLensError
+    module docstring), as `setup` says (engine/planner/setup.py: its target, a CPU, and the profile
+    setup.hardware the shares are of). CPU targets only (ORT runs here, and the peaks are this
+    host's or the profile's). The plans are of `graph`'s channel layout (else setup.block's:
+    loader.load), and so are the builds; `scheduled`, `tuned` as runner.benchmark's. Raises TargetError for another target, Cancelled when `cancel` is set, FuseLensError
     for a model ONNX Runtime cannot run; a plan whose build fails gets a report with `error`."""
-    from engine.devices import targets
     from engine.measure import ort_check
     from engine.model import loader
-    from engine.planner import profiles
     from engine.util.errors import TargetError
 
-    hw = profiles.as_hardware(hw)       # a Hardware, or a profile's name
-    t = targets.as_target(target)       # a Target, or a spec (parsed once, here)
+    hw, t = setup.hardware, setup.target
     if not t.backend.host_cpu:
         raise TargetError(f"bench --kernels times kernels on this machine's CPU, not on {t.spec}")
-    graph = graph if graph is not None else loader.load(spec, shapes, block=block)
+    graph = graph if graph is not None else loader.load(spec, shapes, block=setup.block)
     job = {"spec": spec, "shapes": shapes, "block": graph.block, "target": t, "scheduled": bool(scheduled),
            "tuned": bool(tuned), "runs": max(3, int(runs)), "ort": bool(ort),
            "plans": [[s, p.groups] for s, p in plans.items()]}
