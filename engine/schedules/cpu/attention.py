@@ -10,16 +10,17 @@ The PrimFunc (the planner's attention kind, engine/planner/kinds.py: `attention_
 
 Built here: a row tile, not FlashAttention's online softmax over key tiles. One parallel loop over
 (batch x heads x query tiles of TILE_ROWS rows); per tile, every block is computed at the tile
-(compute_at), so S, exp and P live in per-tile buffers of TILE_ROWS x keys (3 x 8 x 1,024 x 4 B =
-96 KiB at 1,024 keys: L2, and the exp and P passes read the row from L1/L2 right after it was
-written). Per tile:
+(compute_at), so S, exp and P live in per-tile buffers of TILE_ROWS x keys (3 x 16 x 1,024 x 4 B =
+192 KiB at 1,024 keys: L2, and each pass reads the rows the pass before it has just written).
+Per tile:
 - S: register-blocked like an SGEMM micro-kernel: ROW_BLOCK query rows x KEY_VECS vectors of keys
   accumulated in a local tile (cache_write: registers) over head_dim, Q broadcast, K^T rows loaded;
 - max and sum: split into lane-wise partial results (rfactor), vectorised (as cpu.RowReduction);
 - exp and P: vectorised along the keys (exp is base/fastmath's polynomial);
 - O: ROW_BLOCK rows x head_dim accumulated in a local tile over the keys, P broadcast, V rows loaded.
-An online softmax would keep only a key tile of S at once: the row tile keeps a whole score row,
-which fits L2 up to the kind's key limit (kinds.ATTENTION_MAX_KEYS) where it was measured.
+An online softmax would keep only a key tile of S at once: the row tile keeps whole score rows,
+which fit L2 at the sequences measured (up to 1,024: scripts/bench_kinds_attention.py). The tile
+sizes made no measurable difference there (4, 8, 16 or 32 rows; 2 or 4 key vectors).
 Returns None for anything else (the next rules take it).
 """
 from __future__ import annotations
@@ -119,7 +120,7 @@ class Attention(CPURule):
     @staticmethod
     def _schedule(sch, s_mac, mx, ex, sm, p, o_mac, epi, rows, keys, dim, lanes, cores):
         name = lambda b: b.block.name_hint  # noqa: E731
-        tile = _pick(rows, (TILE_ROWS, 4, 2, 1))
+        tile = _pick(rows, (TILE_ROWS, 8, 4, 2, 1))
         rb = _pick(tile, (ROW_BLOCK, 2, 1))
         kl = _pick(keys, (lanes, lanes // 2, lanes // 4))          # key lanes (None: keys not vectorised)
         dl = _pick(dim, (lanes, lanes // 2, lanes // 4))           # head_dim lanes
