@@ -2,48 +2,45 @@
 strategies side by side, benchmarks them, and shows the latency, the recommendation, and how well the
 cost model predicts the shown plan's kernels (the Cost Model panel).
 
-The state is in two evented models (no Qt): `model` (workspace.Workspace: the open document.Document
-with its plans and results, the devices and the selected one, the hardware profile and the cost, the
-budget, the requests in flight) and `state` (view_state.ViewState: the strategies shown, side by side,
-heat, the collapsed groups, the selection). Whatever changes them emits, and the window's boxes, panes,
-panels, settings and public signals follow: the GraphArea's panes subscribe to the strategies shown
-and the Document's plans and redraw by themselves. The window composes one controller per job, each in
-its own module, and each is given the models and the view(s) it drives plus small callables (status,
-show_error), not the window (Files and Tuning: the window only as their dialogs' parent); the Activity
-and the FidelityController still hold the window, and `actions` builds onto it:
+The state is in one AppModel (app_model.py, napari's ViewerModel; no Qt): `model` (its Workspace: the
+open document.Document with its plans and results, the devices and the selected one, the hardware
+profile and the cost, the budget, the requests in flight), `state` (its ViewState: the strategies shown,
+side by side, heat, the collapsed groups, the selection, the plan the left pane draws), its ScopeView,
+LayoutModel, HeatModel and `messages` (the status line and the last error). Every model is an
+EventedModel (evented.py): whatever changes one emits, and the window's boxes, panes, panels, settings
+and public signals follow. The window composes one controller per job, each in its own module and given
+the AppModel and the controllers it hands work to; controllers change models and emit events, views
+subscribe (tests/test_gui_structure.py checks that, and lists what is left: the Activity's status-bar
+widgets, the Differences panel, Files' dialogs, the find box and the Kernel code dialog):
 
     activity           work in flight: progress and Cancel, `busy`, stale results dropped
-    file_io            Files: open / recent / drop / input shapes; import and export (given the models,
-                       the GraphArea, the Activity, Planning, its dialogs' parent and where messages go)
+    file_io            Files: open / recent / drop / input shapes; import and export (also given the
+                       GraphArea, the Activity, Planning, its dialogs' parent and show_document)
     planning           Planning: the fast strategies, TVM's FuseOps, re-planning for a profile or cost
-                       (given the Workspace, the Activity and where messages go)
-    bench_controller   Benchmarks: the devices and Benchmark through engine.measure.runner (given the
-                       models, the Device box, the Latency dock, the Activity, Files, Planning and Tuning)
-    tune_controller    Tuning: MetaSchedule tuning of the shown plan's kernels through engine.measure.tuning
-                       (given the models, the Activity, its dialogs' parent and where messages go)
+    bench_controller   Benchmarks: the devices and Benchmark through engine.measure.runner (events.started:
+                       the window raises the Latency dock; the Device box follows the Workspace)
+    tune_controller    Tuning: MetaSchedule tuning of the shown plan's kernels (events.budget_wanted and
+                       events.report: the window shows the Tune dialog and the report)
     kernel_reports     KernelReportController: Measure Kernels vs ONNX Runtime into the KernelReports store
     fidelity_controller  FidelityController: Time kernels, the cost model against the shown plan's timed kernels
-    layout_controller  Layouts: layout requests and applying them to the two panes (given the models,
-                       the GraphArea, the Activity and where messages go; not the window)
-    scope_controller   Scopes: the model's blocks (ONNX scopes): collapse to depth, expand all, breadcrumb
-                       (given the models, the ScopeView, the GraphArea and the Layouts)
-    strategies         Strategies: the strategies shown and the side-by-side comparison (given the
-                       models, the GraphArea, the Layouts and where messages go; not the window)
+    layout_controller  Layouts: asks for layouts and hands them to the panes (LayoutModel.events.arrived)
+    pane_layouts       PaneLayouts (a view): applies them to the two panes a slice at a time
+    scope_controller   Scopes: the model's blocks (ONNX scopes): collapse to depth, expand all, one at a time
+    strategies         Strategies: the strategies shown and the side-by-side comparison
     differences        Differences: the summary, the groups only one plan has, next / previous difference
-                       (given the models, the GraphArea and the Differences panel; not the window)
-    overlays           Overlays: heat overlay, latency-delta overlay (side by side) and minimap (given
-                       the models, the GraphArea, the Layouts and the settings; not the window)
-    selection          Selection: clicks and Collapse / Expand (given the models, the GraphArea, the
-                       Layouts, the Differences and the Properties dock); KeepSelection: the selection
-                       kept meaningful when plans change (given the models, subscribed before the panes)
+                       (also given the GraphArea and the Differences panel)
+    overlays           Overlays: heat overlay, latency-delta overlay (side by side) and minimap, into the
+                       HeatModel (the panes draw it: GraphArea.follow_heat)
+    selection          Selection: clicks and Collapse / Expand; KeepSelection: the selection kept
+                       meaningful when plans change (subscribed before the panes)
     kernel_code_view   KernelCodeController: the Kernel code view of a group (a pane's context menu, K):
                        its TIR, LLVM IR, assembly or CUDA source, built in a child (engine/jobs/kernel_code.py)
     ort_heat           OrtHeat: an imported ONNX Runtime profile as the heat overlay's source (View > Heat Source)
-    find               Find: the find box (given the ViewState, the GraphArea and `select_node`; built
-                       onto the window by `build(win)`)
+    find               Find: the find box (given the GraphArea and `select_node`; built onto the window)
 
-`actions` builds the menus, toolbar and shortcuts. Everything slow runs off the UI thread
-through `Activity.run`; errors arrive as messages in the window's banner and status bar.
+`actions` builds the menus, toolbar and shortcuts from the table in action_table.py (`win.acts`).
+Everything slow runs off the UI thread through `Activity.run`; errors arrive as Messages, shown in the
+window's banner and status bar.
 """
 from __future__ import annotations
 
