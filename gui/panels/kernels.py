@@ -220,7 +220,7 @@ class KernelsPanel(QtWidgets.QWidget):
         result = doc.result(ws.device, st.strategy)
         report = self._reports.get(doc, ws.device, st.strategy) if self._reports is not None else None
         self.rows = kernel_rows(doc.graph, plan, result, doc.plans.get("greedy"), report=report,
-                                peaks=None if report is not None else _peaks(ws.profile, ws.device))
+                                peaks=None if report is not None else _peaks(ws))
         measured = any(r.measured_us is not None for r in self.rows)
         flagged = sum(bool(r.lints) for r in self.rows)
         plain.rich_label(self.header, plain.rich(
@@ -319,17 +319,18 @@ def _pct(v) -> str:
     return f"{100 * v:.0f} %" if v >= 0.1 else f"{100 * v:.1f} %"
 
 
-def _peaks(profile: str, device: str):
-    """The profile's peaks (engine/report/kernel_report.peaks) for shares of the benchmark's kernel times, or None."""
-    from engine.planner import profiles
+def _peaks(ws):
+    """The peaks (engine/report/kernel_report.peaks) of the Workspace's profile (its Setup's) for shares of
+    the benchmark's kernel times, or None."""
     from engine.report.kernel_report import peaks
 
-    if profile not in _PEAKS:
-        try:
-            _PEAKS[profile] = peaks(profiles.get(profile))
-        except Exception:  # noqa: BLE001 - a profile that cannot be read: no shares, the rest of the table stays
-            return None
-    return _PEAKS[profile]
+    try:
+        hw = ws.setup.hardware
+        if hw.name not in _PEAKS:
+            _PEAKS[hw.name] = peaks(hw)
+    except Exception:  # noqa: BLE001 - a profile that cannot be read: no shares, the rest of the table stays
+        return None
+    return _PEAKS[hw.name]
 
 
 _PEAKS: dict = {}
