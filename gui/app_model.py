@@ -6,6 +6,7 @@ change, and what the views subscribe to.
     scopes     ScopeView: the model's blocks shown, and those collapsed
     layout     LayoutModel: the direction, the layouts applied, and how the shown one was made
     heat       HeatModel: what each pane draws over its graph (heat or latency delta), the minimaps shown
+    differences  DifferencesModel: side by side, the groups only one plan has and the one shown
     messages   Messages: the status line and the last error (napari's ViewerModel.status)
 
 A controller takes the AppModel (and the other controllers it asks for work), never the window: where
@@ -61,15 +62,30 @@ class HeatModel(EventedModel):
     EVENTS = ("minimaps",)
 
 
+class DifferencesModel(EventedModel):
+    """Side by side: the fused groups only one of the two plans has, as `rows` of (strategy, group index,
+    its op ids, "left" | "right"), in graph order; `current`: the row shown (-1: none yet;
+    events.current(value=, show=True) when it is to be shown, not only marked); `head`: what the panel's
+    header says (None: side by side is off; (left, right, None): planning; (left, right, k): k rows only
+    in left); `summary`: (Document, left, right) for the summary line above the panes."""
+
+    rows: tuple = ()
+    current: int = -1
+    head: object = None
+    summary: object = None
+
+
 class AppModel:
     def __init__(self, workspace, view: ViewState, scopes: ScopeView | None = None,
-                 messages: Messages | None = None, layout: LayoutModel | None = None, heat: HeatModel | None = None):
+                 messages: Messages | None = None, layout: LayoutModel | None = None, heat: HeatModel | None = None,
+                 differences: DifferencesModel | None = None):
         self.workspace = workspace
         self.view = view
         self.scopes = scopes if scopes is not None else ScopeView()
         self.messages = messages if messages is not None else Messages()
         self.layout = layout if layout is not None else LayoutModel()
         self.heat = heat if heat is not None else HeatModel()
+        self.differences = differences if differences is not None else DifferencesModel()
 
     @property
     def status(self) -> str:

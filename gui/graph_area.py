@@ -252,6 +252,17 @@ class GraphArea(QtWidgets.QWidget):
         v.centerOn(r.center().x(), r.center().y() if r.height() * v.scale_factor() + 40 <= vp.height()
                    else r.top() + vp.height() / (2 * v.scale_factor()) - 20)
 
+    def follow_differences(self, diffs):
+        """Side by side: the summary line says what the DifferencesModel's `summary` (Document, left, right) is."""
+        diffs.events.summary.connect(lambda ev: self.set_summary(*ev.value))
+
+    def reveal_difference(self, pane: str, sel):
+        """Centre difference `sel` of pane `pane` ("left" | "right"), and the other pane at the same place."""
+        own, other = (self.left, self.right) if pane == "left" else (self.right, self.left)
+        own.reveal(sel, fit=True)
+        other.centerOn(own.mapToScene(own.viewport().rect().center()))
+        self.sync.now()
+
     def follow_heat(self, heat):
         """Draw what the HeatModel (gui/app_model.py) says over each pane: the heat or latency-delta
         overlay with its legend, the minimaps shown and redrawn."""
@@ -300,6 +311,7 @@ class GraphArea(QtWidgets.QWidget):
         self.state, self.workspace = state, workspace
         self.left.scene().follow(state, "left", collapsible=True)
         self.left.scene().plan_set.connect(lambda plan: setattr(state, "left_plan", plan))
+        self.right.scene().plan_set.connect(lambda plan: setattr(state, "right_plan", plan))
         self.right.scene().follow(state, "right")
         state.events.strategy.connect(lambda ev: self._on_strategy())
         state.events.right_strategy.connect(lambda ev: self._on_right_strategy())

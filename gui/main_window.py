@@ -11,7 +11,7 @@ EventedModel (evented.py): whatever changes one emits, and the window's boxes, p
 and public signals follow. The window composes one controller per job, each in its own module and given
 the AppModel and the controllers it hands work to; controllers change models and emit events, views
 subscribe (tests/test_gui_structure.py checks that, and lists what is left: the Activity's status-bar
-widgets, the Differences panel, Files' dialogs, the find box and the Kernel code dialog):
+widgets, Files' dialogs, the find box and the Kernel code dialog):
 
     activity           work in flight: progress and Cancel, `busy`, stale results dropped
     file_io            Files: open / recent / drop / input shapes; import and export (also given the
@@ -27,8 +27,8 @@ widgets, the Differences panel, Files' dialogs, the find box and the Kernel code
     pane_layouts       PaneLayouts (a view): applies them to the two panes a slice at a time
     scope_controller   Scopes: the model's blocks (ONNX scopes): collapse to depth, expand all, one at a time
     strategies         Strategies: the strategies shown and the side-by-side comparison
-    differences        Differences: the summary, the groups only one plan has, next / previous difference
-                       (also given the GraphArea and the Differences panel)
+    differences        Differences: the groups only one plan has, next / previous difference, into the
+                       DifferencesModel (the Differences panel and the summary line follow it)
     overlays           Overlays: heat overlay, latency-delta overlay (side by side) and minimap, into the
                        HeatModel (the panes draw it: GraphArea.follow_heat)
     selection          Selection: clicks and Collapse / Expand; KeepSelection: the selection kept
@@ -142,7 +142,12 @@ class MainWindow(QtWidgets.QMainWindow):
             v.minimap.setVisible(self.settings.minimap)
 
         self._build_docks()
-        self.differences = Differences(app, self.area, self.diffs)   # side by side: summary, next / previous
+        self.differences = Differences(app)   # side by side: the differences, next / previous
+        self.diffs.follow(self.model, app.differences)
+        self.area.follow_differences(app.differences)
+        self.diffs.chosen.connect(self.differences.choose)
+        self.diffs.step_requested.connect(self.differences.step)
+        self.differences.events.reveal.connect(lambda ev: self.area.reveal_difference(ev.pane, ev.sel))
         self.selection = Selection(app, self.layouts, self.differences)   # clicks, collapse / expand
         self.selection.events.described.connect(lambda ev: self.dock_props.raise_())
         self.selection.events.reveal.connect(lambda ev: self.view.reveal(ev.sel))

@@ -50,6 +50,7 @@ class ViewState(EventedModel):
     selection: Selected = Selected()  # what each pane highlights and the Properties panel shows
     left_plan: object = None          # the plan the left pane draws now (the pane keeps it current; it
                                       # lags `strategy` while that is planning or being drawn)
+    right_plan: object = None         # the plan the right pane draws now
 
     def __init__(self, strategy: str = "greedy", right_strategy: str | None = None, side_by_side: bool = False,
                  heat: bool = False, heat_log: bool = False):

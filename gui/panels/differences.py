@@ -1,18 +1,25 @@
 """The differences between the two plans shown side by side: the fused groups only one of them has, in
-graph order, with Previous / Next to step through them. The list is the state: its rows are the
-differences, its current row the one shown (MainWindow's `Differences` fills it and shows a row)."""
+graph order, with Previous / Next to step through them. The panel draws the AppModel's DifferencesModel
+(`follow`): its rows, its header and the one shown; a click, the keyboard and Previous / Next go to the
+Differences controller (gui/differences.py) as `chosen(row)` and `step_requested(d)`."""
 from __future__ import annotations
 
 from PySide6 import QtCore, QtGui, QtWidgets
 
-from .. import plain
+from engine.layout import graph as L
+
+from .. import plain, style
+from .properties import group_kind, kind_title
+
+NOT_SIDE_BY_SIDE = "Side by side (Ctrl+D) lists the fused groups only one of the two plans has."
 
 
 class DifferencesPanel(QtWidgets.QWidget):
     """Rows of (key, text, tooltip, colour); `chosen(row)` when a row becomes the current one, by a click,
-    by Previous / Next (`step`), or by the keyboard in the list."""
+    by Previous / Next (the controller steps, the panel says which row), or by the keyboard in the list."""
 
     chosen = QtCore.Signal(int)
+    step_requested = QtCore.Signal(int)     # Previous (-1) / Next (+1) pressed
     delta_requested = QtCore.Signal(bool)   # the "colour by latency delta" box was toggled by the user
 
     def __init__(self, parent=None):
@@ -31,10 +38,10 @@ class DifferencesPanel(QtWidgets.QWidget):
         self.list.itemClicked.connect(lambda it: self.chosen.emit(self.list.row(it)))
         self.prev_button = QtWidgets.QPushButton("\u25b2 Previous")
         self.prev_button.setToolTip(plain.tooltip("Previous difference (Shift+N)"))
-        self.prev_button.clicked.connect(lambda: self.step(-1))
+        self.prev_button.clicked.connect(lambda: self.step_requested.emit(-1))
         self.next_button = QtWidgets.QPushButton("Next \u25bc")
         self.next_button.setToolTip(plain.tooltip("Next difference (N)"))
-        self.next_button.clicked.connect(lambda: self.step(+1))
+        self.next_button.clicked.connect(lambda: self.step_requested.emit(+1))
         self.position = QtWidgets.QLabel()
         self.delta_box = QtWidgets.QCheckBox("Colour groups by latency delta")
         self.delta_box.setToolTip(plain.tooltip("Each group coloured by how much faster (blue) or slower (red) the "
@@ -54,7 +61,56 @@ class DifferencesPanel(QtWidgets.QWidget):
         lay.addLayout(bar)
         lay.addWidget(self.delta_box)
         lay.addWidget(self.list, 1)
-        self.set_differences([], "Side by side (Ctrl+D) lists the fused groups only one of the two plans has.")
+        self._workspace = None
+        self.set_differences([], NOT_SIDE_BY_SIDE)
+
+    # ---- following the model ----------------------------------------------------------------------
+
+    def follow(self, workspace, diffs):
+        """Draw the DifferencesModel `diffs` (its rows named from the Workspace's open Document)."""
+        self._workspace = workspace
+        diffs.events.rows.connect(lambda ev: self._on_rows(ev.value))
+        diffs.events.head.connect(lambda ev: self._on_head(ev.value, diffs.rows))
+        diffs.events.current.connect(lambda ev: self._on_current(ev.value, getattr(ev, "show", False)))
+
+    def _on_rows(self, rows):
+        doc = self._workspace.doc if self._workspace is not None else None
+        self.set_differences([self._row(doc, *r) for r in rows] if doc else [], None)
+
+    @staticmethod
+    def _row(doc, s: str, gi: int, members, side: str) -> tuple:
+        plan = doc.plans[s]
+        info = group_kind(plan, gi)
+        badge = style.kind_badge_text(info)
+        # the group's name first and whole (the list wraps it at word boundaries), then where it is
+        text = (f"{L.group_name(doc.graph, list(members), info and info.get('kind'))} ({len(members)} ops)\n"
+                f"only in {s}, group {gi}" + (f"  [{badge}]" if badge else ""))
+        tip = (f"{side} pane ({s}), group {gi}: {len(members)} ops from "
+               f"{min(members, key=L.node_number)}" + (f"\nkind: {kind_title(info)}" if info else ""))
+        return ((s, gi), text, tip, style.STRATEGY_COLOURS.get(s))
+
+    def _on_head(self, head, rows):
+        if head is None:
+            text = NOT_SIDE_BY_SIDE
+        else:
+            left, right, oa = head
+            text = (f"{left} | {right}: planning..." if oa is None else
+                    plain.rich("<b>{n}</b> fused groups differ: {oa} only in <b>{left}</b> (left), "
+                               "{ob} only in <b>{right}</b> (right). N / Shift+N: next / previous.",
+                               n=len(rows), oa=oa, ob=len(rows) - oa, left=left, right=right)
+                    if rows else plain.rich("<b>{left}</b> and <b>{right}</b> form the same fused groups.",
+                                            left=left, right=right))
+        plain.plain_label(self.header, text)
+
+    def _on_current(self, row: int, show: bool):
+        """The row shown (or only marked, `show` False: it was selected in a pane)."""
+        self.list.blockSignals(True)
+        self.list.setCurrentRow(row)
+        self.list.blockSignals(False)
+        self._update_position()
+        if show and row >= 0:
+            self.list.scrollToItem(self.list.item(row))
+            self.chosen.emit(row)
 
     # ---- contents ---------------------------------------------------------------------------------
 
@@ -66,9 +122,10 @@ class DifferencesPanel(QtWidgets.QWidget):
             self.delta_box.blockSignals(False)
 
     def set_differences(self, rows: list[tuple], header):
-        """rows: (key, text, tooltip, colour or None); header: plain text, or our markup (gui.plain.rich).
-        The current row stays when the rows are the same."""
-        plain.plain_label(self.header, header)
+        """rows: (key, text, tooltip, colour or None); header: plain text, or our markup (gui.plain.rich),
+        None to keep it. The current row stays when the rows are the same."""
+        if header is not None:
+            plain.plain_label(self.header, header)
         if [(r[0], r[1]) for r in rows] == list(zip(self.keys(), self.texts())):
             self._update_position()
             return
@@ -107,28 +164,7 @@ class DifferencesPanel(QtWidgets.QWidget):
     def texts(self) -> list[str]:
         return [self.list.item(i).text() for i in range(self.list.count())]
 
-    # ---- moving -----------------------------------------------------------------------------------
-
-    def step(self, d: int) -> bool:
-        """Make the next (d=+1) or previous (d=-1) difference current, wrapping around; False if none."""
-        n = self.list.count()
-        if n == 0:
-            return False
-        r = self.list.currentRow()
-        new = (r + d) % n if r >= 0 else (0 if d > 0 else n - 1)
-        if new == r:
-            self.chosen.emit(r)  # one difference: show it again
-        else:
-            self.list.setCurrentRow(new)
-        return True
-
-    def mark(self, key) -> None:
-        """Make the row of `key` current without showing it (it was selected in a view); none if absent."""
-        keys = self.keys()
-        self.list.blockSignals(True)
-        self.list.setCurrentRow(keys.index(key) if key in keys else -1)
-        self.list.blockSignals(False)
-        self._update_position()
+    # ---- the user ---------------------------------------------------------------------------------
 
     def _on_row(self, row: int):
         self._update_position()
