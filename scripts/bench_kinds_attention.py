@@ -2,11 +2,11 @@
 as one kernel (cpu.Attention, engine/schedules/cpu/attention.py) against the same ops as the greedy
 plan's kernels (QK^T with its scale by cpu.Anchor, the softmax by cpu.RowReduction, .V by
 cpu.Anchor) called back to back, sampled round-robin in one process; ONNX Runtime on the same
-model beside them for reference.
+model after them for reference.
 
     python scripts/bench_kinds_attention.py [--seqs 128,1024] [--heads 12] [--head-dim 64] [--batch 1]
                                             [--softmax op|exporter] [--mask] [--rounds 21]
-                                            [--sample-ms 40] [--json out.json]
+                                            [--sample-ms 60] [--json out.json]
 
 The model is tests/attention_graphs.attention_onnx: inputs q, k, v [batch, heads, seq, head_dim],
 K transposed by its own op (a kernel of its own in both builds). "unfused" is the greedy plan's
@@ -15,11 +15,13 @@ kind). Both are scheduled by the default CPU rules and built for this host; ever
 checked against numpy (float64) before timing.
 
 Timing: TVM's VirtualMachine time_evaluator("main"), a sample the mean of `number` calls (chosen
-so a sample lasts about --sample-ms); one sample of each build and of ONNX Runtime per round, the
-order alternating. Every round records the share of the machine's CPU time other processes used
+so a sample lasts about --sample-ms); one sample of each build per round, the order alternating.
+Every round records the share of the machine's CPU time other processes used
 (engine/util/machine_load.py); a round above its busy threshold is discarded. Medians over the
 quiet rounds; the gain unfused/fused is the ratio of the medians with its 95% bootstrap interval
-paired by round (engine/measure/stats.py).
+paired by round (engine/measure/stats.py). ONNX Runtime is sampled --rounds times after the
+rounds (its pool spins on after each run and slowed the build sampled right after it), its
+interval unpaired.
 """
 from __future__ import annotations
 
@@ -117,19 +119,27 @@ def run_seq(seq: int, a, hw, tmp: Path) -> dict:
             sess.run(None, feed)
         return (time.perf_counter() - t) / n_ort * 1e3
 
-    samples = {"unfused": [], "fused": [], "onnxruntime": []}
+    for t in timers.values():
+        t(*args)                                    # warm: the first sample pays for first touches
+    samples = {"unfused": [], "fused": []}
     busy = []
     for r in range(a.rounds):
         tok = machine_load.start()
-        order = ["unfused", "fused", "onnxruntime"]
-        for k in (order if r % 2 == 0 else order[::-1]):
-            samples[k].append(ort_sample() if k == "onnxruntime" else timers[k](*args).mean * 1e3)
+        for k in (("unfused", "fused") if r % 2 == 0 else ("fused", "unfused")):
+            samples[k].append(timers[k](*args).mean * 1e3)
         busy.append(machine_load.stop(tok))
+    # ONNX Runtime after the rounds, not between them: its pool spins on after a run, and a TVM
+    # build sampled right after it ran up to 1.8x slower (every other round, in a first version)
+    ort_sample()
+    tok = machine_load.start()
+    ort_samples = [ort_sample() for _ in range(a.rounds)]
+    ort_busy = machine_load.stop(tok)
     quiet = [i for i, b in enumerate(busy) if b is None or not machine_load.is_busy(b)]
     q = {k: [v[i] for i in quiet] for k, v in samples.items()}
     res = {"seq": seq, "heads": a.heads, "head_dim": a.head_dim, "batch": a.batch, "mask": a.mask,
            "softmax": a.softmax, "rounds": a.rounds, "quiet_rounds": len(quiet),
            "busy_shares": busy, "samples_ms": samples, "onnxruntime_err": ort_err,
+           "onnxruntime_samples_ms": ort_samples, "onnxruntime_busy_share": ort_busy,
            "score_mib": a.batch * a.heads * seq * seq * 4 / 2 ** 20}
     for k, e in entries.items():
         res[k] = {"kernels": e["kernels"], "rules": e["rules"], "rel_err": e["err"]}
@@ -138,10 +148,11 @@ def run_seq(seq: int, a, hw, tmp: Path) -> dict:
         return res
     for k in samples:
         res[f"{k}_ms"] = statistics.median(q[k])
+    res["onnxruntime_ms"] = statistics.median(ort_samples)
     lo, hi = stats.bootstrap_ratio_ci(q["unfused"], q["fused"], paired=True)
     res["gain"] = res["unfused_ms"] / res["fused_ms"]
     res["gain_ci"] = [lo, hi]
-    lo, hi = stats.bootstrap_ratio_ci(q["fused"], q["onnxruntime"], paired=True)
+    lo, hi = stats.bootstrap_ratio_ci(q["fused"], ort_samples)
     res["fused_vs_ort"] = res["fused_ms"] / res["onnxruntime_ms"]
     res["fused_vs_ort_ci"] = [lo, hi]
     return res
@@ -156,7 +167,7 @@ def main():
     ap.add_argument("--softmax", choices=("op", "exporter"), default="op")
     ap.add_argument("--mask", action="store_true", help="an additive mask [1, 1, 1, seq] before the softmax")
     ap.add_argument("--rounds", type=int, default=21)
-    ap.add_argument("--sample-ms", type=float, default=40.0)
+    ap.add_argument("--sample-ms", type=float, default=60.0)
     ap.add_argument("--threads", type=int, default=_cores())
     ap.add_argument("--json", default=None)
     a = ap.parse_args()
@@ -193,7 +204,9 @@ def main():
     shares = [b for r in results for b in r["busy_shares"] if b is not None]
     if shares:
         print(f"\nbusy_share (other processes' share of the CPU time per round): median {statistics.median(shares):.2f}, "
-              f"max {max(shares):.2f}; rounds above {machine_load.BUSY_SHARE} discarded")
+              f"max {max(shares):.2f}; rounds above {machine_load.BUSY_SHARE} discarded; ONNX Runtime's samples: "
+              + ", ".join(f"{r['onnxruntime_busy_share']:.2f}" if r.get("onnxruntime_busy_share") is not None else "-"
+                          for r in results))
     print("gain: unfused median / fused median (> 1: the attention kernel is faster); err: max |build - numpy| / "
           "max |numpy| over both builds")
     if a.json:
