@@ -1,5 +1,5 @@
-"""What the window is doing: the work in flight by name, the progress bar and Cancel button in the
-status bar, and whether the window is busy.
+"""What the window is doing: the work in flight by name, what the progress bar and the Cancel button
+say (gui/activity_bar.py draws them in the status bar), and whether the window is busy.
 
 Every controller that runs something off the UI thread goes through `Activity.run`: it submits the
 job, shows its progress, lets Cancel stop it, and drops its answer (result or failure) when the
@@ -10,48 +10,29 @@ from __future__ import annotations
 
 import itertools
 
-from PySide6 import QtCore, QtWidgets
+from PySide6 import QtCore
 
-from . import plain, tasks
+from . import tasks
+from .events import EmitterGroup
 
 QUIET_TASKS = ("devices",)   # run without progress bar or Cancel, and Cancel leaves them alone
 
 
 class Activity:
-    """The status bar's progress and Cancel, and the work in flight (the window's `busy`). Given the
-    Workspace (whose requests decide what is current), the status bar it adds its widgets to,
-    `on_busy(bool)` (called when the window turns busy or idle); its messages go to the AppModel's Messages."""
+    """The work in flight (the window's `busy`) and what the status bar says of it. Given the AppModel:
+    its Workspace's requests decide what is current; the stage of work in flight is its status line
+    (Messages). events.progress(name=, stage=, fraction=): a task says how far it is (fraction < 0 or
+    None: unknown); events.shown(value=): whether the progress bar and Cancel are shown;
+    events.busy(value=): the window turned busy or idle."""
 
-    def __init__(self, app, status_bar, on_busy):
-        self.model, self.bar, self.on_busy, self.messages = app.workspace, status_bar, on_busy, app.messages
+    def __init__(self, app):
+        self.model, self.messages = app.workspace, app.messages
+        self.events = EmitterGroup(self, "progress", "shown", "busy")
         self._tasks: dict[str, tasks.Task] = {}
         self._holds: dict[str, dict] = {}        # name -> {"progress": shows the bar, "cancel": callable or None}
         self._serial = itertools.count()
         self.last_cancelled: list[str] = []      # the tasks the last Cancel stopped
-        self._stage = ""                         # the stage last put in the status bar
-        sb = status_bar
-        self.layout_label = plain.label("")
-        self.layout_label.setToolTip(plain.tooltip("How the graph was laid out"))
-        # set off from the status text, which Qt clips 2 px before the label: a rule and some room between
-        self.layout_label.setObjectName("layout_label")
-        self.layout_label.setStyleSheet("#layout_label { border-left: 1px solid palette(mid); padding-left: 8px;"
-                                        " margin-left: 10px; }")
-        self.progress = QtWidgets.QProgressBar()
-        self.progress.setMaximumWidth(220)
-        self.progress.setTextVisible(True)
-        self.progress.setRange(0, 1000)
-        self.progress.hide()
-        self.cancel_button = QtWidgets.QPushButton("Cancel")
-        self.cancel_button.clicked.connect(self.cancel)
-        self.cancel_button.hide()
-        for wdg in (self.progress, self.cancel_button):  # showing them must not resize the window's contents
-            pol = wdg.sizePolicy()
-            pol.setRetainSizeWhenHidden(True)
-            wdg.setSizePolicy(pol)
-        sb.addPermanentWidget(self.layout_label)
-        sb.addPermanentWidget(self.progress)
-        sb.addPermanentWidget(self.cancel_button)
-        sb.showMessage("Ready")
+        self._stage = ""                         # the stage last put in the status line
 
     # ---- running work --------------------------------------------------------------------------
 
@@ -81,7 +62,7 @@ class Activity:
         task.signals.finished.connect(lambda name=name, task=task: self._finish(name, task))
         if name not in QUIET_TASKS:
             self.show_progress(name, text, -1)
-            self.on_busy(True)
+            self.events.busy(value=True)
         # the task started before these connections: what it said or did before them is not lost
         if task.last_progress is not None:
             self.show_progress(name, *task.last_progress)
@@ -101,7 +82,7 @@ class Activity:
         self._holds[name] = {"progress": text is not None, "cancel": cancel}
         if text is not None:
             self.show_progress(name, text, -1)
-            self.on_busy(True)
+            self.events.busy(value=True)
         return name
 
     def release(self, name: str):
@@ -124,32 +105,21 @@ class Activity:
 
     def _refresh(self):
         shown = bool(self.running) or any(h["progress"] for h in self._holds.values())
-        self.progress.setVisible(shown)
-        self.cancel_button.setVisible(shown)
+        self.events.shown(value=shown)
         if not shown:
-            bar = self.bar
-            if self._stage and bar.currentMessage() == self._stage:
-                bar.clearMessage()   # a stage of work that has finished is not left standing
+            if self._stage and self.messages.line == self._stage:
+                self.messages.show("", 0)   # a stage of work that has finished is not left standing
             self._stage = ""
-            self.on_busy(False)
+            self.events.busy(value=False)
 
     def show_progress(self, name: str, stage: str, fraction: float):
         if name in QUIET_TASKS:
             return
         if name not in self._tasks and not self._holds.get(name, {}).get("progress"):
             return  # a late report from work that was cancelled or has finished
-        self.progress.show()
-        self.cancel_button.show()
-        if fraction is None or fraction < 0:
-            self.progress.setRange(0, 0)
-        else:
-            self.progress.setRange(0, 1000)
-            self.progress.setValue(int(1000 * min(1.0, fraction)))
-        fm = self.progress.fontMetrics()   # the whole stage is in the status line; the bar gets what fits
-        room = self.progress.maximumWidth() - fm.horizontalAdvance("  100%") - 16
-        self.progress.setFormat(fm.elidedText(stage, QtCore.Qt.ElideRight, room) + "  %p%")
+        self.events.progress(name=name, stage=stage, fraction=fraction)   # the bar and Cancel show it
         self._stage = stage
-        self.bar.showMessage(stage)
+        self.messages.show(stage, 0)   # the whole stage in the status line, until the next message
 
     def cancel(self):
         """Cancel loading, planning, layout, benchmarks and tuning in flight."""

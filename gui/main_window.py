@@ -46,10 +46,11 @@ from __future__ import annotations
 
 from PySide6 import QtCore, QtWidgets
 
-from . import actions, plain, style
+from . import actions, style
 from .actions import STRATEGY_TIPS, all_strategies  # noqa: F401 - STRATEGY_TIPS: public name
 from .app_model import AppModel
 from .activity import QUIET_TASKS, Activity  # noqa: F401 - QUIET_TASKS: public name
+from .activity_bar import ActivityBar
 from .bench_controller import Benchmarks
 from .graph_area import GraphArea
 from .dialogs import ReportDialog, TuneDialog
@@ -107,8 +108,11 @@ class MainWindow(QtWidgets.QMainWindow):
         self.resize(1400, 900)
 
         app = self.app
-        self.activity = Activity(app, self.statusBar(), self.busy_changed.emit)   # in flight: progress, Cancel, busy
+        self.activity = Activity(app)               # work in flight, busy
+        self.activity.events.busy.connect(lambda ev: self.busy_changed.emit(ev.value))
+        self.activity_bar = ActivityBar(app, self.activity, self.statusBar())   # progress, Cancel, layout label
         self._follow_messages()
+        self.messages.show("Ready", 0)
         self.tuning = Tuning(app, self.settings, self.activity)   # Tune, its report, the latency panel's hint
         self.tuning.events.budget_wanted.connect(self._ask_tune_budget)
         self.tuning.events.report.connect(self._show_tune_report)
@@ -203,9 +207,6 @@ class MainWindow(QtWidgets.QMainWindow):
 
         self.messages.events.status.connect(lambda ev: self.statusBar().showMessage(ev.value, ev.ms))
         self.messages.events.error.connect(on_error)
-        lay = self.app.layout.events    # how the shown layout was made: the status bar's layout label
-        lay.how.connect(lambda ev: plain.plain_label(self.activity.layout_label, ev.value))
-        lay.note.connect(lambda ev: self.activity.layout_label.setToolTip(plain.tooltip(ev.value)))
 
     def show_error(self, msg: str, where: str = ""):
         """Show an error (Messages.fail): the banner and the status bar."""

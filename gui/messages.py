@@ -10,11 +10,13 @@ from .evented import EventedModel
 class Messages(EventedModel):
     status: str = ""      # the status line's last message: events.status(value=text, old=..., ms=how long)
     error: str = ""       # the last error, as shown (cut to MAX_ERROR_CHARS): events.error(value=text, old=...)
+    line: str = ""        # what the status line shows now: the last message, or an error's first line
 
     MAX_ERROR_CHARS = 2000   # a message quoting a huge field (a 1 MB node id) must not freeze the banner's layout
 
     def show(self, text: str, ms: int = 6000) -> None:
         """A status-line message for `ms` milliseconds."""
+        self.line = text
         self.set("status", text, force=True, ms=ms)
 
     def fail(self, msg: str, where: str = "") -> None:
@@ -22,4 +24,5 @@ class Messages(EventedModel):
         text = f"{where}: {msg}" if where else msg
         if len(text) > self.MAX_ERROR_CHARS:
             text = text[: self.MAX_ERROR_CHARS - 3] + "..."
+        self.line = text.splitlines()[0][:200] if text else ""
         self.set("error", text, force=True)

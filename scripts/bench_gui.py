@@ -83,7 +83,7 @@ def main() -> int:
         pump(lambda: not w.busy)
         final = time.perf_counter() - t0
         worst = meter.stop()
-        print(f"{label}: first render {first:.2f} s ({w.activity.layout_label.text()}), "
+        print(f"{label}: first render {first:.2f} s ({w.activity_bar.layout_label.text()}), "
               f"final layout at {final:.2f} s; "
               f"worst UI stall {worst:.0f} ms ({meter.worst_at}); {meter.over(100)} stalls over 100 ms"
               + ("" if ok else "  [TIMED OUT]"))
@@ -176,7 +176,7 @@ def zoo_stalls(names, why: bool) -> int:
         w.set_side_by_side(True)
         pump(lambda: False, 0.5)
         worst = meter.stop()
-        print(f"{name:<16} {len(w.doc.graph):>5} ops: open {opened:.2f} s ({w.activity.layout_label.text()}), "
+        print(f"{name:<16} {len(w.doc.graph):>5} ops: open {opened:.2f} s ({w.activity_bar.layout_label.text()}), "
               f"toggle max {max(toggles):.0f} ms, worst UI stall {worst:.0f} ms ({meter.worst_at}), "
               f"{meter.over(100)} over 100 ms   [model import {prep:.1f} s, not measured]")
         if why and meter.samples:

@@ -102,7 +102,7 @@ def test_opens_model_and_draws_every_operator(new_window, qtbot, tiny_model, tmp
     n = g.nodes[0]
     texts = [t.text() for t in sc.nodes[n.id].childItems()]
     assert texts == [n.op, L.shape_text(n.shape)]
-    label = win.activity.layout_label.text()
+    label = win.activity_bar.layout_label.text()
     assert ("graphviz dot" in label) if layout_dot.dot_path() else ("built-in" in label)
     assert win.area.stack.currentIndex() == 1 and not win.area.banner.isVisible()
     assert win.settings.recent()[0] == str(tiny_model)
@@ -529,7 +529,7 @@ def test_layout_falls_back_without_dot(new_window, qtbot, monkeypatch):
     monkeypatch.setenv("FUSELENS_NO_DOT", "1")   # (the test's cache is its own: no cached dot layout either)
     w = new_window()
     open_graph(qtbot, w, generated())
-    assert "built-in" in w.activity.layout_label.text() and "dot not found" in w.activity.layout_label.toolTip()
+    assert "built-in" in w.activity_bar.layout_label.text() and "dot not found" in w.activity_bar.layout_label.toolTip()
     assert "dot not found" in w.statusBar().currentMessage()
     sc = w.view.scene()
     assert all(sc.nodes[b].pos().y() > sc.nodes[a].pos().y() for a, b in sc.edges)
@@ -547,7 +547,7 @@ def test_benchmark_a_small_model_through_the_runner(new_window, qtbot, tiny_mode
     settle(qtbot, w)
     with qtbot.waitSignal(w.results_changed, timeout=300_000):
         w.benchmark(repeat=3)
-        assert w.activity.progress.isVisible() and w.activity.cancel_button.isVisible()
+        assert w.activity_bar.progress.isVisible() and w.activity_bar.cancel_button.isVisible()
     settle(qtbot, w, 300_000)
     res = w.doc.results_for("cpu")
     assert set(res) == {"greedy", "dp"}, w.last_error
@@ -579,7 +579,7 @@ def test_benchmark_a_small_model_through_the_runner(new_window, qtbot, tiny_mode
     w.benchmark(strategies=["none"], force=True)
     w.cancel()
     settle(qtbot, w, 30_000)
-    assert len(w.doc.results) == n and w.activity.last_cancelled == ["bench"] and not w.activity.progress.isVisible()
+    assert len(w.doc.results) == n and w.activity.last_cancelled == ["bench"] and not w.activity_bar.progress.isVisible()
 
 
 def test_large_models_are_read_and_tvm_planned_in_a_child_process(new_window, qtbot, tmp_path, monkeypatch):

@@ -196,8 +196,8 @@ def test_progress_cancel_and_the_panel_follows_the_models(win, qtbot, monkeypatc
     assert fake.started.wait(30)
     # off the UI thread, with progress and Cancel in the status bar; the button waits
     qtbot.waitUntil(lambda: "timing 3 of 12 kernels" in win.statusBar().currentMessage(), timeout=10_000)
-    assert "fidelity" in win.activity.running and win.activity.progress.isVisible()
-    assert win.activity.cancel_button.isVisible() and win.busy
+    assert "fidelity" in win.activity.running and win.activity_bar.progress.isVisible()
+    assert win.activity_bar.cancel_button.isVisible() and win.busy
     assert not panel.button.isEnabled() and "Timing its kernels on cpu" in panel.figures.text()
     # Benchmark and Tune wait for it (times taken beside it are not comparable)
     win.benchmark()

@@ -185,7 +185,7 @@ def test_a_long_status_text_stops_clear_of_the_layout_label(new_window, qtbot):
     open_graph(qtbot, win, residual(40))
     win.status("a status message long enough to run into the layout label " * 6, 60000)
     qtbot.wait(50)
-    bar, lab = win.statusBar(), win.activity.layout_label
+    bar, lab = win.statusBar(), win.activity_bar.layout_label
     assert lab.isVisible() and lab.text().startswith("layout:")
     img = bar.grab().toImage()
     text_x = lab.x() + lab.contentsRect().left()      # where the label's text starts

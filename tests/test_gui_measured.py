@@ -59,7 +59,7 @@ def replanned(qtbot, w, fn, timeout=MEASURE_MS):
 
 
 def assert_busy(w):
-    assert "plan" in w.activity.running and w.activity.progress.isVisible() and w.activity.cancel_button.isVisible()
+    assert "plan" in w.activity.running and w.activity_bar.progress.isVisible() and w.activity_bar.cancel_button.isVisible()
 
 
 def test_cost_box_sits_next_to_profile_and_device(new_window, qtbot):

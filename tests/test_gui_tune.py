@@ -152,9 +152,9 @@ def test_trials_budget_reaches_tune_with_progress_and_report(qtbot, win, tmp_pat
     assert "<b>dp</b>" in head and "<b>cpu</b>" in head
     assert any("so far: 5" in lab.text() for lab in dlg.findChildren(QtWidgets.QLabel))
     # running: progress bar with the stage, Cancel
-    wait_until(qtbot, lambda: win.activity.progress.value() == 500)
-    assert "tune" in win.activity.running and win.activity.progress.isVisible() and win.activity.cancel_button.isVisible()
-    assert win.activity.progress.format().startswith("tuning fused_conv2d")
+    wait_until(qtbot, lambda: win.activity_bar.progress.value() == 500)
+    assert "tune" in win.activity.running and win.activity_bar.progress.isVisible() and win.activity_bar.cancel_button.isVisible()
+    assert win.activity_bar.progress.format().startswith("tuning fused_conv2d")
     assert "tuning fused_conv2d_add_relu_0 (32 trials)" in win.statusBar().currentMessage()
     # Benchmark waits for the tuning (times taken beside it would not be comparable)
     with qtbot.waitSignal(win.error_shown, timeout=T) as sig:
@@ -225,9 +225,9 @@ def test_cancel_kills_tuning_and_says_what_was_kept(qtbot, win, monkeypatch):
     monkeypatch.setattr(tuning, "tune", fake)
     monkeypatch.setattr(tune_controller, "records", lambda target: store["n"])
     win.tune(trials=64)
-    wait_until(qtbot, lambda: win.activity.progress.value() == 500)
-    win.activity.cancel_button.click()
-    assert not win.activity.progress.isVisible() and "tune" not in win.activity.running and win.activity.last_cancelled == ["tune"]
+    wait_until(qtbot, lambda: win.activity_bar.progress.value() == 500)
+    win.activity_bar.cancel_button.click()
+    assert not win.activity_bar.progress.isVisible() and "tune" not in win.activity.running and win.activity.last_cancelled == ["tune"]
     qtbot.waitUntil(lambda: "Tuning cancelled" in win.statusBar().currentMessage(), timeout=T)
     assert win.statusBar().currentMessage() == "Tuning cancelled; 2 new records kept (9 for cpu); " \
                                                "re-benchmark to use them"
