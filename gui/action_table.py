@@ -80,7 +80,7 @@ def _fixed() -> list[Action]:
         A("expand", "&Expand Group", lambda w: w.selection.expand_selected(), _keys("E")),
         A("collapse_all", "Collapse &All Groups", lambda w: w.selection.collapse_all(), _keys("Ctrl+Shift+C")),
         A("expand_all", "E&xpand All Groups", lambda w: w.selection.expand_all(), _keys("Ctrl+Shift+E")),
-        A("find", "&Find...", lambda w: w.finder.focus(), _keys("std:Find")),
+        A("find", "&Find...", lambda w: w.find_box.focus(), _keys("std:Find")),
         A("find_next", "Find &Next", lambda w: w.finder.step(+1), _keys("std:FindNext", "F3")),
         A("find_prev", "Find &Previous", lambda w: w.finder.step(-1), _keys("std:FindPrevious", "Shift+F3")),
         A("diff_next", "Next &Difference", lambda w: w.differences.step(+1), _keys("N"),

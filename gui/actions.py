@@ -11,6 +11,7 @@ from engine.layout.dot import dot_path
 from . import action_table, plain
 from .action_table import all_strategies
 from .dialogs import ShortcutsDialog
+from .find_box import FindBox
 
 def _tips() -> dict[str, str]:
     """Each strategy's one line from the planner's table (engine/planner/registry.py), and custom's."""
@@ -155,7 +156,7 @@ def build_toolbar(win):
     tb.addSeparator()
     for a in acts(win, "bench", "tune", "heat"):
         tb.addAction(a)
-    win.finder.build(win)  # the find box: at the menu bar's right end, never in the toolbar's overflow
+    win.find_box = FindBox(win, win.finder, win.app.find)   # at the menu bar's right end, never in the overflow
 
 def fill_device_box(win, devices: list[dict]):
     """The Device box: the devices found, on the remembered one where it is there."""

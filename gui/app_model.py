@@ -7,6 +7,7 @@ change, and what the views subscribe to.
     layout     LayoutModel: the direction, the layouts applied, and how the shown one was made
     heat       HeatModel: what each pane draws over its graph (heat or latency delta), the minimaps shown
     differences  DifferencesModel: side by side, the groups only one plan has and the one shown
+    find       FindModel: what the find box's label says
     messages   Messages: the status line and the last error (napari's ViewerModel.status)
 
 A controller takes the AppModel (and the other controllers it asks for work), never the window: where
@@ -75,10 +76,16 @@ class DifferencesModel(EventedModel):
     summary: object = None
 
 
+class FindModel(EventedModel):
+    """The find box's label: how many ops match, or which match is shown ("3/12")."""
+
+    label: str = ""
+
+
 class AppModel:
     def __init__(self, workspace, view: ViewState, scopes: ScopeView | None = None,
                  messages: Messages | None = None, layout: LayoutModel | None = None, heat: HeatModel | None = None,
-                 differences: DifferencesModel | None = None):
+                 differences: DifferencesModel | None = None, find: FindModel | None = None):
         self.workspace = workspace
         self.view = view
         self.scopes = scopes if scopes is not None else ScopeView()
@@ -86,6 +93,7 @@ class AppModel:
         self.layout = layout if layout is not None else LayoutModel()
         self.heat = heat if heat is not None else HeatModel()
         self.differences = differences if differences is not None else DifferencesModel()
+        self.find = find if find is not None else FindModel()
 
     @property
     def status(self) -> str:

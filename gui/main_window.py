@@ -11,7 +11,7 @@ EventedModel (evented.py): whatever changes one emits, and the window's boxes, p
 and public signals follow. The window composes one controller per job, each in its own module and given
 the AppModel and the controllers it hands work to; controllers change models and emit events, views
 subscribe (tests/test_gui_structure.py checks that, and lists what is left: the Activity's status-bar
-widgets, Files' dialogs, the find box and the Kernel code dialog):
+Files' dialogs and the Kernel code dialog):
 
     activity           work in flight: progress and Cancel, `busy`, stale results dropped
     file_io            Files: open / recent / drop / input shapes; import and export (also given the
@@ -36,7 +36,8 @@ widgets, Files' dialogs, the find box and the Kernel code dialog):
     kernel_code_view   KernelCodeController: the Kernel code view of a group (a pane's context menu, K):
                        its TIR, LLVM IR, assembly or CUDA source, built in a child (engine/jobs/kernel_code.py)
     ort_heat           OrtHeat: an imported ONNX Runtime profile as the heat overlay's source (View > Heat Source)
-    find               Find: the find box (given the GraphArea and `select_node`; built onto the window)
+    find               Find: the find box's matches, outlined (ViewState.found) and selected one at a time
+    find_box           FindBox (a view): the find box, built onto the window
 
 `actions` builds the menus, toolbar and shortcuts from the table in action_table.py (`win.acts`).
 Everything slow runs off the UI thread through `Activity.run`; errors arrive as Messages, shown in the
@@ -128,8 +129,6 @@ class MainWindow(QtWidgets.QMainWindow):
         self.view = self.area.left
         self.rview = self.area.right
         self.area.follow(self.state, self.model)    # the panes draw the strategies, plans, selection, collapsed groups
-        self.finder = Find(app, self.area, self.select_node,
-                           open_block=lambda nid: self.scopes.open_to(nid))   # the find box's matches
         self.files = Files(app, self.settings, self.area, self.activity, self.planning, self,
                            self.show_document)   # open, recent, shapes, import / export
         self.scope_view = app.scopes                # the model's blocks (ONNX scopes): shown, collapsed
@@ -155,6 +154,7 @@ class MainWindow(QtWidgets.QMainWindow):
         self.selection = Selection(app, self.layouts, self.differences)   # clicks, collapse / expand
         self.selection.events.described.connect(lambda ev: self.dock_props.raise_())
         self.selection.events.reveal.connect(lambda ev: self.view.reveal(ev.sel))
+        self.finder = Find(app, self.selection, self.scopes)   # the find box's matches
         self.kernel_code = KernelCodeController(app, self.area, self.kernel_reports, self.activity,
                                                 self)   # the Kernel code view
         self.ort_heat = OrtHeat(app, self.activity)   # an imported ONNX Runtime profile as a heat source

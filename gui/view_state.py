@@ -51,6 +51,7 @@ class ViewState(EventedModel):
     left_plan: object = None          # the plan the left pane draws now (the pane keeps it current; it
                                       # lags `strategy` while that is planning or being drawn)
     right_plan: object = None         # the plan the right pane draws now
+    found: object = None              # gui/find.Found: the ops outlined as found (Find), or None
 
     def __init__(self, strategy: str = "greedy", right_strategy: str | None = None, side_by_side: bool = False,
                  heat: bool = False, heat_log: bool = False):

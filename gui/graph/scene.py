@@ -17,6 +17,7 @@ from engine.layout import graph as L
 from .. import style
 from .boxes import GroupBoxes
 from .scope_boxes import ScopeBoxes
+from ..find import ops_matching
 from .scene_build import SceneBuilding
 from .scene_collapse import SceneCollapse
 from .scene_export import SceneExport
@@ -84,6 +85,7 @@ class GraphScene(SceneBuilding, SceneCollapse, ScenePainting, SceneExport, QtWid
         node each. The scene follows every change from then on; nothing else sets either."""
         self._state, self._pane = state, pane
         state.events.selection.connect(lambda ev: self._restyle_selection())
+        state.events.found.connect(lambda ev: self._on_found(ev.value))
         if collapsible:
             self._collapsible = True
             state.events.collapsed.connect(lambda ev: self._show_collapsed())
@@ -105,14 +107,20 @@ class GraphScene(SceneBuilding, SceneCollapse, ScenePainting, SceneExport, QtWid
             rect = rect.adjusted(-L.CLUSTER_PAD, -L.CLUSTER_PAD, L.CLUSTER_PAD, L.CLUSTER_PAD)
         return rect
 
+    def _on_found(self, found):
+        """The ops found (ViewState.found, gui/find.Found) outlined: in the right pane only when found side by side."""
+        if found is None or (self._pane == "right" and not found.both):
+            return
+        self.found = list(found.ids) if self.graph is not None else []
+        self._restyle_selection()
+
     def find(self, text: str) -> list[str]:
         """Node ids whose op name, id, TIR function or ONNX name contains `text` (case-insensitive)."""
         t = text.strip().lower()
         if not t or self.graph is None:
             self.found = []
         else:
-            self.found = [n.id for n in self.graph.nodes
-                          if t in n.op.lower() or t == n.id or t in n.func.lower() or t in (n.onnx_name or "").lower()]
+            self.found = ops_matching(self.graph, t)
         self._restyle_selection()
         return self.found
 
