@@ -576,7 +576,7 @@ def test_ctrl_c_stops_the_worker_exit_130(tmp_path, shared_cache):
 # ---- 11. exit codes -----------------------------------------------------------------------------------
 
 def test_internal_error_is_one_line_and_a_log(tmp_path):
-    code = ("import sys, main; main.validate = lambda a: {}['boom']; "
+    code = ("import sys, cli, main; cli.validate = lambda a: {}['boom']; "
             "sys.exit(main.main(sys.argv[1:]))")
     e = dict(os.environ, FUSELENS_CACHE_DIR=str(tmp_path / "c"))
     e.pop("FUSELENS_DEBUG", None)

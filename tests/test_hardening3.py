@@ -259,13 +259,13 @@ def test_the_error_line_is_one_escaped_line(capsys, tmp_path, monkeypatch):
 def test_print_escapes_and_survives_an_encoding_that_cannot_hold_a_character(capsys):
     import io
 
-    import main
+    from cli.output import say
 
-    main._print("a" + HOSTILE, "b\nc")
+    say("a" + HOSTILE, "b\nc")
     assert capsys.readouterr().out == "a\\x1b]0;pwned\\x07\\x1b[2J\\x00\\x7f\\x9b\\u202e\\u2066\\ud800 b\\x0ac\n"
     raw = io.BytesIO()
     ascii_out = io.TextIOWrapper(raw, encoding="ascii")   # errors="strict", as PYTHONIOENCODING=ascii had it
-    main._print("é → ok", file=ascii_out)
+    say("é → ok", file=ascii_out)
     ascii_out.flush()
     assert raw.getvalue() == b"\\xe9 \\u2192 ok\n"
 
@@ -284,6 +284,7 @@ def test_hostile_paths_and_targets_on_the_command_line(env, tmp_path):
 
 def test_an_internal_error_with_hostile_text_is_one_escaped_line_and_a_log(capsys, tmp_path, monkeypatch,
                                                                             tiny_model):
+    import cli.commands.inspect
     import main
 
     monkeypatch.setenv("FUSELENS_CACHE_DIR", str(tmp_path / "cache"))
@@ -292,10 +293,10 @@ def test_an_internal_error_with_hostile_text_is_one_escaped_line_and_a_log(capsy
 
     def boom(a):
         raise RuntimeError("boom\x1b[2J\ud800\nerror: forged")
-    monkeypatch.setattr(main, "cmd_inspect", boom)
+    monkeypatch.setattr(cli.commands.inspect, "run", boom)
     code = main.main(["inspect", str(model)])
     err = capsys.readouterr().err
-    assert code == main.INTERNAL and err.count("\n") == 1, err
+    assert code == cli.INTERNAL and err.count("\n") == 1, err
     assert err.startswith("internal error: RuntimeError: boom\\x1b[2J\\ud800 error: forged (details in "), err
     log = Path(err.rsplit("(details in ", 1)[1].rstrip(")\n"))
     assert "m\\udcff.onnx" in log.read_text()

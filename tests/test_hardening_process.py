@@ -283,12 +283,13 @@ def test_stdout_on_a_full_device_is_one_line(tmp_path):
 
 
 def _main_raising(monkeypatch, exc):
+    import cli.commands.zoo
     import main
 
     def boom(a):
         print("some output")
         raise exc
-    monkeypatch.setattr(main, "cmd_zoo", boom)
+    monkeypatch.setattr(cli.commands.zoo, "run", boom)
     return main.main(["zoo", "list"])
 
 

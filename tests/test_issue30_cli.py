@@ -4,14 +4,16 @@ dynamic-dims hint is one readable sentence, with the example dims the app's dial
 In-process (main.main), no model is loaded or built: fast."""
 import pytest
 
+import cli.commands.gui
 import main
+from cli import USAGE
 
 
 @pytest.fixture
 def gui_opened(monkeypatch):
-    """main.cmd_gui replaced: a test fails, instead of opening the app, where it would have."""
+    """cli/commands/gui.py's run replaced: a test fails, instead of opening the app, where it would have."""
     calls = []
-    monkeypatch.setattr(main, "cmd_gui", lambda model, shapes: calls.append(model) or 99)
+    monkeypatch.setattr(cli.commands.gui, "run", lambda a: calls.append(a.model) or 99)
     monkeypatch.setenv("DISPLAY", ":99")
     return calls
 
@@ -26,7 +28,7 @@ def _err(capsys) -> list[str]:
     (["inspekt"], "error: unknown command 'inspekt'; did you mean 'inspect'?"),
 ])
 def test_a_mistyped_command_says_which_was_meant(argv, want, gui_opened, capsys):
-    assert main.main(argv) == main.USAGE
+    assert main.main(argv) == USAGE
     err = _err(capsys)
     assert len(err) == 1 and err[0].startswith(want), err
     assert not gui_opened
@@ -34,7 +36,7 @@ def test_a_mistyped_command_says_which_was_meant(argv, want, gui_opened, capsys)
 
 def test_a_word_that_is_no_command_and_no_file_does_not_open_the_app(gui_opened, capsys, tmp_path, monkeypatch):
     monkeypatch.chdir(tmp_path)
-    assert main.main(["frobnicate"]) == main.USAGE
+    assert main.main(["frobnicate"]) == USAGE
     err = _err(capsys)
     assert len(err) == 1 and err[0].startswith("error: unknown command 'frobnicate'"), err
     assert "did you mean" not in err[0] and "bench" in err[0]   # the commands are listed instead
@@ -58,7 +60,7 @@ def test_a_model_argument_still_opens_the_app(gui_opened, tmp_path, monkeypatch)
 def test_a_mistyped_option_points_to_its_commands_help(argv, suggestion, helps, capsys):
     with pytest.raises(SystemExit) as e:
         main.main(argv)
-    assert e.value.code == main.USAGE
+    assert e.value.code == USAGE
     err = _err(capsys)
     assert len(err) == 1 and err[0].startswith("error: unrecognized arguments: "), err
     assert suggestion in err[0] and err[0].endswith(f"(see {helps})"), err

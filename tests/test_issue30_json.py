@@ -52,7 +52,8 @@ def test_bench_json_with_an_infinite_figure_is_strict():
     assert strict_loads(text)["strategies"][0]["latency_ms"]["max"] == "Infinity"
 
 
-@pytest.mark.parametrize("path", ["main.py", "gui/file_io.py", "engine/planner/plan_json.py"])
+@pytest.mark.parametrize("path", ["main.py", "cli/commands/bench.py", "cli/commands/fidelity.py", "cli/commands/plan.py",
+                                  "engine/report/published_table.py", "gui/file_io.py", "engine/planner/plan_json.py"])
 def test_plans_and_benches_are_written_through_the_strict_writer(path):
     """Every JSON main.py writes (bench --json, table.json, fidelity --json, plan --out) goes through
     plan_json.dumps (allow_nan=False): a plain json.dumps/json.dump there could write Infinity."""

@@ -270,7 +270,7 @@ def test_every_strategy_is_one_row_of_the_table_and_plans_through_it(tiny_graph)
     """registry.TABLE is what make_plan, the CLI and the app read: every row's plan(graph, hw)
     returns a PlanResult holding a partition under the row's name, and make_plan gives the same
     groups with costs and explanations."""
-    import main
+    from cli.parser import build_parser
     from engine.planner import COSTED, STRATEGIES, registry
     from engine.planner.plan import Plan, PlanResult
 
@@ -283,7 +283,7 @@ def test_every_strategy_is_one_row_of_the_table_and_plans_through_it(tiny_graph)
         check_partition(tiny_graph, res.plan.groups)
         p = make_plan(tiny_graph, name, Setup(hw))
         assert p.groups == res.plan.groups and len(p.group_us) == len(p.groups) and p.kernel_count
-    parser = main.build_parser()           # the CLI's choices are the table's
+    parser = build_parser()           # the CLI's choices are the table's
     assert [parser.parse_args(["plan", "m.onnx", "--strategy", s]).strategy for s in STRATEGIES] == list(STRATEGIES)
     with pytest.raises(SystemExit):
         parser.parse_args(["plan", "m.onnx", "--strategy", "fastest"])

@@ -156,7 +156,7 @@ def _findings(path: Path) -> list[str]:
 
 
 def _sources():
-    return sorted(ROOT.glob("engine/**/*.py")) + [ROOT / "main.py"]
+    return sorted(ROOT.glob("engine/**/*.py")) + [ROOT / "main.py"] + sorted(ROOT.glob("cli/**/*.py"))
 
 
 def test_engine_never_unpickles_or_evaluates():

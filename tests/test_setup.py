@@ -5,7 +5,9 @@ from __future__ import annotations
 
 import pytest
 
+import cli
 import main
+from cli.parser import build_parser
 from engine.devices import hardware, targets
 from engine.planner import make_plan, setup
 from engine.planner.setup import Setup
@@ -15,8 +17,8 @@ from tests import synthetic
 
 
 def _cli(argv):
-    a = main.build_parser().parse_args(argv)
-    main.validate(a)
+    a = build_parser().parse_args(argv)
+    cli.validate(a)
     return a
 
 
@@ -39,7 +41,7 @@ def test_a_bad_word_is_one_line_at_the_edge(words, error, match):
     (["bench", "zoo:mobilenetv2", "--target", "cuda:0", "--layout", "blocked"], "--layout blocked: cuda:0"),
 ])
 def test_the_command_line_reports_it_as_one_line_before_any_work(argv, match, capsys):
-    assert main.main(argv) == main.USAGE
+    assert main.main(argv) == cli.USAGE
     err = capsys.readouterr().err
     assert err.startswith("error: ") and match in err and err.count("\n") == 1
 

@@ -1,5 +1,6 @@
 """The structure README.md's map promises: data flows engine -> front ends. The engine
-never imports Qt or the app. engine/ is a stack of stage packages, each importing only the ones
+never imports Qt, the app (gui/) or the command line (cli/); the two front ends never import each other
+(main.py, the entry point, is where they meet). engine/ is a stack of stage packages, each importing only the ones
 below it (LAYERS); no module anywhere reaches into another package's private names; the engine's
 and the app's modules import each other without a loop (a lower module never reaches up, even
 inside a function), so each can be read, tested and changed from the bottom up."""
@@ -139,9 +140,29 @@ def layer_breaks(edges: dict[str, set[str]]) -> list[str]:
 
 
 def test_the_engine_never_imports_qt_or_the_app():
-    bad = {name: sorted(i for i in imports(name, p, {}) if i.split(".")[0] in ("PySide6", "pyqtgraph", "gui"))
+    bad = {name: sorted(i for i in imports(name, p, {})
+                        if i.split(".")[0] in ("PySide6", "pyqtgraph", "gui", "cli", "main"))
            for name, p in modules("engine").items()}
     assert {k: v for k, v in bad.items() if v} == {}
+
+
+def test_the_command_line_and_the_app_never_import_each_other():
+    """cli/ is a front end beside gui/: it imports the engine, never the app or Qt (what it needs of the app,
+    main.py hands over: cli.App); the app never imports the command line or main.py."""
+    def bad(package: str, banned: tuple) -> dict:
+        found = {name: sorted(i for i in imports(name, p, {}) if i.split(".")[0] in banned)
+                 for name, p in modules(package).items()}
+        return {k: v for k, v in found.items() if v}
+
+    assert modules("cli") and bad("cli", ("gui", "main", "PySide6", "pyqtgraph")) == {}
+    assert bad("gui", ("cli", "main")) == {}
+    assert imports("main", ROOT / "main.py", {}) >= {"cli", "gui.app", "gui.chart_export"}   # where they meet
+
+
+def test_the_command_lines_modules_import_each_other_without_a_loop():
+    mods = modules("cli")
+    edges = {m: {i for i in imports(m, p, mods) if i in mods} for m, p in mods.items()}
+    assert loops(edges) == []
 
 
 def test_the_engine_is_a_stack_of_stage_packages():
@@ -174,7 +195,7 @@ def test_the_apps_models_are_qt_free_and_import_no_view():
 
 
 def test_no_module_reaches_into_another_packages_private_names():
-    known = {**modules("engine"), **modules("gui"), "main": ROOT / "main.py"}
+    known = {**modules("engine"), **modules("gui"), **modules("cli"), "main": ROOT / "main.py"}
     bad = {m: private_reaches(m, p, known) for m, p in known.items()}
     assert {k: v for k, v in bad.items() if v} == {}
 

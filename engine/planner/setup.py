@@ -5,7 +5,7 @@
     cost      what dp, hybrid and optimal decide by, and what every plan is priced by (cost_source.COSTS)
     block     the channel layout models are loaded in (loader.load's block: None is NCHW)
 
-The CLI resolves one from its arguments (main.py's validate), the app from its selected device,
+The CLI resolves one from its arguments (cli.validate: cli/arguments.check_setup), the app from its selected device,
 profile and cost (gui/workspace.py); each bad word is one line there (TargetError, FuseLensError),
 before any work. The engine takes the Setup as it is and never parses a setting again: make_plan,
 BenchRequest, the kernel report, the kernel code view and the learned model's lookup.

@@ -1,6 +1,6 @@
 """The one exception type front ends catch: its message is shown to the user as-is.
 
-Command-line exit codes (main.py): 0 ok, 1 a benchmark found an incorrect result, 2 a FuseLensError
+Command-line exit codes (cli/errors.py): 0 ok, 1 a benchmark found an incorrect result, 2 a FuseLensError
 (bad input or usage, or a fault of the environment: engine/util/faults.py; argparse's own errors exit 2
 too), 3 no display, 70 an internal error (one line on the terminal, the traceback in a log file),
 128 + N stopped by signal N: 130 interrupted (Ctrl+C, SIGINT), 143 SIGTERM, 129 SIGHUP.
