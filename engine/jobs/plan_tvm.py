@@ -22,6 +22,7 @@ def _plan_job(job: dict, say):
     from engine.model import loader
 
     from ..planner import make_plan
+    from ..planner.setup import Setup
 
     graph = loader.load(job["spec"], job["shapes"], block=job.get("block"))
-    return make_plan(graph, "tvm", hardware.from_dict(job["hw"]))
+    return make_plan(graph, "tvm", Setup(hardware.from_dict(job["hw"]), block=job.get("block")))

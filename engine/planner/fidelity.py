@@ -75,6 +75,8 @@ def _family_names(graph) -> set[str]:
     """Names the samples of this graph's family carry (the shipped samples name zoo models by
     their graph name, e.g. 'mobilenetv2@64')."""
     fam = family(graph.name)
-    _, ship = learned.shipped(learned.target_kind("cpu"))
+    from engine.devices.targets import HOST
+
+    _, ship = learned.shipped(learned.target_kind(HOST))
     names = {m for m in ship.models if family(m) == fam}
     return names | {graph.name}
