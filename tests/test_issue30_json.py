@@ -62,3 +62,19 @@ def test_plans_and_benches_are_written_through_the_strict_writer(path):
              and "allow_nan=False" not in ln and "plan_json.dumps(" not in ln and not ln.strip().startswith("#")
              and "[:40]" not in ln]
     assert not plain, plain
+
+
+def test_numpy_scalars_are_written_as_python_numbers():
+    """A figure computed with numpy (a bootstrap bound, a significance test) is a numpy scalar: the writer
+    takes it as the number or bool it holds, and a non-finite one as its NONFINITE string (found when
+    `bench --json` on a fresh cache ended in 'internal error: TypeError: bool')."""
+    import numpy as np
+
+    from engine.measure import stats
+
+    text = plan_json.dumps({"b": np.bool_(True), "f": np.float32(1.5), "i": np.int64(3), "n": np.float32("nan"),
+                            "inf": np.float64("inf")})
+    assert strict_loads(text) == {"b": True, "f": 1.5, "i": 3, "n": "NaN", "inf": "Infinity"}
+    s = stats.speedup_of_samples(np.array([2.0, 2.1, 2.2, 2.0]), np.array([1.0, 1.1, 1.0, 1.05]))
+    assert type(s.significant) is bool and s.significant
+    assert strict_loads(plan_json.dumps({"significant": s.significant}))["significant"] is True

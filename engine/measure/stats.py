@@ -86,7 +86,7 @@ class Speedup:
 
     @property
     def significant(self) -> bool:
-        return self.lo > 1.0 or self.hi < 1.0
+        return bool(self.lo > 1.0 or self.hi < 1.0)   # a Python bool: the bounds may be numpy floats
 
     @property
     def word(self) -> str:

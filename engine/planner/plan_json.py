@@ -69,12 +69,15 @@ NONFINITE = {"Infinity": math.inf, "-Infinity": -math.inf, "NaN": math.nan}
 
 
 def strict(o):
-    """`o` with every non-finite float replaced by its NONFINITE string (tuples and sets as lists)."""
+    """`o` with every non-finite float replaced by its NONFINITE string (tuples and sets as lists,
+    numpy scalars as the Python numbers and bools they hold)."""
     stack, root = [], [o]
     stack.append((root, 0))
     while stack:   # without recursion: a deep structure cannot exhaust the stack
         box, k = stack.pop()
         v = box[k]
+        if type(v).__module__ == "numpy" and getattr(v, "shape", None) == ():
+            box[k] = v = v.item()
         if isinstance(v, float) and not math.isfinite(v):
             box[k] = "NaN" if v != v else ("Infinity" if v > 0 else "-Infinity")
         elif isinstance(v, dict):
