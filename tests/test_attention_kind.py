@@ -112,8 +112,9 @@ def _on(hw, on: bool):
     return replace(hw, kinds={**hw.kinds, "attention": {"enabled": on}})
 
 
-def test_the_kind_is_told_apart_and_refuses_a_prologue(tmp_path):
-    g = _graph(tmp_path, attention_onnx(heads=4, seq=128, head_dim=64, mask=True), "att")
+@pytest.mark.parametrize("softmax", ["op", "exporter"])
+def test_the_kind_is_told_apart_and_refuses_a_prologue(tmp_path, softmax):
+    g = _graph(tmp_path, attention_onnx(heads=4, seq=128, head_dim=64, mask=True, softmax=softmax), "att")
     cm = CostModel(g, hardware.get("host"))
     groups = _attention_groups(g)
     att = [cm.index[m] for m in groups[-1]]
