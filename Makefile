@@ -2,8 +2,8 @@
 # make run   : setup, then the app on the built-in MobileNetV2
 # make test  : setup, then the whole test suite, headless (the emulated-board tests run when its root is built;
 #              36-52 minutes on 2 cores, by machine); CI (.ci/run) runs this one
-# make test-fast : setup, then the fast tier: every test not marked `slow` or `boards` (pyproject.toml's
-#              markers and tests/tiers.py: no whole-model builds, benchmarks, tuning, board emulation or CLI
+# make test-fast : setup, then the fast tier, tests/unit (a test's tier is its folder: tests/unit, tests/gui,
+#              tests/integration; no whole-model builds, benchmarks, tuning, board emulation or CLI
 #              runs that build; about 3.5 minutes on 2 cores)
 # make test-boards : build the emulated Raspberry Pi 4B (arm64 Debian root + qemu-user), then run its tests
 PYTHON ?= python3
@@ -15,7 +15,7 @@ SUDO   := $(shell [ "$$(id -u)" = 0 ] || echo sudo -n)
 QT_DEBS := libxcb-cursor0 libxkbcommon-x11-0 libxcb-icccm4 libxcb-keysyms1 libxcb-shape0 libxcb-render-util0 \
            libxcb-image0 libxcb-xinerama0 libxcb-randr0 libegl1 libgl1 libfontconfig1 libdbus-1-3
 
-.PHONY: setup run test test-fast dot qt-libs cross board-root test-boards clean
+.PHONY: setup run test test-fast test-gui dot qt-libs cross board-root test-boards clean
 
 setup: $(STAMP) dot qt-libs cross
 
@@ -65,7 +65,7 @@ board-root: setup
 	$(SUDO) env PIP="$(PY) -m pip" scripts/board_root.sh
 
 test-boards: board-root
-	QT_QPA_PLATFORM=offscreen $(PY) -m pytest -q tests/test_boards.py $(PYTEST_ARGS)
+	QT_QPA_PLATFORM=offscreen $(PY) -m pytest -q tests/integration/test_boards.py $(PYTEST_ARGS)
 
 run: setup
 	@$(PY) main.py zoo:mobilenetv2; rc=$$?; [ $$rc = 3 ] || exit $$rc
@@ -74,7 +74,10 @@ test: setup
 	QT_QPA_PLATFORM=offscreen $(PY) -m pytest -q $(PYTEST_ARGS)
 
 test-fast: setup
-	QT_QPA_PLATFORM=offscreen $(PY) -m pytest -q -m "not slow and not boards" $(PYTEST_ARGS)
+	QT_QPA_PLATFORM=offscreen $(PY) -m pytest -q tests/unit $(PYTEST_ARGS)
+
+test-gui: setup
+	QT_QPA_PLATFORM=offscreen $(PY) -m pytest -q tests/gui $(PYTEST_ARGS)
 
 clean:
 	rm -rf $(VENV) build *.egg-info .boards

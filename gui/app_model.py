@@ -11,7 +11,7 @@ change, and what the views subscribe to.
     messages   Messages: the status line and the last error (napari's ViewerModel.status)
 
 A controller takes the AppModel (and the other controllers it asks for work), never the window: where
-a controller still drives a view, the view is passed to it by name, and tests/test_gui_structure.py
+a controller still drives a view, the view is passed to it by name, and tests/gui/test_gui_structure.py
 counts those references so they only go down.
 """
 from __future__ import annotations

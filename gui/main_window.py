@@ -10,7 +10,7 @@ LayoutModel, HeatModel and `messages` (the status line and the last error). Ever
 EventedModel (evented.py): whatever changes one emits, and the window's boxes, panes, panels, settings
 and public signals follow. The window composes one controller per job, each in its own module and given
 the AppModel and the controllers it hands work to; controllers change models and emit events, views
-subscribe (tests/test_gui_structure.py checks that, and lists what is left: the Activity's status-bar
+subscribe (tests/gui/test_gui_structure.py checks that, and lists what is left: the Activity's status-bar
 Files' dialogs and the Kernel code dialog):
 
     activity           work in flight: progress and Cancel, `busy`, stale results dropped

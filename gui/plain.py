@@ -12,7 +12,7 @@ parsed as HTML: a node named `<img src="file:///etc/passwd">` would be rendered.
 - `tooltip(text)`: a tooltip (which has no text format) for `text`, escaped and wrapped so that Qt never
   parses the data as HTML; it looks as a plain-text tooltip does (no wrapping, the same lines).
 
-tests/test_gui_plain_text.py checks that every setText / setToolTip / setHtml / QLabel(...) in gui/ takes a
+tests/gui/test_gui_plain_text.py checks that every setText / setToolTip / setHtml / QLabel(...) in gui/ takes a
 literal or one of these helpers.
 """
 from __future__ import annotations

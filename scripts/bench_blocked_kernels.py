@@ -119,7 +119,7 @@ def main(argv=None) -> int:
     from engine.devices.hardware import cpu_facts
     from engine.kernels import build
     from engine.util import machine_load
-    from tests.test_schedules_blocked import blocked_case
+    from tests.support.schedules_blocked import blocked_case
 
     facts = cpu_facts()
     lanes = target_mod.vector_lanes(schedules.make_target("cpu"))

@@ -42,7 +42,7 @@ def main() -> int:
     from PySide6 import QtCore
 
     from engine.layout import cache as layout_cache, dot as layout_dot
-    from tests import synthetic
+    from tests.support import synthetic
     from gui import app as gapp
     from gui import tasks
     from gui.diagnostics import StallWatch

@@ -73,7 +73,7 @@ def run_seq(seq: int, a, hw, tmp: Path) -> dict:
     from engine.measure import stats
     from engine.model import loader
     from engine.util import machine_load
-    from tests.attention_graphs import attention_onnx, reference
+    from tests.support.attention_graphs import attention_onnx, reference
 
     path = tmp / f"attention_{seq}.onnx"
     onnx.save(attention_onnx(heads=a.heads, seq=seq, head_dim=a.head_dim, batch=a.batch, mask=a.mask,

@@ -35,7 +35,7 @@ from pathlib import Path
 
 sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 
-from tests.kind_regions import chain_groups  # noqa: E402
+from tests.support.kind_regions import chain_groups  # noqa: E402
 
 
 def _cores() -> int:

@@ -40,7 +40,7 @@ from pathlib import Path
 
 sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 
-from tests.kind_regions import qkv_transformer, se_regions  # noqa: E402
+from tests.support.kind_regions import qkv_transformer, se_regions  # noqa: E402
 
 
 # ---- a module holding one region of a model -------------------------------------------------------

@@ -21,7 +21,7 @@ from engine.planner import (
     make_plan,  # noqa: E402
     profiles,  # noqa: E402
 )
-from tests.synthetic import branching, chain  # noqa: E402
+from tests.support.synthetic import branching, chain  # noqa: E402
 
 
 def median_ms(fn, repeat):

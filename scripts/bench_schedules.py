@@ -96,7 +96,7 @@ def measure_model(model: str, a, hw) -> dict:
 
     from engine import schedules
     from engine.kernels import build as eb
-    from engine.measure import check
+    from engine.measure import check, ort_check
     from engine.model import loader
     from engine.devices import targets
     from engine.planner import Setup, make_plan
@@ -117,7 +117,7 @@ def measure_model(model: str, a, hw) -> dict:
     # session.force_spinning_stop 1.3x (EfficientNet-B0 11.6 against 9.0 ms); without either, ORT's
     # medians here match ORT timed on its own (`bench`).
     sess = ort.InferenceSession(str(loader.frozen_path(g0)), so, providers=["CPUExecutionProvider"])
-    feed = eb.ort_feed(sess, g0, x)
+    feed = ort_check.ort_feed(sess, g0, x)
     ref = sess.run(None, feed)
     shape = " ".join("x".join(str(d) for d in s) for s in g0.input_shapes.values())
     print(f"\n== {name} ({shape}) ==", flush=True)

@@ -8,9 +8,9 @@ Each root is imported in a subprocess of its own (`--dump`), which schedules:
 - the greedy and dp plans of zoo:mobilenetv2@64, resnet50@64, efficientnet_b0@64, yolov4_tiny@128,
   vgg16@32 for the CPU, and mobilenetv2@64's dp plan (T4 profile) for cuda:sm_75;
 - mobilenetv2@64's greedy groups merged into anchor chains (the Chain rule's kernels, as in
-  tests/test_chain_rules.py) and efficientnet_b0@64's dp plan with stitched reductions and
-  horizontal siblings on (the Stages rule's kernels, as in tests/test_stage_rules.py);
-- the small Relax cases of tests/test_schedules.py (CASES);
+  tests/{integration,unit}/test_chain_rules.py) and efficientnet_b0@64's dp plan with stitched reductions and
+  horizontal siblings on (the Stages rule's kernels, as in tests/{integration,unit}/test_stage_rules.py);
+- the small Relax cases of tests/{integration,unit}/test_schedules.py (CASES);
 - the groups, kernel count, estimate and kinds of the none/greedy/dp/hybrid plans of the CPU models.
 Every scheduled PrimFunc's TVMScript, the rule that took it and the rule errors are written to a
 JSON file per root; the two are then compared exactly. Exit status 0 when identical, 1 otherwise
@@ -93,7 +93,7 @@ def dump(root: str, path: str, quick: bool) -> None:
         stitch = replace(host, kinds={"reduction_stitch": on, "horizontal": on})
         g = loader.load("zoo:efficientnet_b0@64")
         _record(out, "cpu efficientnet_b0@64 dp stitched", apply(g, make_plan(g, "dp", stitch).groups), "cpu")
-    from tests.test_schedules import CASES
+    from tests.support.schedules import CASES
 
     for name, (make, _rule) in CASES.items():
         mod = tvm.transform.Sequential([tvm.relax.transform.LegalizeOps(), tvm.relax.transform.AnnotateTIROpPattern(),

@@ -1,4 +1,4 @@
-"""The long fuzzing run: tests/test_fuzz.py's targets and strategies (tests/fuzzing.py), for minutes
+"""The long fuzzing run: tests/{integration,unit}/test_fuzz.py's targets and strategies (tests/fuzzing.py), for minutes
 or hours instead of a few hundred cases.
 
     python scripts/fuzz_long.py --minutes 30 [--seed 1] [--targets onnx,onnx_cli,plan_json,cli,env_cache,...] [--out DIR]
@@ -64,7 +64,7 @@ def worker(target: str, seed: int, until: float, out: Path) -> None:
     from hypothesis import seed as hseed
     from hypothesis import strategies as st
 
-    from tests import fuzzing as F
+    from tests.support import fuzzing as F
 
     work = Path(tempfile.mkdtemp(prefix=f"fuzz-{target}-"))
     stats = {"cases": 0, "ok": 0, "error": 0, "crashes": {}}
@@ -160,7 +160,7 @@ def worker(target: str, seed: int, until: float, out: Path) -> None:
             done(outcome)
             _trim(cache)
     elif target.startswith("env_"):
-        from tests import fuzzing_env as E
+        from tests.support import fuzzing_env as E
 
         fixtures = F.make_fixtures(work / "fixtures")
         seed_cache = E.seed_cache(str(work / "seed-cache"), fixtures["{TINY}"]) if target == "env_cache" else None

@@ -10,11 +10,12 @@ os.environ.setdefault("QT_QPA_PLATFORM", "offscreen")
 
 
 def pytest_collection_modifyitems(config, items):
-    """Mark the slow tier (tests/tiers.py) `slow`: `make test-fast` runs -m "not slow and not boards"."""
-    from tests.tiers import is_slow
-
+    """The tier of a test is its folder: tests/unit (fast, headless: `make test-fast`), tests/gui (the
+    app, offscreen), tests/integration (whole-model builds, benchmarks, tuning, boards, CLI processes
+    that build, fuzzing with processes). Integration tests are also marked `slow`, so
+    -m "not slow" keeps meaning what it did."""
     for item in items:
-        if is_slow(item.nodeid):
+        if Path(str(item.fspath)).parent.name == "integration":
             item.add_marker(pytest.mark.slow)
 
 
@@ -28,7 +29,7 @@ def onnx_light(name: str) -> Path:
 @pytest.fixture
 def tiny_model(tmp_path):
     """conv -> relu -> add(relu, conv) -> split -> mul, with a dynamic batch dim."""
-    from tests.models import tiny_onnx
+    from tests.support.models import tiny_onnx
 
     p = tmp_path / "tiny.onnx"
     import onnx
@@ -83,3 +84,15 @@ def new_window(qapp, qtbot, tmp_path, private_cache):
         w.close()
     tasks.wait_all(60000)
     layout_cache.forget_in_memory()
+
+
+@pytest.fixture
+def run_cli(tmp_path):
+    """tests/support/cli.py's run_cli (`main.py ARGS` in a child: a clean environment, stdin from
+    /dev/null, a timeout that fails the test) with this test's own cache folder unless `cache=` says."""
+    from tests.support import cli
+
+    def run(*args, cache=None, **kw):
+        return cli.run_cli(*args, cache=tmp_path / "cache" if cache is None else cache, **kw)
+
+    return run

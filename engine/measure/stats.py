@@ -16,7 +16,7 @@ ranges: the interval is [min(base) / max(other), max(base) / min(other)], signif
 ranges do not overlap (method "range").
 
 The bootstrap is scipy.stats.bootstrap's percentile method (the same draws for the same seed:
-tests/test_verdicts.py checks the intervals agree), written out because scipy's refuses a side with
+tests/{integration,unit}/test_verdicts.py checks the intervals agree), written out because scipy's refuses a side with
 one sample and gives an infinite bound where a resampled median is 0, where this one drops the resample.
 
 A Mann-Whitney U test (two-sided p) is reported beside the interval where SciPy is installed; the

@@ -24,7 +24,7 @@ BATCH_LIKE = {"n", "b", "batch", "batch_size", "batchsize", "bs", "none"}
 # The default-domain (ai.onnx) opsets a model may stamp: from 7, the oldest ONNX Runtime guarantees
 # (below it ORT has no kernels for many ops, e.g. Relu-1, and TVM's importer would silently take
 # its oldest converters), to the newest the installed onnx package defines (ORT 1.32 loads up to
-# 28, as onnx 1.23 defines; tests/test_cli_hardening.py checks ORT loads the newest).
+# 28, as onnx 1.23 defines; tests/{integration,unit}/test_cli_hardening.py checks ORT loads the newest).
 MIN_OPSET = 7
 
 

@@ -2,7 +2,7 @@
 
 A port of TVM 0.27's src/relax/analysis/graph_partitioner.cc (GraphPartitioner and the post-dominator
 tree), fed with the graph src/relax/transform/fuse_ops.cc (GraphCreator) builds, so that it gives
-exactly FuseOps' partition (tests/test_greedy_matches_tvm.py checks it against TVM), and it says why
+exactly FuseOps' partition (tests/{integration,unit}/test_greedy_matches_tvm.py checks it against TVM), and it says why
 every edge between two groups was cut.
 
 The graph FuseOps sees (GraphCreator):

@@ -1,0 +1,56 @@
+"""Helpers of the test_caches tests (shared by its tiers' halves and other test modules).
+
+Caches that cannot poison later runs (issue 11): every kind of cache file, truncated, filled with
+random bytes or with the wrong JSON, is a miss that the next run repairs; writes are atomic; results
+that were not correct are not reused; the runtime loads the content-addressed frozen ONNX, not the
+path a model was opened from; `force` bypasses the caches; `cache clear`; no pickles.
+"""
+
+import json
+import os
+
+from pathlib import Path
+import onnx
+import pytest
+from tests.support.models import tiny_onnx
+
+
+SHAPES = {"x": [1, 3, 8, 8]}
+
+
+@pytest.fixture(autouse=True)
+def _every_test_in_a_private_cache(private_cache):
+    yield private_cache
+
+
+@pytest.fixture
+def model(tmp_path):
+    p = tmp_path / "m" / "tiny.onnx"
+    p.parent.mkdir()
+    onnx.save(tiny_onnx(), p)
+    return p
+
+
+def _no_temp_files(folder: Path):
+    return [p.name for p in folder.rglob("*") if p.name.endswith(".tmp") or ".tmp" in p.name]
+
+
+def _truncate(p: Path):
+    data = p.read_bytes()
+    p.write_bytes(data[: max(1, len(data) // 2)])
+
+
+DAMAGE = {
+    "truncated": _truncate,
+    "empty": lambda p: p.write_bytes(b""),
+    "random bytes": lambda p: p.write_bytes(os.urandom(max(64, min(p.stat().st_size, 4096)))),
+    "a JSON list": lambda p: p.write_text("[1, 2, 3]"),
+    "JSON null": lambda p: p.write_text("null"),
+}
+
+
+def _wrong_fields(p: Path, edit):
+    d = json.loads(p.read_text())
+    edit(d)
+    p.write_text(json.dumps(d))
+

@@ -1,0 +1,26 @@
+"""Helpers of the test_gui_graph tests (shared by its tiers' halves and other test modules).
+
+The graph view and the properties panel as a user meets them (offscreen, generated graphs): a newly
+opened model shows its whole width, scrolled to the top, also when the final layout replaces the
+provisional one it opened with; and the properties panel wraps long values instead of eliding them or
+scrolling sideways (issue 12, "What users noticed").
+"""
+from __future__ import annotations
+
+from tests.support.synthetic import Builder  # noqa: E402
+
+
+def wide(branches: int = 12, depth: int = 20):
+    """An input convolution feeding `branches` parallel chains of `depth` ops, joined by a concat: wider
+    than the window at 100 %, and still taller than it once its width fits."""
+    b = Builder()
+    x = b.add("conv2d", [])
+    heads = []
+    for _ in range(branches):
+        h = x
+        for k in range(depth):
+            h = b.add("conv2d" if k % 2 == 0 else "relu", [h])
+        heads.append(h)
+    b.add("concat", heads)
+    return b.graph(f"wide{branches}x{depth}")
+
