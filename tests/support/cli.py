@@ -38,8 +38,8 @@ def run_cli(*args, cache: Path | str | None = None, env: dict | None = None, tim
             prefix=(), **kw) -> subprocess.CompletedProcess:
     if "input" not in kw:
         kw.setdefault("stdin", subprocess.DEVNULL)
-    if "stdout" not in kw and "stderr" not in kw:
-        kw["capture_output"] = True
+    kw.setdefault("stdout", subprocess.PIPE)     # each stream captured unless the caller gives it
+    kw.setdefault("stderr", subprocess.PIPE)
     kw.setdefault("text", True)
     cmd = [*map(str, prefix), sys.executable, str(ROOT / "main.py"),
            *(a if isinstance(a, (str, bytes)) else str(a) for a in args)]   # bytes: a path no encoding names
