@@ -1,10 +1,5 @@
-"""Helpers of the test_anchor_config tests (shared by its tiers' halves and other test modules).
-
-The CPU Anchor rule's knobs (engine/schedules/base/config.py) and its steps (base/anchor.py, cpu/anchor.py):
-config_for reads the target, an explicit Config changes the tile, and each step returns what it
-decided on a small 3x3 convolution. The Chain rule (cpu/chain.py) takes its knobs from the same
-Config: its L2 budget, register tiles and unrolling follow it.
-"""
+"""What tests/{integration,unit}/test_anchor_config.py shares between its tiers and with other test
+modules (the area is described there)."""
 
 import tvm
 

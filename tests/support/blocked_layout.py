@@ -1,9 +1,5 @@
-"""Helpers of the test_blocked_layout tests (shared by its tiers' halves and other test modules).
-
-The blocked channel layout pass (engine/model/blocked_layout.py): structure on hand-built Relax modules,
-numerics against the unblocked module and against ONNX Runtime on whole models, FuseOps == greedy
-on blocked graphs, and every fusion kind's build on blocked MobileNetV2.
-"""
+"""What tests/{integration,unit}/test_blocked_layout.py shares between its tiers and with other test
+modules (the area is described there)."""
 
 import pytest
 from engine.model import blocked_layout, loader

@@ -1,10 +1,5 @@
-"""Helpers of the test_caches tests (shared by its tiers' halves and other test modules).
-
-Caches that cannot poison later runs (issue 11): every kind of cache file, truncated, filled with
-random bytes or with the wrong JSON, is a miss that the next run repairs; writes are atomic; results
-that were not correct are not reused; the runtime loads the content-addressed frozen ONNX, not the
-path a model was opened from; `force` bypasses the caches; `cache clear`; no pickles.
-"""
+"""What tests/{integration,unit}/test_caches.py shares between its tiers and with other test
+modules (the area is described there)."""
 
 import json
 import os

@@ -1,10 +1,5 @@
-"""Helpers of the test_chain_rules tests (shared by its tiers' halves and other test modules).
-
-The CPU anchor-chain rule (engine/schedules/cpu/chain.py): inverted-residual blocks merged into
-one group (expand 1x1 -> depthwise 3x3/5x5 -> project 1x1, stride 1 and 2) become one PrimFunc
-with several convolutions; cpu.Chain computes it band by band and must match the unfused build and
-ONNX Runtime. Tolerance: max |out - ref| <= 1e-4 * max |ref| + 1e-5 (float32).
-"""
+"""What tests/{integration,unit}/test_chain_rules.py shares between its tiers and with other test
+modules (the area is described there)."""
 
 import numpy as np
 import tvm

@@ -1,13 +1,5 @@
-"""Helpers of the test_channel_layout_plumbing tests (shared by its tiers' halves and other test modules).
-
-The channel layout through loader, CLI, plan files and the app (issue 20, part 2).
-
-The blocked layout (NCHW[x]c, engine/model/blocked_layout.py) is applied before LegalizeOps, so the
-prepared module and the OpGraph depend on it: the loader's cache entry, its in-process memo and the
-graph's hash are per layout; a plan file records its layout and is refused on a graph of another; every
-command that loads a model takes --layout {auto,blocked,nchw}; the app reopens the model when the
-chosen device has another layout. These tests run the real pass.
-"""
+"""What tests/{integration,unit}/test_channel_layout_plumbing.py shares between its tiers and with other test
+modules (the area is described there)."""
 from __future__ import annotations
 
 import onnx

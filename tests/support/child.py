@@ -1,9 +1,5 @@
-"""Helpers of the test_child tests (shared by its tiers' halves and other test modules).
-
-engine/util/child.py: run_in_child returns any picklable result, relays progress, reports a failure in one
-line (a FuseLensError's message as-is), and ends its child on cancel and past the time limit. Started from
-a worker thread (as the app does), the child ignores Ctrl+C, which the caller handles.
-"""
+"""What tests/unit/test_child.py shares between its tiers and with other test
+modules (the area is described there)."""
 from __future__ import annotations
 
 import time

@@ -1,11 +1,5 @@
-"""Helpers of the test_cli_hardening tests (shared by its tiers' halves and other test modules).
-
-Issue 11, the command line: every bad input is one clear line and exit code 2, checked before any
-work; output files are written atomically; internal errors are one line and a log (exit 70); Ctrl+C
-stops the worker (exit 130); exit codes are documented.
-
-CLI runs use a private cache (FUSELENS_CACHE_DIR), so no result of the user's cache is reused.
-"""
+"""What tests/{integration,unit}/test_cli_hardening.py shares between its tiers and with other test
+modules (the area is described there)."""
 
 from pathlib import Path
 import onnx

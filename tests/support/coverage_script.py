@@ -1,8 +1,5 @@
-"""Helpers of the test_coverage_script tests (shared by its tiers' halves and other test modules).
-
-scripts/coverage.py, run as a user runs it (a subprocess): over a folder of models it opens, plans
-and compares greedy with TVM's FuseOps; a missing corpus is one line.
-"""
+"""What tests/{integration,unit}/test_coverage_script.py shares between its tiers and with other test
+modules (the area is described there)."""
 from __future__ import annotations
 
 from pathlib import Path

@@ -1,11 +1,5 @@
-"""Helpers of the test_greedy_matches_tvm tests (shared by its tiers' halves and other test modules).
-
-greedy (our port of FuseOps' rules) must give exactly TVM FuseOps' partition, and explain every cut.
-
-- every zoo model (small resolutions) and the real-world ONNX models shipped with the onnx package;
-- random DAGs of Relax ops (hypothesis), including small max depths;
-- the wording of explanations on tiny hand-built graphs.
-"""
+"""What tests/{integration,unit}/test_greedy_matches_tvm.py shares between its tiers and with other test
+modules (the area is described there)."""
 
 import tvm
 from engine.model.opgraph import from_module

@@ -1,17 +1,5 @@
-"""Helpers of the test_gui tests (shared by its tiers' halves and other test modules).
-
-The desktop app, driven for real (offscreen): open a model, toggle every strategy, side by side,
-collapse, find, properties, heat, export and import a plan, errors in the window, benchmark a small
-model through the runner, settings, and screenshots of the main states.
-
-Every test has a fresh window of its own (conftest's `new_window`: own settings file, private cache) on the
-smallest graph that exercises what it checks: mostly a generated one (tests/synthetic.residual, opened with
-`open_graph`: no TVM module, so no benchmarking and no "tvm" plan), small ONNX models built in code
-(tests/models.py) where a test needs a model file or TVM, and a zoo model only where the point is a
-real-size model. Tests wait on the window's public signals and its `busy` property.
-
-Screenshots go to $FUSELENS_SCREENSHOTS, else <tmp>/fuselens-screenshots.
-"""
+"""What tests/{gui,integration}/test_gui.py shares between its tiers and with other test
+modules (the area is described there)."""
 from __future__ import annotations
 
 import pytest

@@ -1,13 +1,5 @@
-"""Helpers of the test_gui_cost tests (shared by its tiers' halves and other test modules).
-
-The app's Cost selector (roofline estimate, learned estimate, measured on device) and the labels of
-every estimated figure, offscreen on small generated graphs.
-
-No learned model ships in every checkout and a test's private cache has none, so `learned_model` puts a
-fixed one in (engine.planner.learned.for_target): it predicts LEARNED_SCALE x the roofline, so a
-learned figure is told from a roofline one by its value as well as by the plan's notes. Nothing here
-times a kernel (tests/{gui,integration}/test_gui_measured.py does, on the tiny model file).
-"""
+"""What tests/gui/test_gui_cost.py shares between its tiers and with other test
+modules (the area is described there)."""
 from __future__ import annotations
 
 import math

@@ -1,16 +1,5 @@
-"""Helpers of the test_gui_cost_model tests (shared by its tiers' halves and other test modules).
-
-The Cost Model panel, offscreen on small generated graphs: before anything is timed it says what the
-plan's figures are and that nothing is measured; "Time kernels" runs engine.planner.fidelity.of_plan for
-the shown plan off the UI thread (progress and Cancel in the status bar), and the panel then plots each
-kernel's estimate against its time, log-log, by kind, with y = x and the fidelity figures; it follows the
-models (another strategy, another cost: stale or cleared) and a point clicked selects its group.
-
-of_plan times kernels in a worker process (seconds to minutes), so most tests stand a function in for it
-that checks its arguments against the real signature and answers at once with figures made from the
-plan (`fake_result`); one test runs the real function on a generated graph, which has no model file to
-build kernels from: it answers (quickly, timing nothing) with an error, which the panel shows.
-"""
+"""What tests/{gui,integration}/test_gui_cost_model.py shares between its tiers and with other test
+modules (the area is described there)."""
 from __future__ import annotations
 
 import inspect

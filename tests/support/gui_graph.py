@@ -1,10 +1,5 @@
-"""Helpers of the test_gui_graph tests (shared by its tiers' halves and other test modules).
-
-The graph view and the properties panel as a user meets them (offscreen, generated graphs): a newly
-opened model shows its whole width, scrolled to the top, also when the final layout replaces the
-provisional one it opened with; and the properties panel wraps long values instead of eliding them or
-scrolling sideways (issue 12, "What users noticed").
-"""
+"""What tests/gui/test_gui_graph.py shares between its tiers and with other test
+modules (the area is described there)."""
 from __future__ import annotations
 
 from tests.support.synthetic import Builder  # noqa: E402

@@ -1,11 +1,5 @@
-"""Helpers of the test_gui_kernel_code tests (shared by its tiers' halves and other test modules).
-
-Issue 30 in the app: the Kernel code view (gui/kernel_code_view.py) and an ONNX Runtime profile as a
-heat source (gui/ort_heat.py), offscreen.
-
-The small MobileNetV2-like network of tests/{integration,unit}/test_kernel_code.py at 16x16, on the host profile: dp makes
-an inverted-residual chain and a stitched reduction, greedy plain epilogue groups.
-"""
+"""What tests/{gui,integration}/test_gui_kernel_code.py shares between its tiers and with other test
+modules (the area is described there)."""
 from __future__ import annotations
 
 import pytest

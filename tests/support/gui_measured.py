@@ -1,14 +1,5 @@
-"""Helpers of the test_gui_measured tests (shared by its tiers' halves and other test modules).
-
-The app's Cost selector, driven offscreen: "measured on device" re-plans dp, hybrid and optimal by
-kernel times measured on the selected device (off the UI thread, with progress and Cancel), and the
-window says so; "learned estimate" goes back; a device that cannot be timed on shows an error and
-keeps the estimated plans; the choice persists and applies to a model opened while it is chosen.
-(tests/gui/test_gui_cost.py covers the three costs and the labels without timing anything.)
-
-Each test has a fresh window (own settings, private cache) on the smallest model file there is to measure,
-tests/models.tiny_onnx (18 candidate kernels: seconds to build and time, where a zoo model takes minutes).
-"""
+"""What tests/{gui,integration}/test_gui_measured.py shares between its tiers and with other test
+modules (the area is described there)."""
 from __future__ import annotations
 
 import pytest

@@ -1,14 +1,5 @@
-"""Helpers of the test_gui_measurements tests (shared by its tiers' halves and other test modules).
-
-The app's measurements as a user reads them (issue 21), offscreen at the default 1400x900 with the
-benchmark worker faked (engine.measure.roundrobin.bench_plans; the real one is tested in test_verdicts.py and
-test_gui.py): Benchmark All samples every strategy in one round-robin run and the measured verdict
-covers `none`; figures of different runs are not compared; the benchmarked plan is the shown one and is
-named by its cost ("dp (learned)"); compile time as planning and build apart; the Latency panel's
-legend, table, "not yet measured" labels and the published T4 axis; a readable decision tree.
-
-Screenshots: $FUSELENS_SCREENSHOTS (tests/gui_helpers.shot), 21-latency.png and 21-tree.png.
-"""
+"""What tests/{gui,integration}/test_gui_measurements.py shares between its tiers and with other test
+modules (the area is described there)."""
 from __future__ import annotations
 
 import copy

@@ -1,17 +1,5 @@
-"""Helpers of the test_gui_tune tests (shared by its tiers' halves and other test modules).
-
-The app's Tune action, driven offscreen with a fake engine.measure.tuning.tune (the real one is tested in
-test_tuning.py): the budget chosen in the dialog reaches tune() as trials or as a time limit, progress
-shows in the status bar, Cancel stops it and says how many records were kept, a failure is one message
-and the app keeps working; and the latency panel labels each measured figure with whose schedules it ran
-(rules / tuned / mixed k/n) and shows a tuned figure beside the same plan measured with the rules only.
-
-Each test has a fresh window (own settings, private cache); Tune needs a model file (a generated graph has
-none for the tuning worker to read): tests/models.tiny_onnx, the smallest. The fake benchmarks run on a
-generated graph.
-
-Screenshot: /tmp/fl/tune.png (after a fake tune and a fake benchmark).
-"""
+"""What tests/{gui,integration}/test_gui_tune.py shares between its tiers and with other test
+modules (the area is described there)."""
 from __future__ import annotations
 
 import faulthandler

@@ -1,21 +1,5 @@
-"""Helpers of the test_hardening2 tests (shared by its tiers' halves and other test modules).
-
-Issue 22, hardening round two: no hang, no crash, and exit 2 (not "internal error", 70) for every
-fault of the user's environment.
-
-1. network peers that accept the connection and never answer: every network step has a deadline
-   (FUSELENS_NETWORK_TIMEOUT_S), one line naming the peer, exit 2;
-2. special files (a FIFO, /dev/zero) as devices.json, as an ONNX model's external data, as a plan
-   file imported in the app: refused at once, never read;
-3. small inputs that crashed: 1,000 inputs to one op or a tensor of rank 4,000 (tir_stats' walks,
-   now iterative), 10,000 inputs to one op (a segfault in TVM's importer: refused up front);
-4. imported plans with a 1 MB node id, or a string in `notes` where the app reads a number;
-5. a truncated zoo file in the cache: a miss, rebuilt;
-6. the cache folder read-only, a file, or with a file for one of its folders; FUSELENS_MAX_TENSOR_BYTES=inf.
-
-Every command line runs as a subprocess with a timeout and a private cache, so a regression fails
-instead of hanging; in-process reads that could block run under `deadline` (SIGALRM).
-"""
+"""What tests/{gui,integration,unit}/test_hardening2.py shares between its tiers and with other test
+modules (the area is described there)."""
 from __future__ import annotations
 
 import contextlib

@@ -1,16 +1,5 @@
-"""Helpers of the test_hardening3 tests (shared by its tiers' halves and other test modules).
-
-Issue 31, hardening round three (the terminal's side of classes 1-3).
-
-1. closed standard streams: every command exits as documented and writes its files whichever of
-   stdin, stdout and stderr the caller closed (`<&- >&- 2>&-`; engine/util/stdio.py setup);
-2. damaged numbers in files: a number of the wrong type (true), not finite (Infinity, NaN) or out of
-   range (1e300, a denormal 5e-324, -5) in a cache, profile, learned model or FMA-peak file is a miss
-   (the file deleted, the figure worked out again); in a plan file one line (engine/util/numbers.py);
-3. hostile text: ESC sequences, BEL, NUL, U+202E, lone surrogates and newlines from files, names,
-   paths and targets reach the terminal escaped (engine/util/stdio.py for_terminal), never forge a
-   line, and never crash the encoder (PYTHONIOENCODING=ascii).
-"""
+"""What tests/{integration,unit}/test_hardening3.py shares between its tiers and with other test
+modules (the area is described there)."""
 from __future__ import annotations
 
 

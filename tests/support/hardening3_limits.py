@@ -1,18 +1,5 @@
-"""Helpers of the test_hardening3_limits tests (shared by its tiers' halves and other test modules).
-
-Issue 31, hardening round three, classes 4-6: peers that never go quiet, limits and stuck workers,
-and lines that name their cause.
-
-4. network peers that answer the handshake and then drip a byte at a time or stream a huge message:
-   every network step has a TOTAL deadline (FUSELENS_NETWORK_TIMEOUT_S), not one per read; a tracker's
-   length prefix above 1 MB is refused unread; an RPC server's connection is shut down under TVM's
-   native client at its deadline (engine/devices/targets.py);
-5. limits and stuck workers: a worker that makes no progress (no message, no CPU time) for
-   FUSELENS_WORKER_STALL_S is ended, in one line; the limits on open files (ulimit -n) and on processes
-   and threads (a cgroup's pids.max) are one line each, exit 2; TVM_NUM_THREADS is checked; an
-   external-data location too long for the file system is one line (engine/util/child.py, faults.py);
-6. each is exit 2 with one line that names the cause; "interrupted" (130) only for a real signal.
-"""
+"""What tests/{integration,unit}/test_hardening3_limits.py shares between its tiers and with other test
+modules (the area is described there)."""
 from __future__ import annotations
 
 import resource

@@ -1,19 +1,5 @@
-"""Helpers of the test_hardening_process tests (shared by its tiers' halves and other test modules).
-
-Issue 22, hardening round two, processes and the environment:
-
-1. SIGTERM and SIGHUP end a command as Ctrl+C does: its workers and multiprocessing's resource tracker
-   are stopped, one line, exit 143 / 129;
-2. a worker ends with its parent, even one killed by SIGKILL (a parent-death signal; a watching thread
-   where that is not available);
-3. a worker that crashes leaves TVM's native stack trace in a log file, and the user one line naming it;
-4. the environment's faults are one line and exit 2, not "internal error" (70): out of memory (under
-   `ulimit -v`, and TVM's and onnx's misleading messages then), a full disk, stdout on a full device;
-5. tune's MetaSchedule RPC runner: a device the tracker hands out that never answers is one line
-   naming it after FUSELENS_NETWORK_TIMEOUT_S (the silent tracker itself: tests/{gui,integration,unit}/test_hardening2.py).
-
-Command lines run as subprocesses with a private cache and a timeout, so a regression fails instead of hanging.
-"""
+"""What tests/{integration,unit}/test_hardening_process.py shares between its tiers and with other test
+modules (the area is described there)."""
 from __future__ import annotations
 
 import subprocess

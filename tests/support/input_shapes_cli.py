@@ -1,8 +1,5 @@
-"""Helpers of the test_input_shapes_cli tests (shared by its tiers' halves and other test modules).
-
-Several dynamic inputs (issue 21): one message names every unresolved input, with one
---input-shape per input, shared dims given one size, and the flags it prints work when pasted.
-"""
+"""What tests/{integration,unit}/test_input_shapes_cli.py shares between its tiers and with other test
+modules (the area is described there)."""
 
 import numpy as np
 import onnx

@@ -1,9 +1,5 @@
-"""Helpers of the test_int8_matmul tests (shared by its tiers' halves and other test modules).
-
-int8 QDQ matmuls: the Relax pass (engine/model/int8_matmul.py) against ONNX Runtime, and the
-cpu.Int8Dense rule (engine/schedules/cpu/int8_dense.py) on tiny PrimFuncs: exact int32 results,
-`vpdpbusd` in the assembly where the host has AVX-512 VNNI, the widening fallback elsewhere.
-"""
+"""What tests/{integration,unit}/test_int8_matmul.py shares between its tiers and with other test
+modules (the area is described there)."""
 from __future__ import annotations
 
 import numpy as np

@@ -1,14 +1,5 @@
-"""Helpers of the test_issue30_verdicts tests (shared by its tiers' halves and other test modules).
-
-Issue 30 (3, 4, 5, 6): honest verdicts and one figure per plan.
-
-3: the measured verdict says what decided it (hybrid over a dp with a lower median: dp vs hybrid), and
-   names the other plans measured (optimal, tvm, custom); 4: with one usable plan there is no verdict to
-   agree or disagree with; 5: a strategy whose plan is another's is measured once, under that one, and
-   named "same plan as greedy" (bench table, JSON, verdict), never given the other's samples, from a run or
-   from the cache; 6: one plan, one estimate (`plan --from` prices as the app does), `none` and imported
-   plans show no planning time that is not planning. No TVM here: the worker and the cache are faked.
-"""
+"""What tests/{gui,unit}/test_issue30_verdicts.py shares between its tiers and with other test
+modules (the area is described there)."""
 
 import statistics
 

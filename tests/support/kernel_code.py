@@ -1,12 +1,5 @@
-"""Helpers of the test_kernel_code tests (shared by its tiers' halves and other test modules).
-
-Issue 30: the code of each fused kernel (engine/report/kernel_code.py), `plan --kernel-code` and the
-ONNX Runtime profile import (engine/measure/ort_import.py).
-
-A small MobileNetV2-like network at 16x16 (tests/models.small_cnn_onnx): on the rpi4b profile dp makes an
-inverted-residual chain (group 0, cpu.Chain), a stitched reduction (group 2: global pool -> matmul,
-cpu.Stages), and greedy a plain epilogue group (group 1: depthwise conv + bias + clip, cpu.Anchor).
-"""
+"""What tests/{integration,unit}/test_kernel_code.py shares between its tiers and with other test
+modules (the area is described there)."""
 from __future__ import annotations
 
 from types import SimpleNamespace

@@ -1,8 +1,5 @@
-"""Helpers of the test_kernel_report tests (shared by its tiers' halves and other test modules).
-
-The kernel report (engine/report/kernel_report.py) and ONNX Runtime's per-node profile (engine/measure/ort_profile.py):
-the arithmetic on known kernels, the parsing and matching on a real model, and `bench --kernels` end to end.
-"""
+"""What tests/{integration,unit}/test_kernel_report.py shares between its tiers and with other test
+modules (the area is described there)."""
 from __future__ import annotations
 
 

@@ -1,7 +1,5 @@
-"""Helpers of the test_loading tests (shared by its tiers' halves and other test modules).
-
-Loading ONNX into the operator graph: shapes, provenance, the cache, and every kind of bad input.
-"""
+"""What tests/{integration,unit}/test_loading.py shares between its tiers and with other test
+modules (the area is described there)."""
 
 import numpy as np
 import onnx

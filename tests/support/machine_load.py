@@ -1,9 +1,5 @@
-"""Helpers of the test_machine_load tests (shared by its tiers' halves and other test modules).
-
-How busy the machine was while timing (engine/util/machine_load.py), recorded with every result and said
-wherever a figure or verdict from a busy run is shown: the bench table, its verdicts, --json, table rows,
-the measured recommendation. (The app's panels: tests/gui/test_gui_labels.py.)
-"""
+"""What tests/{integration,unit}/test_machine_load.py shares between its tiers and with other test
+modules (the area is described there)."""
 
 import subprocess
 

@@ -1,10 +1,5 @@
-"""Helpers of the test_measure tests (shared by its tiers' halves and other test modules).
-
-Measured-cost planning (engine/planner/kernel_timing.py) and roofline calibration (calibrate.py).
-
-The profiling tests build and time real kernels of MobileNetV2 at 32x32 with segments of at most
-two ops (about 300 distinct kernels, well under a minute on 2 cores), in a temporary cache folder.
-"""
+"""What tests/{integration,unit}/test_measure.py shares between its tiers and with other test
+modules (the area is described there)."""
 
 import pytest
 from engine.devices import hardware

@@ -1,10 +1,5 @@
-"""Helpers of the test_module_cache tests (shared by its tiers' halves and other test modules).
-
-The pinned TVM FFI, and the prepared Relax module cached beside the operator graph (module.npz).
-
-apache-tvm 0.27.0.post1 segfaults in tvm.ir.save_json with apache-tvm-ffi 0.1.15.x: the round trip
-runs in a subprocess, so that a crash fails this test (with its return code) instead of the suite.
-"""
+"""What tests/{integration,unit}/test_module_cache.py shares between its tiers and with other test
+modules (the area is described there)."""
 
 import pytest
 

@@ -1,8 +1,5 @@
-"""Helpers of the test_provenance tests (shared by its tiers' halves and other test modules).
-
-Every operator names the ONNX node it came from (issue 21): on the zoo's MobileNetV2, the ops a
-BatchNormalization lowers into name that BatchNormalization, and no op of block k names block k+1.
-"""
+"""What tests/{integration,unit}/test_provenance.py shares between its tiers and with other test
+modules (the area is described there)."""
 
 import pytest
 

@@ -1,7 +1,5 @@
-"""Helpers of the test_rpc tests (shared by its tiers' halves and other test modules).
-
-Benchmark through TVM's own RPC on loopback: a direct server and a tracker-registered device.
-"""
+"""What tests/{integration,unit}/test_rpc.py shares between its tiers and with other test
+modules (the area is described there)."""
 
 
 MODEL = "zoo:mobilenetv2@32"

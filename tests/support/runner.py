@@ -1,7 +1,5 @@
-"""Helpers of the test_runner tests (shared by its tiers' halves and other test modules).
-
-The benchmark runner: results, the cache, progress, cancel, time limits, and surviving a crash.
-"""
+"""What tests/{integration,unit}/test_runner.py shares between its tiers and with other test
+modules (the area is described there)."""
 
 import pytest
 

@@ -1,13 +1,5 @@
-"""Helpers of the test_schedules tests (shared by its tiers' halves and other test modules).
-
-Schedule rules (engine/schedules): each rule on small PrimFuncs, whole zoo models under every
-strategy, and CUDA builds without a GPU.
-
-Tolerance everywhere: max |out - ref| <= 1e-4 * max |ref| + 1e-5 (float32). Scheduling keeps each
-output's summation order but lets LLVM contract multiply-adds into FMAs (one rounding instead of
-two), and ONNX Runtime sums in its own order, so results are close, not bitwise equal.
-Small shapes and resolutions keep the file to a few minutes on 2 cores.
-"""
+"""What tests/{integration,unit}/test_schedules.py shares between its tiers and with other test
+modules (the area is described there)."""
 
 import shutil
 import numpy as np

@@ -1,11 +1,5 @@
-"""Helpers of the test_schedules_blocked tests (shared by its tiers' halves and other test modules).
-
-The blocked-layout convolution rule (engine/schedules/cpu/blocked.py): NCHW[x]c dense and
-depthwise convolutions (engine/model/blocked_compute.py) with their fused epilogue, built the way the
-pipeline builds them (a Relax module of the blocked call_tir and Relax elementwise ops on blocked
-tensors, then LegalizeOps, AnnotateTIROpPattern, FuseOps, FuseTIR, then schedules.schedule), must be
-taken by cpu.BlockedConv and match a numpy reference. Tolerance: max |out - ref| <= 1e-4 * max |ref| + 1e-5.
-"""
+"""What tests/unit/test_schedules_blocked.py shares between its tiers and with other test
+modules (the area is described there)."""
 from __future__ import annotations
 
 import numpy as np

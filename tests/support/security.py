@@ -1,19 +1,5 @@
-"""Helpers of the test_security tests (shared by its tiers' halves and other test modules).
-
-Security (issue 11).
-
-External data: an ONNX file whose weights live outside its own folder (`../x.bin`, an absolute path,
-a symlink out of the folder, a symlinked subfolder, a hard link to a file elsewhere) is refused with
-one line: a ModelError in process, exit 2 and one stderr line from the command line. onnx's
-external-data reader does the refusing (onnx >= 1.17); these tests keep it so, whatever onnx or the
-loader become.
-
-Plans and caches are data: nothing FuseLens reads is unpickled or evaluated. The engine's source
-calls no pickle/marshal/shelve/dill loader, no eval/exec/compile, no yaml.load, no np.load without
-allow_pickle=False (an AST scan; ALLOWED lists any exception with its reason), and plan files and
-cache entries load with those functions booby-trapped. (tests/{integration,unit}/test_caches.py checks that a module.npz
-holding a pickled object is a cache miss.)
-"""
+"""What tests/{integration,unit}/test_security.py shares between its tiers and with other test
+modules (the area is described there)."""
 
 import os
 import shutil

@@ -1,11 +1,5 @@
-"""Helpers of the test_structure_blocks tests (shared by its tiers' halves and other test modules).
-
-Blocks where the ONNX names carry no scopes (issue 30, item 2): Paddle exports name every node
-"p2o.<OpType>.<k>", so the name "scopes" are buckets of one op type scattered over the whole graph. There
-the blocks come from the graph itself: stages between the cuts the fewest tensors cross, split again
-inside, contiguous in graph order, each named by number and main ops. Graphs built in code (no model
-files); plus the layout's left-to-right option and a layout without the blocks' clusters.
-"""
+"""What tests/unit/test_structure_blocks.py shares between its tiers and with other test
+modules (the area is described there)."""
 from __future__ import annotations
 
 from tests.support.synthetic import Builder

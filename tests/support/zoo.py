@@ -1,7 +1,5 @@
-"""Helpers of the test_zoo tests (shared by its tiers' halves and other test modules).
-
-The built-in model zoo: architecture fingerprints, shapes, determinism, ONNX Runtime, cache.
-"""
+"""What tests/{integration,unit}/test_zoo.py shares between its tiers and with other test
+modules (the area is described there)."""
 
 from collections import Counter
 
