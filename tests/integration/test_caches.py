@@ -11,7 +11,7 @@ from engine.planner.setup import Setup
 
 from engine.measure import ort_check, runner
 from engine.model import loader
-from tests.support.caches import DAMAGE, SHAPES, _no_temp_files, _truncate, _wrong_fields, model  # noqa: F401
+from tests.support.caches import DAMAGE, SHAPES, _no_temp_files, _truncate, _wrong_fields, model, _every_test_in_a_private_cache  # noqa: F401
 
 
 def _greedy(graph):

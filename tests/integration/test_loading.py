@@ -7,7 +7,7 @@ import sys
 import pytest
 
 from tests.conftest import ROOT, onnx_light
-from tests.support.loading import BAD  # noqa: F401
+from tests.support.loading import BAD, private_cache  # noqa: F401
 
 
 @pytest.mark.parametrize("case", BAD, ids=[c.__name__.strip("_") for c in BAD])

@@ -13,7 +13,7 @@ from engine.planner.cost import CostModel
 
 from engine.planner.order import chain_order
 from engine.planner.validate import check_convex_acyclic, check_partition
-from tests.support.measure import graph, hw  # noqa: F401
+from tests.support.measure import graph, hw, trust_load  # noqa: F401
 
 
 MAX_LEN = 2

@@ -12,7 +12,7 @@ import tvm_ffi
 
 from engine.model import loader, relax_import
 from tests.conftest import ROOT
-from tests.support.module_cache import _files, _reopen  # noqa: F401
+from tests.support.module_cache import _files, _reopen, private_cache  # noqa: F401
 
 
 def test_save_json_round_trip_of_a_zoo_module_in_a_subprocess(tmp_path):

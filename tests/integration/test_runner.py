@@ -3,7 +3,7 @@
 import time
 from engine.devices import targets
 from engine.measure import runner
-from tests.support.runner import MODEL, graph_and_plan  # noqa: F401
+from tests.support.runner import MODEL, graph_and_plan, private_results  # noqa: F401
 
 
 def _private_cache(tmp_path) -> dict:

@@ -19,7 +19,7 @@ from engine.model import loader
 from engine.util import cache_dir
 from engine.util.errors import FuseLensError, ModelError
 from tests.support.models import tiny_onnx
-from tests.support.caches import DAMAGE, SHAPES, _no_temp_files, _truncate, _wrong_fields, model  # noqa: F401
+from tests.support.caches import DAMAGE, SHAPES, _no_temp_files, _truncate, _wrong_fields, model, _every_test_in_a_private_cache  # noqa: F401
 
 
 ROOT = Path(__file__).resolve().parents[2]

@@ -7,7 +7,7 @@ from engine.model import loader, onnx_input
 from engine.util.errors import ModelError
 
 from tests.conftest import ROOT, onnx_light
-from tests.support.loading import BAD  # noqa: F401
+from tests.support.loading import BAD, private_cache  # noqa: F401
 
 
 def test_tiny_graph_nodes_edges_and_costs(tiny_model):

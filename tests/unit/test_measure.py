@@ -11,7 +11,7 @@ from engine.devices import hardware
 from engine.planner import calibrate, dp
 
 from engine.planner import kernel_timing as measure
-from tests.support.measure import graph, hw  # noqa: F401
+from tests.support.measure import graph, hw, trust_load  # noqa: F401
 
 
 def _synthetic(hw, launch_us, compute_rate, byte_rate, n=300, noise=0.0, seed=0):

@@ -14,7 +14,7 @@ import tvm_ffi
 
 from engine.model import loader, relax_import
 from tests.conftest import ROOT
-from tests.support.module_cache import _files, _reopen  # noqa: F401
+from tests.support.module_cache import _files, _reopen, private_cache  # noqa: F401
 
 
 def _rewrite_npz(path, edit):

@@ -5,7 +5,7 @@ import time
 import pytest
 from engine.devices import targets
 from engine.measure import runner
-from tests.support.runner import MODEL, graph_and_plan  # noqa: F401
+from tests.support.runner import MODEL, graph_and_plan, private_results  # noqa: F401
 
 
 def test_cancel_and_time_limit(graph_and_plan):

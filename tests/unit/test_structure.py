@@ -236,3 +236,31 @@ def test_tests_live_in_their_tier_folder_and_import_no_other_test_module():
             if any(part.startswith("test_") for n in names for part in n.split(".")):
                 reaching.append(f"{p.relative_to(ROOT).as_posix()}:{node.lineno}")
     assert reaching == []
+
+
+def _autouse_fixtures(path: Path) -> set[str]:
+    """The names of `path`'s `@pytest.fixture(..., autouse=True)` functions."""
+    found = set()
+    for node in ast.parse(path.read_text()).body:
+        if isinstance(node, ast.FunctionDef):
+            for d in node.decorator_list:
+                if isinstance(d, ast.Call) and any(k.arg == "autouse" and getattr(k.value, "value", False)
+                                                   for k in d.keywords):
+                    found.add(node.name)
+    return found
+
+
+def test_a_support_modules_autouse_fixtures_reach_every_test_module_that_uses_it():
+    """pytest applies an autouse fixture only where its name is in the test module's namespace: a test
+    module that takes names from tests/support/X.py but not X's autouse fixtures silently runs without
+    them (a private cache that is not private lets an earlier test's cached result pass a test)."""
+    support = {p.stem: _autouse_fixtures(p) for p in (ROOT / "tests" / "support").glob("*.py")}
+    missing = []
+    for p in sorted((ROOT / "tests").rglob("test_*.py")):
+        for node in ast.parse(p.read_text()).body:
+            if isinstance(node, ast.ImportFrom) and (node.module or "").startswith("tests.support."):
+                need = support.get(node.module.rsplit(".", 1)[1], set())
+                got = {a.asname or a.name for a in node.names}
+                missing += [f"{p.relative_to(ROOT).as_posix()}: {n}" for n in sorted(need - got)]
+    assert sum(map(len, support.values())) >= 5  # the check sees the fixtures it guards
+    assert missing == []
