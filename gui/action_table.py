@@ -41,17 +41,17 @@ def _keys(*k: str) -> tuple[str, ...]:
 def _fixed() -> list[Action]:
     A = Action
     return [
-        A("open", "&Open...", lambda w: w.files.open_dialog(), _keys("std:Open"), tip="Open an ONNX model"),
+        A("open", "&Open...", lambda w: w.prompts.open(), _keys("std:Open"), tip="Open an ONNX model"),
         A("shapes", "Set &Input Shapes...", lambda w: w.files.ask_shapes_again()),
-        A("import", "&Import Plan...", lambda w: w.files.import_plan(), _keys("Ctrl+I"),
+        A("import", "&Import Plan...", lambda w: w.prompts.import_plan(), _keys("Ctrl+I"),
           tip="Load a plan JSON and show it as the 'custom' strategy"),
         A("import_ort", "Import ONNX &Runtime Profile...", lambda w: w.import_ort_profile(),
           tip="Colour groups by an ONNX Runtime profile (SessionOptions.enable_profiling JSON) "
               "beside FuseLens's own heat overlay (View > Heat Source)"),
-        A("export_plan", "Export &Plan as JSON...", lambda w: w.files.export_plan(), _keys("Ctrl+E")),
-        A("export_svg", "Export Graph as &SVG...", lambda w: w.files.export_graph(fmt="svg")),
-        A("export_png", "Export Graph as P&NG...", lambda w: w.files.export_graph(fmt="png")),
-        A("export_csv", "Export &Results as CSV...", lambda w: w.files.export_csv()),
+        A("export_plan", "Export &Plan as JSON...", lambda w: w.prompts.export_plan(), _keys("Ctrl+E")),
+        A("export_svg", "Export Graph as &SVG...", lambda w: w.prompts.export_graph(fmt="svg")),
+        A("export_png", "Export Graph as P&NG...", lambda w: w.prompts.export_graph(fmt="png")),
+        A("export_csv", "Export &Results as CSV...", lambda w: w.prompts.export_csv()),
         A("quit", "&Quit", lambda w: w.close(), _keys("std:Quit")),
         A("fit", "&Fit to Window", lambda w: w.zoom_views("fit"), _keys("F", "Space")),
         A("fit_all", "Whole &Graph", lambda w: w.zoom_views("fit_all"), _keys("Shift+F")),

@@ -192,7 +192,7 @@ def build_menus(win):
     m = mb.addMenu("&File")
     m.addAction(win.acts["open"])
     win.recent_menu = m.addMenu("Open &Recent")
-    win.files.recent_in(win.recent_menu)
+    win.prompts.recent_in(win.recent_menu)
     sample = m.addMenu("Open &Sample")
     from engine.model import zoo
 

@@ -1,8 +1,9 @@
-"""Opening models and moving plans and pictures in and out: File > Open, the recent list, drag and drop,
-the input-shapes dialog for dynamic dimensions, and import / export of plan JSON, SVG, PNG and CSV.
+"""Opening models and moving plans and results in and out: open (a path, the recent list, a dropped
+file), input shapes for dynamic dimensions, and import / export of plan JSON and the results CSV.
 
-`load_model` runs on a worker thread and touches no Qt object; `Files` is the window's controller that
-asks for paths and shapes and hands a loaded model to `MainWindow.show_document`.
+`load_model` runs on a worker thread and touches no Qt object; `Files` is the window's controller: it is
+given paths and shapes (gui/file_prompts.py, a view, asks the user for them) and emits what it needs
+asked (events.shapes_wanted) and the Document it loaded (events.opened: the window shows it).
 """
 from __future__ import annotations
 
@@ -10,13 +11,11 @@ import os
 from dataclasses import dataclass
 from pathlib import Path
 
-from PySide6 import QtWidgets
-
 from engine.jobs.open_model import NeedShapes, open_model
 from engine.util.errors import FuseLensError
 
-from .dialogs import ShapesDialog
 from .document import Document, write_results_csv
+from .events import EmitterGroup
 from .planning import plan_fast
 
 
@@ -46,6 +45,19 @@ def load_model(o: Opening, progress, cancel):
     return plan_fast(graph, o.spec, shapes, o.setup, lambda s, f: progress(s, 0.8 + 0.2 * f), cancel)
 
 
+@dataclass(frozen=True)
+class ShapesQuestion:
+    """Input shapes to ask for: the model `spec` and its file `path`, its `inputs` [(name, dims)], the
+    shapes `remembered` (or None), the inputs whose values choose a branch (`values`) and shapes the
+    model's own metadata suggests (`examples`, or None)."""
+    spec: str
+    path: str
+    inputs: list
+    remembered: dict | None
+    values: list | None = None
+    examples: dict | None = None
+
+
 def document_from(r: dict) -> Document:
     """The Document for what `load_model` / `plan_fast` returned."""
     return Document(spec=r["spec"], shapes=r["shapes"], graph=r["graph"], hw=r["hw"], plans=r["plans"],
@@ -53,27 +65,20 @@ def document_from(r: dict) -> Document:
 
 
 class Files:
-    """The File menu's controller: open (dialog, recent list, dropped files, input shapes), and import /
-    export of plans, pictures and results. It is given the models (the Workspace with the open
-    Document and device, the ViewState, the Settings), the view it drives (the GraphArea: its
-    placeholder, banner and the left pane to export), the Activity, the Planning controller (pricing
-    an imported plan), the widget its dialogs belong to (`parent`), `show_document` (where a loaded
-    model goes) and where its messages go (`status`, `show_error`). `recent_in(menu)`: the Open Recent
-    menu it fills."""
+    """The File menu's controller: open (a path, the recent list, a dropped file, input shapes), and
+    import / export of plans and results. It is given the models (the AppModel: the Workspace with the
+    open Document and device, the ViewState, the Messages; the Settings), the Activity and the Planning
+    controller (pricing an imported plan). events.opened(doc, plan_tvm, cached): a loaded model for the
+    window to show; events.shapes_wanted(question): input shapes to ask for (the answer comes back as
+    `shapes_given` or `shapes_refused`). Where nothing is shown yet, the graph area's placeholder says
+    what happens (Messages.place)."""
 
-    def __init__(self, app, settings, area, activity, planning, parent, show_document):
-        self.model, self.state, self.settings, self.area = app.workspace, app.view, settings, area
-        self.activity, self.planning, self.parent = activity, planning, parent
-        self.show_document, self.status, self.show_error = show_document, app.messages.show, app.messages.fail
-        self.recent_menu = None
-        self.shapes_dialog = None   # the input-shapes dialog last shown
+    def __init__(self, app, settings, activity, planning):
+        self.model, self.state, self.settings = app.workspace, app.view, settings
+        self.activity, self.planning, self.messages = activity, planning, app.messages
+        self.status, self.show_error = app.messages.show, app.messages.fail
+        self.events = EmitterGroup(self, "opened", "shapes_wanted")
         self._layouts: dict[str, str] = {}   # device -> its channel layout ("NCHW16c", "NCHW")
-
-    def recent_in(self, menu):
-        """Fill `menu` with the recent models, again each time it opens."""
-        self.recent_menu = menu
-        menu.aboutToShow.connect(self.fill_recent)
-        self.fill_recent()
 
     def layout_for(self, device: str) -> str:
         """The channel layout a model opens in on `device` (its Setup's block: Workspace.setup_for;
@@ -104,21 +109,9 @@ class Files:
                         text=f"Reopening {doc.graph.name} in {want} for {self.model.device}")
         return True
 
-    def open_dialog(self):
-        path, _ = QtWidgets.QFileDialog.getOpenFileName(self.parent, "Open model", self.settings.last_dir,
-                                                     "ONNX models (*.onnx);;All files (*)")
-        if path:
-            self.settings.last_dir = str(Path(path).parent)
-            self.open_model(path)
-
-    def fill_recent(self):
-        self.recent_menu.clear()
-        items = self.settings.recent()
-        for i, spec in enumerate(items):
-            a = self.recent_menu.addAction(f"&{i + 1}  {spec}\tCtrl+{i + 1}")  # the window's action has the key
-            a.triggered.connect(lambda _=False, s=spec: self.open_model(s))
-        if not items:
-            self.recent_menu.addAction("(none)").setEnabled(False)
+    def recent(self) -> list[str]:
+        """The recent models, newest first (File > Open Recent lists them)."""
+        return self.settings.recent()
 
     def open_recent(self, i: int):
         items = self.settings.recent()
@@ -142,40 +135,36 @@ class Files:
         try:
             setup = self.model.setup
         except FuseLensError as e:   # the device, profile or cost the window has chosen: one line
-            self._on_load_failed(str(e))
+            self.load_failed(str(e))
             return
         req = self.model.request("load")
-        self.area.hide_error()
+        self.messages.clear_error()
         name = os.path.basename(spec) if not spec.startswith("zoo:") else spec
         if self.model.doc is None:
-            self.area.show_placeholder(f"Opening {name} ...")
+            self.messages.place(f"Opening {name} ...")
         self.activity.run("load", text or f"Opening {name}", load_model, Opening(spec, given or None, remembered, setup),
                        background=True, request=req,
-                       on_done=self._on_loaded, on_failed=self._on_load_failed,
+                       on_done=self.loaded, on_failed=self.load_failed,
                        on_cancelled=lambda: self.status("Opening cancelled"))
 
-    def _on_load_failed(self, msg):
+    def load_failed(self, msg):
+        """The worker could not open the model: the error (and, with nothing open, the placeholder says so)."""
         if self.model.doc is None:
-            self.area.show_placeholder("Could not open the model. Use File > Open (Ctrl+O) or File > Open Sample.")
+            self.messages.place("Could not open the model. Use File > Open (Ctrl+O) or File > Open Sample.")
         self.show_error(msg, "Could not open the model")
 
-    def _on_loaded(self, r):
+    def loaded(self, r):
+        """The worker's answer: the Document to show (events.opened), or shapes to ask for (events.shapes_wanted)."""
         if r is None:
             return
         if isinstance(r, NeedShapes):
-            shapes = self.ask_shapes(r.spec, r.inputs, r.remembered, r.values, getattr(r, "examples", None))
-            if shapes is None:
-                self.status("Opening cancelled: no input shapes given")
-                if self.model.doc is None:
-                    self.area.show_placeholder("No model loaded.")
-                return
-            self.settings.remember_shapes(r.path, shapes)
-            self.open_model(r.spec, shapes)
+            self.events.shapes_wanted(question=ShapesQuestion(r.spec, r.path, r.inputs, r.remembered, r.values,
+                                                              getattr(r, "examples", None)))
             return
         if r["shapes"] and not r["spec"].startswith("zoo:"):
             self.settings.remember_shapes(r["spec"], r["shapes"])
         self.settings.add_recent(r["spec"])
-        self.show_document(document_from(r), cached=r["cached"])
+        self.events.opened(doc=document_from(r), plan_tvm=True, cached=r["cached"])
         self.follow_device()   # another device was chosen while it opened: open it in that one's layout
 
     def open_graph(self, graph, spec: str | None = None):
@@ -183,17 +172,23 @@ class Files:
         req = self.model.request("load")
         self.activity.run("load", f"Planning {graph.name}", plan_fast, graph, spec or f"generated:{graph.name}",
                        graph.input_shapes, self.model.setup, background=True, request=req,
-                       on_done=lambda r: self.show_document(document_from(r), plan_tvm=False, cached=r["cached"]),
+                       on_done=lambda r: self.events.opened(doc=document_from(r), plan_tvm=False, cached=r["cached"]),
                        on_failed=lambda m: self.show_error(m, "Planning failed"))
 
-    def ask_shapes(self, spec, inputs, remembered, values=None, examples=None) -> dict | None:
-        dlg = ShapesDialog(os.path.basename(spec), inputs, remembered, self.parent, values=values, examples=examples)
-        self.shapes_dialog = dlg
-        if dlg.exec() == QtWidgets.QDialog.Accepted:
-            return dlg.shapes()
-        return None
+    def shapes_given(self, q: ShapesQuestion, shapes: dict):
+        """The answer to events.shapes_wanted: open the model with `shapes` (remembered for its file)."""
+        if not q.path.startswith("zoo:"):
+            self.settings.remember_shapes(q.path, shapes)
+        self.open_model(q.spec, shapes)
+
+    def shapes_refused(self, q: ShapesQuestion):
+        """No answer to events.shapes_wanted: the model is not opened."""
+        self.status("Opening cancelled: no input shapes given")
+        if self.model.doc is None:
+            self.messages.place("No model loaded.")
 
     def ask_shapes_again(self):
+        """Set Input Shapes: ask for the open model's input shapes again (events.shapes_wanted)."""
         if self.model.doc is None:
             return
         from engine.model import loader, onnx_input
@@ -205,30 +200,28 @@ class Files:
             self.show_error(str(e))
             return
         inputs = [(vi.name, onnx_input.input_dims(vi)) for vi in onnx_input.graph_inputs(model)]
-        shapes = self.ask_shapes(self.model.doc.spec, inputs, self.model.doc.shapes,
-                                 onnx_input.inputs_choosing_branches(model), onnx_input.example_shapes(model, inputs)[0])
-        if shapes:
-            if not self.model.doc.spec.startswith("zoo:"):
-                self.settings.remember_shapes(self.model.doc.spec, shapes)
-            self.open_model(self.model.doc.spec, shapes)
+        self.events.shapes_wanted(question=ShapesQuestion(
+            self.model.doc.spec, self.model.doc.spec, inputs, self.model.doc.shapes,
+            onnx_input.inputs_choosing_branches(model), onnx_input.example_shapes(model, inputs)[0]))
 
-    def _save_path(self, title, filt, suffix, path):
-        if path:
-            return str(path)
-        base = f"{self.model.doc.name.replace('@', '_')}-{self.state.strategy}{suffix}" if self.model.doc else f"fuselens{suffix}"
-        p, _ = QtWidgets.QFileDialog.getSaveFileName(self.parent, title, os.path.join(self.settings.last_dir, base), filt)
-        if p:
-            self.settings.last_dir = str(Path(p).parent)
-        return p or None
-
-    def export_plan(self, path=None, strategy: str | None = None):
+    def ready_to_export(self, where: str) -> bool:
+        """Whether there is a model to export from (else the error, under `where`)."""
         if self.model.doc is None:
-            self.show_error("open a model first", "Export plan")
+            self.show_error("open a model first", where)
+            return False
+        return True
+
+    def suggested_name(self, suffix: str, strategy: str | None = None) -> str:
+        """The file name an export suggests: MODEL-STRATEGY.SUFFIX."""
+        doc = self.model.doc
+        return f"{doc.name.replace('@', '_')}-{strategy or self.state.strategy}{suffix}" if doc else f"fuselens{suffix}"
+
+    def export_plan(self, path, strategy: str | None = None):
+        """Write `strategy`'s plan (default: the one shown) as plan JSON to `path`; the path, or None."""
+        if not self.ready_to_export("Export plan"):
             return None
         strategy = strategy or self.state.strategy
-        p = self._save_path("Export plan", "Plan JSON (*.json)", ".plan.json", path)
-        if not p:
-            return None
+        p = str(path)
         from engine.planner import plan_json
 
         r = self.model.doc.result(self.model.device, strategy)
@@ -241,15 +234,17 @@ class Files:
         self.status(f"Wrote {p}")
         return p
 
-    def import_plan(self, path=None):
+    def ready_to_import(self) -> bool:
+        """Whether a plan can be imported (a model is open; else the error)."""
         if self.model.doc is None:
             self.show_error("open the plan's model first", "Import plan")
+            return False
+        return True
+
+    def import_plan(self, path):
+        """Load the plan JSON at `path` as the "custom" strategy; the Plan, or None (the error shown)."""
+        if not self.ready_to_import():
             return None
-        if not path:
-            path, _ = QtWidgets.QFileDialog.getOpenFileName(self.parent, "Import plan", self.settings.last_dir,
-                                                            "Plan JSON (*.json);;All files (*)")
-            if not path:
-                return None
         from engine.planner import plan_json
 
         try:
@@ -272,31 +267,11 @@ class Files:
         self.status(f"Imported {os.path.basename(str(path))} as 'custom': {plan.kernels} kernels")
         return plan
 
-    def export_graph(self, path=None, fmt: str = "png"):
-        if self.model.doc is None or self.area.left.scene().graph is None:
-            self.show_error("nothing to export yet", "Export graph")
+    def export_csv(self, path):
+        """Write the results measured so far as CSV to `path`; the path, or None."""
+        if not self.ready_to_export("Export results"):
             return None
-        p = self._save_path(f"Export graph as {fmt.upper()}", f"{fmt.upper()} (*.{fmt})", f".{fmt}", path)
-        if not p:
-            return None
-        try:
-            if fmt == "svg":
-                self.area.left.scene().render_svg(p, f"{self.model.doc.name} - {self.state.strategy}")
-            else:
-                self.area.left.scene().render_png(p)
-        except Exception as e:  # noqa: BLE001
-            self.show_error(str(e), "Export graph")
-            return None
-        self.status(f"Wrote {p}")
-        return p
-
-    def export_csv(self, path=None):
-        if self.model.doc is None:
-            self.show_error("open a model first", "Export results")
-            return None
-        p = self._save_path("Export results", "CSV (*.csv)", ".results.csv", path)
-        if not p:
-            return None
+        p = str(path)
         try:
             n = write_results_csv(self.model.doc, p)
         except OSError as e:

@@ -10,12 +10,12 @@ LayoutModel, HeatModel and `messages` (the status line and the last error). Ever
 EventedModel (evented.py): whatever changes one emits, and the window's boxes, panes, panels, settings
 and public signals follow. The window composes one controller per job, each in its own module and given
 the AppModel and the controllers it hands work to; controllers change models and emit events, views
-subscribe (tests/gui/test_gui_structure.py checks that, and lists what is left: the Activity's status-bar
-Files' dialogs and the Kernel code dialog):
+subscribe (tests/gui/test_gui_structure.py checks that no controller reaches a view):
 
     activity           work in flight: progress and Cancel, `busy`, stale results dropped
-    file_io            Files: open / recent / drop / input shapes; import and export (also given the
-                       GraphArea, the Activity, Planning, its dialogs' parent and show_document)
+    file_io            Files: open / recent / drop / input shapes; import and export (events.opened: the
+                       window shows the Document; events.shapes_wanted: FilePrompts asks for them)
+    file_prompts       FilePrompts (a view): the File menu's dialogs, Open Recent, exporting the graph
     planning           Planning: the fast strategies, TVM's FuseOps, re-planning for a profile or cost
     bench_controller   Benchmarks: the devices and Benchmark through engine.measure.runner (events.started:
                        the window raises the Latency dock; the Device box follows the Workspace)
@@ -33,8 +33,9 @@ Files' dialogs and the Kernel code dialog):
                        HeatModel (the panes draw it: GraphArea.follow_heat)
     selection          Selection: clicks and Collapse / Expand; KeepSelection: the selection kept
                        meaningful when plans change (subscribed before the panes)
-    kernel_code_view   KernelCodeController: the Kernel code view of a group (a pane's context menu, K):
-                       its TIR, LLVM IR, assembly or CUDA source, built in a child (engine/jobs/kernel_code.py)
+    kernel_code_controller  KernelCodeController: the Kernel code of a group (a pane's context menu, K) into
+                       its KernelCodeModel: TIR, LLVM IR, assembly or CUDA source, built in a child
+                       (engine/jobs/kernel_code.py); kernel_code_view (a view) draws it and adds the menu
     ort_heat           OrtHeat: an imported ONNX Runtime profile as the heat overlay's source (View > Heat Source)
     find               Find: the find box's matches, outlined (ViewState.found) and selected one at a time
     find_box           FindBox (a view): the find box, built onto the window
@@ -59,6 +60,7 @@ from .differences import Differences
 from .document import Document
 from .fidelity_controller import FidelityController
 from .file_io import Files, NeedShapes  # noqa: F401 - NeedShapes: public name
+from .file_prompts import FilePrompts
 from .find import Find
 from .layout_controller import Layouts
 from .overlays import Overlays
@@ -67,7 +69,8 @@ from .panels.cost_model import CostModelPanel
 from .panels.differences import DifferencesPanel
 from .panels.kernels import KernelsPanel
 from .kernel_reports import KernelReportController, KernelReports
-from .kernel_code_view import KernelCodeController
+from . import kernel_code_view
+from .kernel_code_controller import KernelCodeController
 from .ort_heat import OrtHeat
 from .panels.latency import LatencyPanel
 from .panels.properties import PropertiesPanel
@@ -129,8 +132,9 @@ class MainWindow(QtWidgets.QMainWindow):
         self.view = self.area.left
         self.rview = self.area.right
         self.area.follow(self.state, self.model)    # the panes draw the strategies, plans, selection, collapsed groups
-        self.files = Files(app, self.settings, self.area, self.activity, self.planning, self,
-                           self.show_document)   # open, recent, shapes, import / export
+        self.files = Files(app, self.settings, self.activity, self.planning)   # open, recent, shapes, import / export
+        self.files.events.opened.connect(lambda ev: self.show_document(ev.doc, plan_tvm=ev.plan_tvm, cached=ev.cached))
+        self.prompts = FilePrompts(self.files, self.settings, self.area, self.messages, self)   # its dialogs
         self.scope_view = app.scopes                # the model's blocks (ONNX scopes): shown, collapsed
         self.layouts = Layouts(app, self.activity, time_limit_s=self.settings.dot_time_limit_s)
         self.pane_layouts = PaneLayouts(app, self.area, self.activity)   # the panes apply the layouts
@@ -155,8 +159,8 @@ class MainWindow(QtWidgets.QMainWindow):
         self.selection.events.described.connect(lambda ev: self.dock_props.raise_())
         self.selection.events.reveal.connect(lambda ev: self.view.reveal(ev.sel))
         self.finder = Find(app, self.selection, self.scopes)   # the find box's matches
-        self.kernel_code = KernelCodeController(app, self.area, self.kernel_reports, self.activity,
-                                                self)   # the Kernel code view
+        self.kernel_code = KernelCodeController(app, self.kernel_reports, self.activity)   # the Kernel code view
+        kernel_code_view.attach(self, self.area, self.kernel_code)   # its window and the panes' context menu
         self.ort_heat = OrtHeat(app, self.activity)   # an imported ONNX Runtime profile as a heat source
         actions.build_actions(self)
         actions.build_toolbar(self)
@@ -201,12 +205,16 @@ class MainWindow(QtWidgets.QMainWindow):
     def _follow_messages(self):
         """The status bar shows the Messages' status line; an error goes to the banner and the status bar."""
         def on_error(ev):
+            if not ev.value:      # cleared: the banner hides
+                self.area.hide_error()
+                return
             self.area.show_error(ev.value)
             self.statusBar().showMessage(ev.value.splitlines()[0][:200], 15000)
             self.error_shown.emit(ev.value)
 
         self.messages.events.status.connect(lambda ev: self.statusBar().showMessage(ev.value, ev.ms))
         self.messages.events.error.connect(on_error)
+        self.messages.events.placeholder.connect(lambda ev: self.area.show_placeholder(ev.value))
 
     def show_error(self, msg: str, where: str = ""):
         """Show an error (Messages.fail): the banner and the status bar."""
@@ -407,7 +415,7 @@ class MainWindow(QtWidgets.QMainWindow):
 
     def import_plan(self, path=None):
         """Load a plan JSON as the "custom" strategy (without a path: ask for one)."""
-        return self.files.import_plan(path)
+        return self.prompts.import_plan(path)
 
     def import_ort_profile(self, path=None):
         """Import an ONNX Runtime profile as a heat source (OrtHeat.import_file; without a path: ask for one)."""
@@ -419,13 +427,13 @@ class MainWindow(QtWidgets.QMainWindow):
         self.ort_heat.import_file(path)
 
     def export_plan(self, path=None, strategy: str | None = None):
-        return self.files.export_plan(path, strategy)
+        return self.prompts.export_plan(path, strategy)
 
     def export_graph(self, path=None, fmt: str = "png"):
-        return self.files.export_graph(path, fmt)
+        return self.prompts.export_graph(path, fmt)
 
     def export_csv(self, path=None):
-        return self.files.export_csv(path)
+        return self.prompts.export_csv(path)
 
     def dragEnterEvent(self, ev):  # noqa: N802
         if ev.mimeData().hasUrls() and any(u.isLocalFile() for u in ev.mimeData().urls()):

@@ -1,4 +1,4 @@
-"""Issue 30 in the app: the Kernel code view (gui/kernel_code_view.py) and an ONNX Runtime profile as a
+"""Issue 30 in the app: the Kernel code view (gui/kernel_code_controller.py and its window, gui/kernel_code_view.py) and an ONNX Runtime profile as a
 heat source (gui/ort_heat.py), offscreen.
 
 The small MobileNetV2-like network of tests/{integration,unit}/test_kernel_code.py at 16x16, on the host profile: dp makes
@@ -24,8 +24,9 @@ def _wait_built(qtbot, win, n=1):
 
     kc = win.kernel_code
     qtbot.waitUntil(lambda: "kernel_code" not in win.activity.running and bool(kc.codes)
-                    and kc.dialog is not None and bool(kc.dialog.left.codes), timeout=TIMEOUT_MS)
-    return kc.dialog
+                    and win.kernel_code_dialog is not None and bool(win.kernel_code_dialog.left.codes),
+                    timeout=TIMEOUT_MS)
+    return win.kernel_code_dialog
 
 
 def test_kernel_code_view_side_by_side_copy_export_and_cuda(new_window, qtbot, small_path, tmp_path):
