@@ -288,11 +288,6 @@ def test_a_target_is_parsed_in_three_places_at_most():
 
 def test_the_call_check_finds_calls_and_not_words(tmp_path):
     src = tmp_path / "probe.py"
-    src.write_text('"""as_target(t) in a docstring"""
-# as_target(t) in a comment
-'
-                   "x = as_target(t)
-y = targets.as_target(t)
-z = as_target
-")
+    src.write_text('"""as_target(t) in a docstring"""\n# as_target(t) in a comment\n'
+                   "x = as_target(t)\ny = targets.as_target(t)\nz = as_target\n")
     assert sorted(calls(src, {"as_target"})) == ["as_target:3", "as_target:4"]
