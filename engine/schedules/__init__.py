@@ -25,7 +25,7 @@ from engine.devices.tvm_target import host_target, make_target
 from . import base, cpu, gpu
 from .base import fastmath, serial_small
 
-SCHEDULE_VERSION = 12
+SCHEDULE_VERSION = 13
 
 FALLBACK_RULES = {"cpu.Fallback", "Fallback"}
 

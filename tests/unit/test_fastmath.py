@@ -30,6 +30,7 @@ def _unary_module(op):
 def _build_and_run(mod, xs):
     smod, report = schedules.schedule(mod, "cpu")
     assert report.fast_exp, report.summary()
+    assert not report.unscheduled and not report.errors, (report.summary(), report.errors)  # well-formed TIR
     (gv, func), = smod.functions_items()
     ex = tvm.compile(tvm.IRModule({"main": func.with_attr("global_symbol", "main")}),
                      target=target_mod.host_target())
@@ -74,3 +75,19 @@ def test_odd_functions_stay_odd_and_saturate():
     for op, want in ((relax.op.erf, np.sign(xs)), (relax.op.tanh, np.tanh(xs.astype("float64")))):
         out, _ = _build_and_run(_unary_module(op), xs)
         assert np.all(np.abs(out - want) <= 1e-6), out[:8]
+
+
+def test_tanh_is_one_exactly_where_float32s_tanh_is_and_erf_never_passes_one():
+    """A DynamicQuantizeLinear after a saturating tanh takes its zero point from the extremes: a tanh
+    that reaches +-1 before float32's does (Eigen's clamp at 7.905) moved a BiLSTM diacritizer's logits
+    by 0.33 of 10.7 (text2tashkeel's bilstm.int8.onnx). Here 4,096 points over 5..12, both signs."""
+    xs = np.linspace(5.0, 12.0, N // 2).astype("float32")
+    xs = np.concatenate([xs, -xs])
+    out, _ = _build_and_run(_unary_module(relax.op.tanh), xs)
+    want = np.tanh(xs.astype("float64")).astype("float32")      # float32's tanh, correctly rounded
+    assert np.array_equal(np.abs(out) == 1.0, np.abs(want) == 1.0)
+    assert np.all(np.abs(out.astype("float64") - want) <= 2 * np.spacing(np.float32(1.0)))
+    assert out[np.argmin(np.abs(xs - 8.0))] < 1.0                # 0.99999976 in float32, not 1
+    ys = np.linspace(-6.0, 6.0, N).astype("float32")
+    erf, _ = _build_and_run(_unary_module(relax.op.erf), ys)
+    assert np.all(np.abs(erf) <= 1.0)
