@@ -196,7 +196,9 @@ def check_model(m: dict, a, work: Path) -> dict:
 
 def correctness(res: dict) -> str:
     """The correct-vs-ORT cell from bench's JSON strategies: "yes" only where every build's check is a
-    plain yes; a weak or ill-conditioned check is named ("yes, weak check"); else "no (...)"."""
+    plain yes; a weak or ill-conditioned check is named ("yes, weak check"); else "no (...)". A plan
+    that is another's (bench's `same_plan_as`: built and checked once, under its owner) takes its check."""
+    res = {s: res.get(r["same_plan_as"], r) if r.get("same_plan_as") else r for s, r in res.items()}
     bad = [s for s, r in res.items() if r.get("correct") is not True]
     if not res or bad:
         return "no (" + ", ".join(f"{s}: {res[s].get('error') or res[s].get('check') or 'incorrect'}" for s in bad) + ")"

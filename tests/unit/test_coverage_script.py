@@ -13,3 +13,26 @@ def test_coverage_without_a_fetched_corpus_is_one_line(tmp_path):
     assert r.returncode == 2
     assert r.stderr.strip().startswith("error: no corpus models in") and len(r.stderr.strip().splitlines()) == 1
 
+
+
+def _script():
+    import importlib.util
+
+    spec = importlib.util.spec_from_file_location("coverage_script", SCRIPT)
+    mod = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(mod)
+    return mod
+
+
+def test_a_plan_that_is_anothers_takes_its_check():
+    """bench builds a plan equal to another's once, under its owner (its JSON row says `same_plan_as`,
+    no check of its own): the coverage table took that for 'dp: incorrect' (romanizer_decoder)."""
+    correctness = _script().correctness
+    yes = {"correct": True, "check": "yes"}
+    same = {"strategy": "dp", "same_plan_as": "greedy", "note": "same plan as greedy"}
+    assert correctness({"none": yes, "greedy": yes, "dp": same}) == "yes"
+    ill = {"correct": True, "check": "yes (ill-conditioned)"}
+    assert correctness({"none": yes, "greedy": ill, "dp": same}) == "yes, ill-conditioned"
+    wrong = {"correct": False, "check": "NO"}
+    assert correctness({"none": yes, "greedy": wrong, "dp": same}) == "no (greedy: NO, dp: NO)"
+    assert correctness({"none": yes, "dp": {"correct": None}}) == "no (dp: incorrect)"
