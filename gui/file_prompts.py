@@ -44,7 +44,8 @@ class FilePrompts:
         self.recent_menu.clear()
         items = self.files.recent()
         for i, spec in enumerate(items):
-            a = self.recent_menu.addAction(f"&{i + 1}  {spec}\tCtrl+{i + 1}")  # the window's action has the key
+            shown = " ".join(spec.split()).replace("&", "&&")   # a path's & is no mnemonic, its tab no column
+            a = self.recent_menu.addAction(f"&{i + 1}  {shown}\tCtrl+{i + 1}")  # the window's action has the key
             a.triggered.connect(lambda _=False, s=spec: self.files.open_model(s))
         if not items:
             self.recent_menu.addAction("(none)").setEnabled(False)

@@ -299,3 +299,17 @@ def test_dark_scheme_follows_the_system(win, qtbot, qapp):
     win.set_color_scheme(QtCore.Qt.ColorScheme.Light)
     assert not win.theme.dark and win.view.backgroundBrush().color().lightness() > 200
 
+
+
+def test_recent_menu_shows_a_path_with_an_ampersand_and_a_tab_as_it_is(win, monkeypatch):
+    """A recent file's path is data: its & is no mnemonic (Qt would drop it), its tab no shortcut column;
+    choosing the entry opens the path unchanged."""
+    path = "/tmp/a&b\tc.onnx"
+    monkeypatch.setattr(win.prompts.files, "recent", lambda: [path])
+    opened = []
+    monkeypatch.setattr(win.prompts.files, "open_model", opened.append)
+    win.prompts.fill_recent()
+    a = win.prompts.recent_menu.actions()[0]
+    assert a.text() == "&1  /tmp/a&&b c.onnx\tCtrl+1"
+    a.trigger()
+    assert opened == [path]
